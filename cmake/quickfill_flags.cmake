@@ -1,0 +1,36 @@
+# Compiler flags shared by every target, and the per-file ISA flags that let
+# SIMD kernels be compiled for AVX2/AVX-512 while the binary still runs on any
+# x86-64 CPU (the kernel is chosen at run time by CPU detection).
+add_compile_options(-Wall -Wextra -Wno-unused-parameter)
+if(QUICKFILL_WERROR)
+  add_compile_options(-Werror)
+endif()
+if(QUICKFILL_NATIVE)
+  add_compile_options(-march=native)
+endif()
+if(QUICKFILL_ASAN)
+  add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+  add_link_options(-fsanitize=address,undefined)
+endif()
+if(QUICKFILL_TSAN)
+  add_compile_options(-fsanitize=thread -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=thread)
+endif()
+
+set(QUICKFILL_AVX2_FLAGS -mavx2 -mfma -mf16c -mbmi2)
+set(QUICKFILL_AVX512_FLAGS -mavx2 -mfma -mf16c -mbmi2 -mavx512f -mavx512bw -mavx512vl -mavx512dq -mavx512vnni)
+
+# quickfill_isa_flags(<sources...>): files named *_avx2.cpp / *_avx512.cpp get
+# their ISA flags; everything else stays baseline x86-64.
+function(quickfill_isa_flags)
+  if(NOT CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64")
+    return()
+  endif()
+  foreach(src IN LISTS ARGN)
+    if(src MATCHES "_avx512\\.cpp$")
+      set_source_files_properties(${src} PROPERTIES COMPILE_OPTIONS "${QUICKFILL_AVX512_FLAGS}")
+    elseif(src MATCHES "_avx2\\.cpp$")
+      set_source_files_properties(${src} PROPERTIES COMPILE_OPTIONS "${QUICKFILL_AVX2_FLAGS}")
+    endif()
+  endforeach()
+endfunction()

@@ -1,0 +1,16 @@
+// Subcommands of the quickfill binary besides the LSP server itself. Each is
+// implemented in its own file under server/cli/ and returns a process exit code.
+// args[0] is the subcommand name.
+#pragma once
+
+#include <span>
+
+namespace qf::cli {
+
+int cmd_demo(std::span<char*> args);        // cmd_demo.cpp: drive the real server like an editor
+int cmd_run(std::span<char*> args);         // cmd_run.cpp: generate from a prompt
+int cmd_perplexity(std::span<char*> args);  // cmd_perplexity.cpp
+int cmd_bench(std::span<char*> args);       // cmd_bench.cpp: pp/tg tokens per second
+int cmd_gguf(std::span<char*> args);        // cmd_gguf.cpp: convert, quantize, synthesize, inspect
+
+}  // namespace qf::cli

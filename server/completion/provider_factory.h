@@ -1,0 +1,28 @@
+// Creates the model-backed completion provider (the pipeline of prompts,
+// prefix cache, scheduling and post-processing on top of the inference
+// engine). The server calls this once at start-up (and again when the model
+// setting changes) from the inference worker thread.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "server/completion_provider.h"
+
+namespace qf::server {
+
+struct provider_options {
+  std::string model_path;
+  std::string settings_json;  // the "quickfill" settings object, JSON text ("{}" when none)
+  int n_threads = 0;          // 0: pick from the machine
+  // Progress while loading (0..100 and a message), for $/progress.
+  std::function<void(int percent, const std::string& message)> on_progress;
+};
+
+// Returns nullptr and sets *error (a message fit for the user) on failure:
+// unreadable or malformed GGUF, unsupported architecture, out of memory.
+std::unique_ptr<completion_provider> make_completion_provider(const provider_options& opts,
+                                                              std::string* error);
+
+}  // namespace qf::server

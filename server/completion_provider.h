@@ -1,0 +1,92 @@
+// The seam between the LSP server and the completion pipeline.
+//
+// The server (handlers + scheduler) turns a textDocument/completion or
+// textDocument/inlineCompletion request into a completion_request holding a
+// snapshot of the document, and runs provider.complete() on the single
+// inference worker thread with a cancel_token. The provider owns the model and
+// its caches; it never sees JSON. Without a model the server uses no provider
+// at all and answers an empty list (and says once, via showMessage, that no
+// model is loaded). Tests may implement this interface with a test double; the
+// shipped binary only uses the real pipeline.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "inference/core/cancellation.h"
+
+namespace qf::server {
+
+using clock = std::chrono::steady_clock;
+
+// Positions here are 0-based lines and UTF-8 byte columns (the server converts
+// from/to the negotiated LSP position encoding).
+struct text_pos {
+  int64_t line = 0;
+  int64_t byte_col = 0;
+};
+
+struct completion_request {
+  std::string uri;
+  int64_t version = 0;             // document version the snapshot belongs to
+  std::string language_id;
+  std::string text;                // full document text (UTF-8), snapshot
+  text_pos cursor;
+  bool explicit_trigger = false;   // invoked by the user vs. automatic while typing
+  bool inline_request = false;     // textDocument/inlineCompletion vs completion
+  clock::time_point received;      // when the request arrived
+  clock::time_point deadline;      // answer by then, with whatever exists
+  // Other open documents, most recently used first, for repo-level context.
+  struct other_doc { std::string uri; std::string text; };
+  std::vector<other_doc> context_docs;
+};
+
+struct completion_candidate {
+  std::string insert_text;  // text to insert at the cursor (document's line endings)
+  text_pos replace_begin;   // range the insertion replaces (usually the cursor itself)
+  text_pos replace_end;
+  std::string filter_text;  // keeps the item visible while the user types on
+  std::string label;        // what a completion menu shows
+};
+
+struct completion_metrics {
+  double queue_ms = 0;        // from received to the worker starting it
+  double ttft_ms = 0;         // time to first generated token
+  double tpot_ms = 0;         // mean time per output token after the first
+  double total_ms = 0;        // end to end
+  int64_t tokens_reused = 0;  // prompt tokens served from the KV cache
+  int64_t tokens_evaluated = 0;
+  int64_t tokens_generated = 0;
+  int64_t tokens_drafted = 0;   // speculative tokens proposed
+  int64_t tokens_accepted = 0;  // speculative tokens accepted
+  bool cache_hit = false;       // any reuse at all
+  bool type_through = false;    // answered from the previous suggestion
+};
+
+struct completion_result {
+  std::vector<completion_candidate> items;
+  bool incomplete = false;  // budget ran out before a useful answer; ask again
+  completion_metrics metrics;
+};
+
+class completion_provider {
+ public:
+  virtual ~completion_provider() = default;
+  // Runs on the inference worker. Must poll `cancel` between layers/tokens and
+  // return promptly once it is set (the server then answers -32800/-32801 and
+  // discards the result). Must stop by req.deadline with what exists.
+  virtual completion_result complete(const completion_request& req, const cancel_token& cancel) = 0;
+  // Low-priority work (cache warming, prefetch) run when no request is queued;
+  // returns false when there is nothing left to do. Must poll `cancel`.
+  virtual bool background_step(const cancel_token& cancel) { return false; }
+  // Document lifecycle hints so caches can be keyed on open buffers.
+  virtual void document_closed(const std::string& uri) {}
+  // Settings changed (JSON text of the "quickfill" settings object).
+  virtual void configure(const std::string& settings_json) {}
+  // One-line description for status (model name, quantization, backend).
+  virtual std::string describe() const = 0;
+};
+
+}  // namespace qf::server
