@@ -1,0 +1,90 @@
+// One sequence being evaluated: its KV cache (F16 by default) and the scratch
+// buffers of the forward pass, all allocated once at construction.
+//
+// The cache holds tokens() at positions 0..size()-1 (cell i holds position i).
+// eval() appends tokens: a run of more than one token is a prefill, split in
+// ubatches of n_ubatch tokens; a single token is a decode step. Cancellation
+// is polled between layers and between ubatches; whole ubatches already done
+// stay cached. keep_first()/move_range() are the operations prefix reuse
+// needs (drop a tail; slide a kept chunk to earlier positions, re-rotating K).
+//
+// Logits are computed only where asked (logits_mode): the output projection
+// runs only for those rows.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "inference/core/cancellation.h"
+#include "inference/core/ggml_types.h"
+#include "inference/model/model.h"
+
+namespace qf::infer {
+
+struct context_options {
+  int64_t n_ctx = 4096;               // cache capacity in tokens
+  ggml_type kv_type = ggml_type::f16; // f16 or f32
+  int64_t n_ubatch = 512;             // tokens per forward pass during prefill
+};
+
+enum class logits_mode { none, last, all };
+
+struct eval_result {
+  int64_t n_evaluated = 0;  // tokens committed to the cache by this call
+  bool cancelled = false;
+};
+
+struct context_state;  // internal: KV cache + scratch buffers (context.cpp)
+
+class context {
+ public:
+  // Throws model_error if the options are invalid (n_ctx < 1, kv_type not f16/f32)
+  // or the backend cannot allocate the cache.
+  context(const model& m, const context_options& opts);
+  ~context();
+  context(const context&) = delete;
+  context& operator=(const context&) = delete;
+
+  const model& mdl() const { return model_; }
+  int64_t n_ctx() const;
+  int64_t n_past() const { return static_cast<int64_t>(tokens_.size()); }
+  const std::vector<int32_t>& tokens() const { return tokens_; }
+
+  // Drops cached tokens from position n on (n >= size(): no-op).
+  void keep_first(int64_t n);
+  void clear() { keep_first(0); }
+  // Moves cached tokens [src_begin, src_end) to start at dst_begin (< src_begin
+  // when it differs), re-rotating their K by the position delta, and drops
+  // everything after them; tokens before dst_begin are kept. Throws
+  // std::out_of_range on bad arguments.
+  void move_range(int64_t src_begin, int64_t src_end, int64_t dst_begin);
+
+  // Appends `toks` to the cache and evaluates them. Throws model_error if they
+  // do not fit in n_ctx or a token id is out of range. On cancel, whole ubatches
+  // already done stay cached and a partial one is dropped; the result says how
+  // many tokens were committed.
+  eval_result eval(std::span<const int32_t> toks, logits_mode mode, const cancel_token& cancel = {});
+
+  // Logits of the i-th token of the last eval (mode all), or of its last token
+  // (i = 0, mode last). Empty span when the last eval produced none.
+  std::span<const float> logits(int64_t i = 0) const;
+  int64_t n_logits_rows() const { return n_logit_rows_; }
+
+  size_t kv_bytes() const;  // memory the cache holds
+
+ private:
+  // One forward pass over toks[0..n) at positions n_past().., logits for the
+  // last n_out rows written to logits_[out_row0..]. Returns false if cancelled.
+  bool run_ubatch(std::span<const int32_t> toks, int64_t n_out, int64_t out_row0, const cancel_token& cancel);
+
+  const model& model_;
+  context_options opts_;
+  std::unique_ptr<context_state> st_;
+  std::vector<int32_t> tokens_;
+  std::vector<float> logits_;  // [n_logit_rows_][n_vocab]
+  int64_t n_logit_rows_ = 0;
+};
+
+}  // namespace qf::infer
