@@ -18,6 +18,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "inference/model/rope.h"
+
 namespace qf::infer {
 
 namespace gguf { class file; }
@@ -29,11 +31,6 @@ struct model_weights; // inference/model/weights.h
 class model_error : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
-};
-
-enum class rope_style {
-  norm,  // llama: rotates adjacent pairs (2i, 2i+1)
-  neox,  // qwen2 / gpt-neox: rotates halves (i, i + n_rot/2)
 };
 
 struct hparams {

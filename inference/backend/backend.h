@@ -1,0 +1,150 @@
+// The compute backend interface: where weights live and how the forward pass's
+// coarse ops run. The architecture files (inference/model/arch_*.cpp) call
+// these ops top to bottom; the CPU backend (cpu_backend.cpp) implements them
+// with the SIMD kernels and the thread pool, a CUDA backend with device
+// kernels.
+//
+// Memory model, meant to fit device memory:
+//  - A `weight` is a matrix W[rows][cols] uploaded once, in its GGUF type
+//    (quantized), with upload_weight(). On host backends the source bytes (the
+//    GGUF mapping) must outlive the weight, as they may be used in place.
+//  - A `buffer` is raw backend memory (f32 activations, int32 token ids and
+//    positions, the KV cache). The host reads or writes it only through
+//    upload() / download(); ops never receive host pointers.
+//  - Ops may run asynchronously (in order); download() waits for them, and
+//    synchronize() waits without copying.
+//  - An `f32_ref` names elements [offset, ...) of a buffer viewed as f32.
+//  - Element-wise ops (add, swiglu, add_bias) allow `out` to alias an input.
+//
+// Layouts: activations are row-major [n_tokens][width]. A KV cache buffer of
+// one layer is [n_cells][n_head_kv][head_dim] in kv_type (f16 or f32); cell i
+// holds position i. Attention for token t of a batch whose first token sits
+// at position pos0 reads cells [0, pos0 + t] (causal), query head h using KV
+// head h / (n_head / n_head_kv) (grouped-query attention).
+//
+// A backend is driven by one thread at a time.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "inference/core/ggml_types.h"
+#include "inference/model/rope.h"
+
+namespace qf::infer {
+
+class buffer {
+ public:
+  virtual ~buffer() = default;
+  size_t size() const { return size_; }  // bytes
+
+ protected:
+  explicit buffer(size_t size) : size_(size) {}
+
+ private:
+  size_t size_;
+};
+using buffer_ptr = std::unique_ptr<buffer>;
+
+// W[rows][cols] in a GGUF type, resident on the backend.
+class weight {
+ public:
+  virtual ~weight() = default;
+  ggml_type type() const { return type_; }
+  int64_t rows() const { return rows_; }
+  int64_t cols() const { return cols_; }
+
+ protected:
+  weight(ggml_type t, int64_t rows, int64_t cols) : type_(t), rows_(rows), cols_(cols) {}
+
+ private:
+  ggml_type type_;
+  int64_t rows_, cols_;
+};
+using weight_ptr = std::unique_ptr<weight>;
+
+// f32 elements [offset, ...) of a buffer.
+struct f32_ref {
+  buffer* buf = nullptr;
+  int64_t offset = 0;
+  f32_ref() = default;
+  f32_ref(buffer& b, int64_t off = 0) : buf(&b), offset(off) {}  // NOLINT: implicit on purpose
+};
+
+struct attention_params {
+  int64_t n_tokens = 0;   // query rows
+  int64_t pos0 = 0;       // position of query row 0; row t attends cells [0, pos0 + t]
+  int64_t n_head = 0;
+  int64_t n_head_kv = 0;  // divides n_head
+  int64_t head_dim = 0;
+  float scale = 1;        // usually 1 / sqrt(head_dim)
+  ggml_type kv_type = ggml_type::f16;
+};
+
+struct backend_caps {
+  bool host_memory = false;    // buffers are plain host memory
+  bool kv_f32 = false;         // can keep the KV cache in f32
+  int n_threads = 1;           // CPU threads used (1 for device backends)
+};
+
+class backend {
+ public:
+  virtual ~backend() = default;
+
+  virtual std::string name() const = 0;      // "cpu" | "cuda"
+  virtual std::string describe() const = 0;  // "cpu (AVX-512, 2 threads)"
+  virtual backend_caps caps() const = 0;
+  virtual bool supports_weight_type(ggml_type t) const = 0;
+
+  // ---- memory ----
+  virtual weight_ptr upload_weight(ggml_type type, int64_t rows, int64_t cols, const uint8_t* data) = 0;
+  virtual buffer_ptr alloc(size_t bytes) = 0;  // zero-filled
+  virtual void upload(buffer& dst, size_t dst_offset, const void* src, size_t bytes) = 0;
+  virtual void download(const buffer& src, size_t src_offset, void* dst, size_t bytes) = 0;
+  virtual void synchronize() = 0;
+
+  // ---- ops (f32 activations) ----
+  // out[i][:] = row ids[i] of the table, dequantized. ids: int32 [n].
+  virtual void get_rows(const weight& table, const buffer& ids, int64_t n, f32_ref out) = 0;
+  // y[t][r] = sum_c W[r][c] x[t][c];  x [n][cols] -> y [n][rows].
+  virtual void matmul(const weight& w, f32_ref x, int64_t n, f32_ref y) = 0;
+  // y[r][:] = x[r][:] / rms(x[r][:]) * w;  w: f32 [n_cols].
+  virtual void rms_norm(f32_ref x, const buffer& w, f32_ref y, int64_t n_rows, int64_t n_cols, float eps) = 0;
+  // x[r][c] += b[c];  b: f32 [n_cols].
+  virtual void add_bias(f32_ref x, const buffer& b, int64_t n_rows, int64_t n_cols) = 0;
+  virtual void add(f32_ref a, f32_ref b, f32_ref out, int64_t n) = 0;        // out = a + b
+  virtual void swiglu(f32_ref gate, f32_ref up, f32_ref out, int64_t n) = 0;  // out = silu(gate) * up
+  // Rotates x [n_tokens][n_heads][head_dim] in place; pos: int32 [n_tokens].
+  virtual void rope(f32_ref x, const buffer& pos, int64_t n_tokens, int64_t n_heads, int64_t head_dim,
+                    const rope_params& rp) = 0;
+
+  // ---- KV cache ----
+  // Writes src [n_rows][row_len] (f32) into cache cells [first_cell, first_cell + n_rows) as kv_type.
+  virtual void kv_store(f32_ref src, int64_t n_rows, int64_t row_len, buffer& cache, ggml_type kv_type,
+                        int64_t first_cell) = 0;
+  // Causal GQA attention: q [n_tokens][n_head][head_dim] -> out [n_tokens][n_head][head_dim].
+  virtual void attention(f32_ref q, const buffer& k_cache, const buffer& v_cache, f32_ref out,
+                         const attention_params& ap) = 0;
+  // Copies cells [src, src + n) to [dst, dst + n) (overlap allowed).
+  virtual void kv_move(buffer& cache, ggml_type kv_type, int64_t row_len, int64_t src, int64_t dst, int64_t n) = 0;
+  // Re-rotates keys in cells [first, first + n) by `delta` positions.
+  virtual void kv_rope_shift(buffer& k_cache, ggml_type kv_type, int64_t first, int64_t n, int64_t n_head_kv,
+                             int64_t head_dim, int64_t delta, const rope_params& rp) = 0;
+};
+
+// The CPU backend (cpu_backend.cpp); n_threads <= 0 picks the hardware concurrency.
+std::unique_ptr<backend> make_cpu_backend(int n_threads);
+
+// The CUDA backend, or nullptr with *why_not set ("built without CUDA", "no
+// CUDA device"). Without CUDA support the definition in cuda_stub.cpp is used;
+// the CUDA library provides the real one (see docs/engine.md).
+std::unique_ptr<backend> make_cuda_backend(std::string* why_not);
+
+// Picks the backend for model_options::device: "cpu"; "cuda" (throws
+// model_error when unavailable); "auto" (cuda when available, else cpu, and
+// *note says why). Throws model_error for any other name.
+std::unique_ptr<backend> select_backend(const std::string& device, int n_threads, std::string* note);
+
+}  // namespace qf::infer
