@@ -1,0 +1,189 @@
+// Shared device helpers for the CUDA kernels: error checking, F16 loads,
+// warp reductions, and the dequantization of one GGUF block element range.
+#pragma once
+
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <type_traits>
+
+#include "inference/backend/cuda/cuda_ops.h"
+
+#define QF_CUDA_CHECK(expr) ::qf::infer::cuda::check(static_cast<int>(expr), #expr)
+
+namespace qf::infer::cuda {
+
+__device__ __forceinline__ float h2f(uint16_t h) { return __half2float(__ushort_as_half(h)); }
+__device__ __forceinline__ uint16_t f2h(float f) { return __half_as_ushort(__float2half_rn(f)); }
+
+__device__ __forceinline__ float warp_sum(float v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+__device__ __forceinline__ float warp_max(float v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+
+inline unsigned grid_1d(int64_t n, int threads) { return static_cast<unsigned>((n + threads - 1) / threads); }
+
+// k-quant 6-bit scale/min unpacking (12 bytes hold 8 scales and 8 mins).
+__device__ __forceinline__ void scale_min_k4(int j, const uint8_t* q, float& sc, float& m) {
+  if (j < 4) {
+    sc = q[j] & 63;
+    m = q[j + 4] & 63;
+  } else {
+    sc = (q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4);
+    m = (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
+  }
+}
+
+// Per-type "part" decoding: a row is split into blocks, each block into
+// `parts` parts of 8 elements. part_values(block, p, idx, val) fills the 8
+// element indices (relative to the block start) and values of part p.
+template <ggml_type T> struct qtraits;
+
+template <> struct qtraits<ggml_type::f32> {
+  static constexpr int qk = 32, parts = 4;
+  static constexpr int bytes = 128;
+  __device__ static void part(const uint8_t* b, int p, int* idx, float* val) {
+    const float* f = reinterpret_cast<const float*>(b);
+#pragma unroll
+    for (int i = 0; i < 8; ++i) { idx[i] = p * 8 + i; val[i] = f[p * 8 + i]; }
+  }
+};
+template <> struct qtraits<ggml_type::f16> {
+  static constexpr int qk = 32, parts = 4;
+  static constexpr int bytes = 64;
+  __device__ static void part(const uint8_t* b, int p, int* idx, float* val) {
+    const uint16_t* h = reinterpret_cast<const uint16_t*>(b);
+#pragma unroll
+    for (int i = 0; i < 8; ++i) { idx[i] = p * 8 + i; val[i] = h2f(h[p * 8 + i]); }
+  }
+};
+template <> struct qtraits<ggml_type::bf16> {
+  static constexpr int qk = 32, parts = 4;
+  static constexpr int bytes = 64;
+  __device__ static void part(const uint8_t* b, int p, int* idx, float* val) {
+    const uint16_t* h = reinterpret_cast<const uint16_t*>(b);
+#pragma unroll
+    for (int i = 0; i < 8; ++i) { idx[i] = p * 8 + i; val[i] = __uint_as_float(uint32_t(h[p * 8 + i]) << 16); }
+  }
+};
+template <> struct qtraits<ggml_type::q8_0> {
+  static constexpr int qk = 32, parts = 4;
+  static constexpr int bytes = sizeof(block_q8_0);
+  __device__ static void part(const uint8_t* b, int p, int* idx, float* val) {
+    const uint16_t* dp = reinterpret_cast<const uint16_t*>(b);
+    const float d = h2f(dp[0]);
+    const int8_t* qs = reinterpret_cast<const int8_t*>(b + 2);
+#pragma unroll
+    for (int i = 0; i < 8; ++i) { idx[i] = p * 8 + i; val[i] = d * qs[p * 8 + i]; }
+  }
+};
+template <> struct qtraits<ggml_type::q4_0> {
+  static constexpr int qk = 32, parts = 4;
+  static constexpr int bytes = sizeof(block_q4_0);
+  __device__ static void part(const uint8_t* b, int p, int* idx, float* val) {
+    const float d = h2f(reinterpret_cast<const uint16_t*>(b)[0]);
+    const uint8_t* qs = b + 2;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const int j = p * 4 + i;
+      idx[i] = j;          val[i] = d * (float(qs[j] & 0xF) - 8.0f);
+      idx[4 + i] = j + 16; val[4 + i] = d * (float(qs[j] >> 4) - 8.0f);
+    }
+  }
+};
+template <> struct qtraits<ggml_type::q4_k> {
+  static constexpr int qk = 256, parts = 32;
+  static constexpr int bytes = sizeof(block_q4_k);
+  __device__ static void part(const uint8_t* b, int p, int* idx, float* val) {
+    const block_q4_k* x = reinterpret_cast<const block_q4_k*>(b);
+    const float d = h2f(x->d), dmin = h2f(x->dmin);
+    const int c = p / 8;            // 64-element chunk
+    const int l0 = (p % 8) * 4;     // 4 quant bytes of the chunk
+    float sc1, m1, sc2, m2;
+    scale_min_k4(2 * c, x->scales, sc1, m1);
+    scale_min_k4(2 * c + 1, x->scales, sc2, m2);
+    const uint8_t* q = x->qs + c * 32;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const int l = l0 + i;
+      idx[i] = c * 64 + l;          val[i] = d * sc1 * float(q[l] & 0xF) - dmin * m1;
+      idx[4 + i] = c * 64 + 32 + l; val[4 + i] = d * sc2 * float(q[l] >> 4) - dmin * m2;
+    }
+  }
+};
+template <> struct qtraits<ggml_type::q5_k> {
+  static constexpr int qk = 256, parts = 32;
+  static constexpr int bytes = sizeof(block_q5_k);
+  __device__ static void part(const uint8_t* b, int p, int* idx, float* val) {
+    const block_q5_k* x = reinterpret_cast<const block_q5_k*>(b);
+    const float d = h2f(x->d), dmin = h2f(x->dmin);
+    const int c = p / 8;
+    const int l0 = (p % 8) * 4;
+    float sc1, m1, sc2, m2;
+    scale_min_k4(2 * c, x->scales, sc1, m1);
+    scale_min_k4(2 * c + 1, x->scales, sc2, m2);
+    const uint8_t* ql = x->qs + c * 32;
+    const uint8_t u1 = uint8_t(1u << (2 * c)), u2 = uint8_t(2u << (2 * c));
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const int l = l0 + i;
+      const float lo = float((ql[l] & 0xF) + ((x->qh[l] & u1) ? 16 : 0));
+      const float hi = float((ql[l] >> 4) + ((x->qh[l] & u2) ? 16 : 0));
+      idx[i] = c * 64 + l;          val[i] = d * sc1 * lo - dmin * m1;
+      idx[4 + i] = c * 64 + 32 + l; val[4 + i] = d * sc2 * hi - dmin * m2;
+    }
+  }
+};
+template <> struct qtraits<ggml_type::q6_k> {
+  static constexpr int qk = 256, parts = 32;
+  static constexpr int bytes = sizeof(block_q6_k);
+  __device__ static void part(const uint8_t* b, int p, int* idx, float* val) {
+    const block_q6_k* x = reinterpret_cast<const block_q6_k*>(b);
+    const float d = h2f(x->d);
+    const int n = p / 16;            // 128-element half
+    const int l0 = (p % 16) * 2;     // two l values, each giving 4 elements
+    const uint8_t* ql = x->ql + n * 64;
+    const uint8_t* qh = x->qh + n * 32;
+    const int8_t* sc = x->scales + n * 8;
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      const int l = l0 + i;
+      const int is = l / 16;
+      const int q1 = int((ql[l] & 0xF) | (((qh[l] >> 0) & 3) << 4)) - 32;
+      const int q2 = int((ql[l + 32] & 0xF) | (((qh[l] >> 2) & 3) << 4)) - 32;
+      const int q3 = int((ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4)) - 32;
+      const int q4 = int((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)) - 32;
+      const int base = n * 128 + l;
+      idx[4 * i + 0] = base;      val[4 * i + 0] = d * sc[is + 0] * q1;
+      idx[4 * i + 1] = base + 32; val[4 * i + 1] = d * sc[is + 2] * q2;
+      idx[4 * i + 2] = base + 64; val[4 * i + 2] = d * sc[is + 4] * q3;
+      idx[4 * i + 3] = base + 96; val[4 * i + 3] = d * sc[is + 6] * q4;
+    }
+  }
+};
+
+template <ggml_type T> using type_tag = std::integral_constant<ggml_type, T>;
+
+// Calls f(type_tag<T>{}) for the runtime type; returns false if unsupported.
+template <class F> bool dispatch_type(ggml_type t, F&& f) {
+  switch (t) {
+    case ggml_type::f32: f(type_tag<ggml_type::f32>{}); return true;
+    case ggml_type::f16: f(type_tag<ggml_type::f16>{}); return true;
+    case ggml_type::bf16: f(type_tag<ggml_type::bf16>{}); return true;
+    case ggml_type::q8_0: f(type_tag<ggml_type::q8_0>{}); return true;
+    case ggml_type::q4_0: f(type_tag<ggml_type::q4_0>{}); return true;
+    case ggml_type::q4_k: f(type_tag<ggml_type::q4_k>{}); return true;
+    case ggml_type::q5_k: f(type_tag<ggml_type::q5_k>{}); return true;
+    case ggml_type::q6_k: f(type_tag<ggml_type::q6_k>{}); return true;
+    default: return false;
+  }
+}
+
+}  // namespace qf::infer::cuda

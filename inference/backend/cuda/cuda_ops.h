@@ -1,0 +1,88 @@
+// Host-callable CUDA kernels of the engine, one .cu file per op.
+//
+// Every pointer is device memory; every launch is asynchronous on `stream`.
+// Shapes follow the CPU backend: activations are row-major [n_tokens][dim],
+// weights W[rows][cols] stay in their GGUF block layout (uploaded once), and
+// the KV cache is F16 [n_ctx][n_kv_head][head_dim] per layer. This header has
+// no CUDA types so that plain C++ code (the backend, tests) can include it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "inference/core/ggml_types.h"
+
+struct CUstream_st;
+struct cublasContext;
+
+namespace qf::infer::cuda {
+
+using stream_t = CUstream_st*;
+
+// --- device management (device.cu) ---
+int device_count();  // 0 when there is no device or no driver
+// Human-readable description of device 0 ("NVIDIA H200, sm_90, 139 GiB").
+const char* device_description();
+// Throws std::runtime_error naming the CUDA error.
+void check(int cuda_error, const char* what);
+
+// --- matmul (gemv.cu: fused dequantize + GEMV for decode and small batches) ---
+// y[t*rows + r] = sum_c W[r][c] * x[t*cols + c] for t < n_tokens (n_tokens <= 8).
+bool gemv_supported(ggml_type type);
+void gemv(ggml_type type, const void* w, int64_t rows, int64_t cols, const float* x,
+          int64_t n_tokens, float* y, stream_t stream);
+
+// --- dequantize.cu ---
+// Dequantizes n_rows rows of `cols` elements to F16 (for cuBLAS prefill).
+void dequantize_to_f16(ggml_type type, const void* w, int64_t n_rows, int64_t cols, uint16_t* out,
+                       stream_t stream);
+void f32_to_f16(const float* x, uint16_t* y, int64_t n, stream_t stream);
+// out[i][:] = dequantized row ids[i] of a [n_table_rows][cols] table (token embeddings).
+void get_rows(ggml_type type, const void* table, int64_t cols, const int32_t* ids, int64_t n_ids,
+              float* out, stream_t stream);
+
+// cuBLAS handle lifetime (gemm.cu); false when cuBLAS cannot start.
+bool create_cublas(cublasContext** handle);
+void destroy_cublas(cublasContext* handle);
+
+// --- gemm.cu: prefill through cuBLAS (W dequantized to F16 scratch, F32 accumulate) ---
+// scratch_w must hold rows*cols halves, scratch_x n_tokens*cols halves.
+void gemm(cublasContext* handle, ggml_type type, const void* w, int64_t rows, int64_t cols,
+          const float* x, int64_t n_tokens, float* y, uint16_t* scratch_w, uint16_t* scratch_x,
+          stream_t stream);
+
+// --- norm.cu ---
+void rms_norm(const float* x, const float* weight, float* y, int64_t n_rows, int64_t dim, float eps,
+              stream_t stream);
+
+// --- rope.cu ---
+// x: [n_tokens][n_heads][head_dim] rotated in place; pos: [n_tokens] device ints.
+// The first n_rot dims of each head rotate: neox = false pairs (2i, 2i+1)
+// (llama), neox = true pairs (i, i + n_rot/2) (qwen2); theta_i = pos *
+// freq_scale / freq_base^(2i/n_rot).
+void rope(float* x, int64_t n_tokens, int64_t n_heads, int64_t head_dim, int64_t n_rot, const int32_t* pos,
+          float freq_base, float freq_scale, bool neox, stream_t stream);
+// Re-rotates F16 keys in place by `delta` positions: rows [n_rows][n_heads][head_dim].
+void rope_shift_f16(uint16_t* k, int64_t n_rows, int64_t n_heads, int64_t head_dim, int64_t n_rot,
+                    int32_t delta, float freq_base, float freq_scale, bool neox, stream_t stream);
+
+// --- elementwise.cu ---
+void silu_mul(const float* gate, const float* up, float* out, int64_t n, stream_t stream);
+void add(const float* a, const float* b, float* out, int64_t n, stream_t stream);
+// x[r][c] += bias[c]
+void add_bias(float* x, const float* bias, int64_t n_rows, int64_t dim, stream_t stream);
+void softmax_rows(float* x, int64_t n_rows, int64_t n, stream_t stream);
+// out[0] = index of the largest of x[0..n) (lowest index on ties).
+void argmax(const float* x, int64_t n, int32_t* out, stream_t stream);
+
+// --- attention.cu: causal attention over an F16 KV cache, flash-decoding style ---
+// q:   [n_tokens][n_head][head_dim] F32, token t sits at position n_past + t
+// k,v: [n_ctx][n_head_kv][head_dim] F16, positions 0 .. n_past + n_tokens - 1 filled
+// out: [n_tokens][n_head][head_dim] F32
+// scratch: attention_scratch_floats(...) floats.
+int64_t attention_scratch_floats(int64_t n_tokens, int64_t n_head, int64_t head_dim, int64_t n_kv);
+void attention(const float* q, const uint16_t* k, const uint16_t* v, float* out, int64_t n_tokens,
+               int64_t n_past, int64_t n_head, int64_t n_head_kv, int64_t head_dim, float scale,
+               float* scratch, stream_t stream);
+
+}  // namespace qf::infer::cuda

@@ -1,0 +1,114 @@
+// Elementwise and reduction kernels: SwiGLU, add, bias, row softmax, argmax.
+#include <math_constants.h>
+
+#include "inference/backend/cuda/common.cuh"
+
+namespace qf::infer::cuda {
+namespace {
+
+__global__ void silu_mul_kernel(const float* g, const float* u, float* o, int64_t n) {
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) {
+    const float x = g[i];
+    o[i] = x / (1.0f + __expf(-x)) * u[i];
+  }
+}
+
+__global__ void add_kernel(const float* a, const float* b, float* o, int64_t n) {
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) o[i] = a[i] + b[i];
+}
+
+__global__ void add_bias_kernel(float* x, const float* bias, int64_t n, int64_t dim) {
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) x[i] += bias[i % dim];
+}
+
+// One block per row.
+__global__ void softmax_kernel(float* x, int64_t n) {
+  float* r = x + int64_t(blockIdx.x) * n;
+  __shared__ float red[32];
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, nw = blockDim.x / 32;
+  float m = -CUDART_INF_F;
+  for (int64_t i = threadIdx.x; i < n; i += blockDim.x) m = fmaxf(m, r[i]);
+  m = warp_max(m);
+  if (lane == 0) red[warp] = m;
+  __syncthreads();
+  m = red[0];
+  for (int w = 1; w < nw; ++w) m = fmaxf(m, red[w]);
+  __syncthreads();
+  float s = 0.f;
+  for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
+    const float e = __expf(r[i] - m);
+    r[i] = e;
+    s += e;
+  }
+  s = warp_sum(s);
+  if (lane == 0) red[warp] = s;
+  __syncthreads();
+  s = 0.f;
+  for (int w = 0; w < nw; ++w) s += red[w];
+  const float inv = 1.0f / s;
+  for (int64_t i = threadIdx.x; i < n; i += blockDim.x) r[i] *= inv;
+}
+
+// Single block of 1024 threads; ties resolve to the lowest index.
+__global__ void argmax_kernel(const float* x, int64_t n, int32_t* out) {
+  __shared__ float bv[1024];
+  __shared__ int32_t bi[1024];
+  float best = -CUDART_INF_F;
+  int32_t idx = 0x7fffffff;
+  for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
+    const float v = x[i];
+    if (v > best) { best = v; idx = int32_t(i); }
+  }
+  bv[threadIdx.x] = best;
+  bi[threadIdx.x] = idx;
+  __syncthreads();
+  for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+    if (int(threadIdx.x) < s) {
+      const float ov = bv[threadIdx.x + s];
+      const int32_t oi = bi[threadIdx.x + s];
+      if (ov > bv[threadIdx.x] || (ov == bv[threadIdx.x] && oi < bi[threadIdx.x])) {
+        bv[threadIdx.x] = ov;
+        bi[threadIdx.x] = oi;
+      }
+    }
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) out[0] = bi[0];
+}
+
+}  // namespace
+
+void silu_mul(const float* gate, const float* up, float* out, int64_t n, stream_t stream) {
+  if (n == 0) return;
+  silu_mul_kernel<<<grid_1d(n, 256), 256, 0, stream>>>(gate, up, out, n);
+  QF_CUDA_CHECK(cudaGetLastError());
+}
+
+void add(const float* a, const float* b, float* out, int64_t n, stream_t stream) {
+  if (n == 0) return;
+  add_kernel<<<grid_1d(n, 256), 256, 0, stream>>>(a, b, out, n);
+  QF_CUDA_CHECK(cudaGetLastError());
+}
+
+void add_bias(float* x, const float* bias, int64_t n_rows, int64_t dim, stream_t stream) {
+  const int64_t n = n_rows * dim;
+  if (n == 0) return;
+  add_bias_kernel<<<grid_1d(n, 256), 256, 0, stream>>>(x, bias, n, dim);
+  QF_CUDA_CHECK(cudaGetLastError());
+}
+
+void softmax_rows(float* x, int64_t n_rows, int64_t n, stream_t stream) {
+  if (n_rows == 0) return;
+  softmax_kernel<<<unsigned(n_rows), 256, 0, stream>>>(x, n);
+  QF_CUDA_CHECK(cudaGetLastError());
+}
+
+void argmax(const float* x, int64_t n, int32_t* out, stream_t stream) {
+  argmax_kernel<<<1, 1024, 0, stream>>>(x, n, out);
+  QF_CUDA_CHECK(cudaGetLastError());
+}
+
+}  // namespace qf::infer::cuda

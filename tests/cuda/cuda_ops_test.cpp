@@ -1,0 +1,295 @@
+// Every CUDA op against the CPU reference, with an NMSE bound per op/type in
+// the manner of a backend-ops test. All tests skip when no device exists.
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "inference/backend/cpu/ops.h"
+#include "inference/backend/cuda/cuda_ops.h"
+
+namespace qf::infer {
+namespace {
+
+namespace cu = qf::infer::cuda;
+
+#define REQUIRE_DEVICE()                                              \
+  do {                                                                \
+    if (cu::device_count() == 0) GTEST_SKIP() << "no CUDA device";    \
+  } while (0)
+
+template <typename T>
+struct dev_buf {
+  T* p = nullptr;
+  size_t n = 0;
+  explicit dev_buf(size_t count) : n(count) { cu::check(cudaMalloc(&p, std::max<size_t>(1, n) * sizeof(T)), "cudaMalloc"); }
+  dev_buf(const std::vector<T>& h) : dev_buf(h.size()) { upload(h); }
+  ~dev_buf() { cudaFree(p); }
+  void upload(const std::vector<T>& h) { cu::check(cudaMemcpy(p, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice), "upload"); }
+  std::vector<T> download() const {
+    std::vector<T> h(n);
+    cu::check(cudaDeviceSynchronize(), "sync");
+    cu::check(cudaMemcpy(h.data(), p, n * sizeof(T), cudaMemcpyDeviceToHost), "download");
+    return h;
+  }
+};
+
+double nmse(const std::vector<float>& got, const std::vector<double>& ref) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    num += (double(got[i]) - ref[i]) * (double(got[i]) - ref[i]);
+    den += ref[i] * ref[i];
+  }
+  return den > 0 ? num / den : num;
+}
+
+std::vector<float> random_floats(size_t n, uint32_t seed, float scale = 1.0f) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> d(0.0f, scale);
+  std::vector<float> v(n);
+  for (auto& x : v) x = d(rng);
+  return v;
+}
+
+struct quantized {
+  std::vector<uint8_t> bytes;
+  std::vector<float> dequant;  // what the weights really are after quantization
+};
+
+quantized make_weight(ggml_type t, int64_t rows, int64_t cols, uint32_t seed) {
+  const auto src = random_floats(size_t(rows * cols), seed);
+  const size_t rb = *row_size(t, cols);
+  quantized q;
+  q.bytes.resize(rb * size_t(rows));
+  q.dequant.resize(size_t(rows * cols));
+  for (int64_t r = 0; r < rows; ++r) {
+    cpu::quantize_row(t, src.data() + r * cols, q.bytes.data() + r * rb, cols);
+    cpu::dequantize_row(t, q.bytes.data() + r * rb, q.dequant.data() + r * cols, cols);
+  }
+  return q;
+}
+
+const ggml_type k_types[] = {ggml_type::f32, ggml_type::f16, ggml_type::bf16, ggml_type::q8_0,
+                             ggml_type::q4_0, ggml_type::q4_k, ggml_type::q5_k, ggml_type::q6_k};
+
+std::vector<double> ref_matmul(const std::vector<float>& w, int64_t rows, int64_t cols,
+                               const std::vector<float>& x, int64_t nt) {
+  std::vector<double> y(size_t(nt * rows));
+  for (int64_t t = 0; t < nt; ++t)
+    for (int64_t r = 0; r < rows; ++r) {
+      double s = 0;
+      for (int64_t c = 0; c < cols; ++c) s += double(w[r * cols + c]) * x[t * cols + c];
+      y[t * rows + r] = s;
+    }
+  return y;
+}
+
+TEST(CudaOps, GemvEveryTypeAndBatch) {
+  REQUIRE_DEVICE();
+  const int64_t rows = 96, cols = 512;
+  for (ggml_type t : k_types) {
+    const auto w = make_weight(t, rows, cols, 7);
+    dev_buf<uint8_t> dw(w.bytes);
+    for (int64_t nt : {1, 2, 3, 4, 5, 8}) {
+      const auto x = random_floats(size_t(nt * cols), 11 + uint32_t(nt));
+      dev_buf<float> dx(x), dy(size_t(nt * rows));
+      cu::gemv(t, dw.p, rows, cols, dx.p, nt, dy.p, nullptr);
+      const double e = nmse(dy.download(), ref_matmul(w.dequant, rows, cols, x, nt));
+      EXPECT_LT(e, 1e-9) << traits(t).name << " n_tokens=" << nt;
+    }
+  }
+}
+
+TEST(CudaOps, GemmCublasEveryType) {
+  REQUIRE_DEVICE();
+  const int64_t rows = 256, cols = 512, nt = 37;
+  cublasContext* handle = nullptr;
+  ASSERT_EQ(cu::create_cublas(&handle), true);
+  for (ggml_type t : k_types) {
+    const auto w = make_weight(t, rows, cols, 3);
+    const auto x = random_floats(size_t(nt * cols), 5);
+    dev_buf<uint8_t> dw(w.bytes);
+    dev_buf<float> dx(x), dy(size_t(nt * rows));
+    dev_buf<uint16_t> sw(size_t(rows * cols)), sx(size_t(nt * cols));
+    cu::gemm(handle, t, dw.p, rows, cols, dx.p, nt, dy.p, sw.p, sx.p, nullptr);
+    // F16 rounding of weights and activations bounds the agreement.
+    EXPECT_LT(nmse(dy.download(), ref_matmul(w.dequant, rows, cols, x, nt)), 5e-6) << traits(t).name;
+  }
+  cu::destroy_cublas(handle);
+}
+
+TEST(CudaOps, DequantizeAndGetRows) {
+  REQUIRE_DEVICE();
+  const int64_t rows = 16, cols = 768;
+  for (ggml_type t : k_types) {
+    const auto w = make_weight(t, rows, cols, 21);
+    dev_buf<uint8_t> dw(w.bytes);
+    std::vector<int32_t> ids = {3, 0, 15, 3};
+    dev_buf<int32_t> did(ids);
+    dev_buf<float> out(ids.size() * size_t(cols));
+    cu::get_rows(t, dw.p, cols, did.p, int64_t(ids.size()), out.p, nullptr);
+    const auto got = out.download();
+    std::vector<double> ref;
+    for (int32_t id : ids)
+      for (int64_t c = 0; c < cols; ++c) ref.push_back(w.dequant[size_t(id * cols + c)]);
+    EXPECT_LT(nmse(got, ref), 1e-12) << traits(t).name;
+
+    dev_buf<uint16_t> h(size_t(rows * cols));
+    cu::dequantize_to_f16(t, dw.p, rows, cols, h.p, nullptr);
+    const auto hh = h.download();
+    std::vector<float> hf(hh.size());
+    for (size_t i = 0; i < hh.size(); ++i) hf[i] = fp16_to_f32(hh[i]);
+    std::vector<double> ref2(w.dequant.begin(), w.dequant.end());
+    EXPECT_LT(nmse(hf, ref2), 1e-6) << traits(t).name;
+  }
+}
+
+TEST(CudaOps, RmsNormSiluAddSoftmaxArgmax) {
+  REQUIRE_DEVICE();
+  const int64_t n_rows = 5, dim = 896;
+  const auto x = random_floats(size_t(n_rows * dim), 1), w = random_floats(size_t(dim), 2);
+  dev_buf<float> dx(x), dw(w), dy(x.size());
+  cu::rms_norm(dx.p, dw.p, dy.p, n_rows, dim, 1e-6f, nullptr);
+  std::vector<float> ref(x.size());
+  for (int64_t r = 0; r < n_rows; ++r) cpu::rms_norm(x.data() + r * dim, w.data(), ref.data() + r * dim, dim, 1e-6f);
+  EXPECT_LT(nmse(dy.download(), std::vector<double>(ref.begin(), ref.end())), 1e-10);
+
+  const auto g = random_floats(4864, 3), u = random_floats(4864, 4);
+  dev_buf<float> dg(g), du(u), dout(g.size());
+  cu::silu_mul(dg.p, du.p, dout.p, int64_t(g.size()), nullptr);
+  std::vector<float> sref(g.size());
+  cpu::silu_mul(g.data(), u.data(), sref.data(), int64_t(g.size()));
+  EXPECT_LT(nmse(dout.download(), std::vector<double>(sref.begin(), sref.end())), 1e-10);
+
+  cu::add(dg.p, du.p, dout.p, int64_t(g.size()), nullptr);
+  std::vector<double> aref(g.size());
+  for (size_t i = 0; i < g.size(); ++i) aref[i] = double(g[i]) + u[i];
+  EXPECT_LT(nmse(dout.download(), aref), 1e-14);
+
+  dev_buf<float> db(std::vector<float>(w.begin(), w.end()));
+  dev_buf<float> dxb(x);
+  cu::add_bias(dxb.p, db.p, n_rows, dim, nullptr);
+  std::vector<double> bref(x.size());
+  for (int64_t r = 0; r < n_rows; ++r)
+    for (int64_t c = 0; c < dim; ++c) bref[size_t(r * dim + c)] = double(x[size_t(r * dim + c)]) + w[size_t(c)];
+  EXPECT_LT(nmse(dxb.download(), bref), 1e-14);
+
+  auto logits = random_floats(151936, 9, 3.0f);
+  logits[123457] = 50.0f;
+  dev_buf<float> dl(logits);
+  dev_buf<int32_t> am(1);
+  cu::argmax(dl.p, int64_t(logits.size()), am.p, nullptr);
+  EXPECT_EQ(am.download()[0], 123457);
+
+  std::vector<float> sm(logits.begin(), logits.begin() + 2 * 1000);
+  dev_buf<float> dsm(sm);
+  cu::softmax_rows(dsm.p, 2, 1000, nullptr);
+  std::vector<float> smref = sm;
+  cpu::softmax(smref.data(), 1000);
+  cpu::softmax(smref.data() + 1000, 1000);
+  EXPECT_LT(nmse(dsm.download(), std::vector<double>(smref.begin(), smref.end())), 1e-10);
+}
+
+// Plain rotation in double precision: the definition both backends implement.
+void ref_rope(std::vector<double>& v, int64_t n_tokens, int64_t n_heads, int64_t hd, const std::vector<int32_t>& pos,
+              double base, bool neox) {
+  for (int64_t t = 0; t < n_tokens; ++t)
+    for (int64_t h = 0; h < n_heads; ++h)
+      for (int64_t i = 0; i < hd / 2; ++i) {
+        const double th = pos[size_t(t)] * std::pow(base, -2.0 * double(i) / double(hd));
+        const int64_t a = neox ? i : 2 * i, b = neox ? i + hd / 2 : 2 * i + 1;
+        double* r = v.data() + (t * n_heads + h) * hd;
+        const double x0 = r[a], x1 = r[b];
+        r[a] = x0 * std::cos(th) - x1 * std::sin(th);
+        r[b] = x0 * std::sin(th) + x1 * std::cos(th);
+      }
+}
+
+TEST(CudaOps, RopeBothStylesAndShift) {
+  REQUIRE_DEVICE();
+  const int64_t nt = 7, nh = 14, hd = 64;
+  const std::vector<int32_t> pos = {0, 1, 2, 100, 511, 2047, 4095};
+  for (bool neox : {false, true}) {
+    const auto x = random_floats(size_t(nt * nh * hd), 13);
+    dev_buf<float> dx(x);
+    dev_buf<int32_t> dp(pos);
+    cu::rope(dx.p, nt, nh, hd, hd, dp.p, 10000.0f, 1.0f, neox, nullptr);
+    std::vector<double> ref(x.begin(), x.end());
+    ref_rope(ref, nt, nh, hd, pos, 10000.0, neox);
+    EXPECT_LT(nmse(dx.download(), ref), 1e-9) << "neox=" << neox;
+
+    // Shifting keys rotated at p by delta equals rotating at p + delta.
+    std::vector<uint16_t> kh(x.size());
+    std::vector<double> rot(x.begin(), x.end());
+    ref_rope(rot, nt, nh, hd, pos, 10000.0, neox);
+    for (size_t i = 0; i < kh.size(); ++i) kh[i] = f32_to_fp16(float(rot[i]));
+    dev_buf<uint16_t> dk(kh);
+    cu::rope_shift_f16(dk.p, nt, nh, hd, hd, 3, 10000.0f, 1.0f, neox, nullptr);
+    std::vector<int32_t> moved = pos;
+    for (auto& p : moved) p += 3;
+    std::vector<double> ref2(x.begin(), x.end());
+    ref_rope(ref2, nt, nh, hd, moved, 10000.0, neox);
+    const auto got = dk.download();
+    std::vector<float> gf(got.size());
+    for (size_t i = 0; i < got.size(); ++i) gf[i] = fp16_to_f32(got[i]);
+    EXPECT_LT(nmse(gf, ref2), 2e-6) << "shift neox=" << neox;
+  }
+}
+
+TEST(CudaOps, AttentionMatchesNaiveCausal) {
+  REQUIRE_DEVICE();
+  const int64_t nh = 14, nkv = 2, hd = 64, n_ctx = 1200;
+  const float scale = 1.0f / std::sqrt(float(hd));
+  for (auto [n_past, nt] : std::vector<std::pair<int64_t, int64_t>>{{0, 1}, {0, 37}, {300, 1}, {700, 5}, {1000, 200}}) {
+    const int64_t n_kv = n_past + nt;
+    const auto q = random_floats(size_t(nt * nh * hd), 31);
+    const auto kf = random_floats(size_t(n_ctx * nkv * hd), 32), vf = random_floats(size_t(n_ctx * nkv * hd), 33);
+    std::vector<uint16_t> kh(kf.size()), vh(vf.size());
+    for (size_t i = 0; i < kf.size(); ++i) { kh[i] = f32_to_fp16(kf[i]); vh[i] = f32_to_fp16(vf[i]); }
+    dev_buf<float> dq(q), dout(q.size());
+    dev_buf<uint16_t> dk(kh), dv(vh);
+    dev_buf<float> scratch(size_t(cu::attention_scratch_floats(nt, nh, hd, n_kv)));
+    cu::attention(dq.p, dk.p, dv.p, dout.p, nt, n_past, nh, nkv, hd, scale, scratch.p, nullptr);
+
+    std::vector<double> ref(q.size());
+    for (int64_t t = 0; t < nt; ++t)
+      for (int64_t h = 0; h < nh; ++h) {
+        const int64_t g = h / (nh / nkv);
+        std::vector<double> s(size_t(n_past + t + 1));
+        double m = -1e300;
+        for (int64_t j = 0; j <= n_past + t; ++j) {
+          double d = 0;
+          for (int64_t c = 0; c < hd; ++c)
+            d += double(q[size_t((t * nh + h) * hd + c)]) * fp16_to_f32(kh[size_t((j * nkv + g) * hd + c)]);
+          s[size_t(j)] = d * scale;
+          m = std::max(m, s[size_t(j)]);
+        }
+        double l = 0;
+        for (auto& v : s) { v = std::exp(v - m); l += v; }
+        for (int64_t c = 0; c < hd; ++c) {
+          double acc = 0;
+          for (int64_t j = 0; j <= n_past + t; ++j) acc += s[size_t(j)] * fp16_to_f32(vh[size_t((j * nkv + g) * hd + c)]);
+          ref[size_t((t * nh + h) * hd + c)] = acc / l;
+        }
+      }
+    EXPECT_LT(nmse(dout.download(), ref), 1e-9) << "n_past=" << n_past << " n_tokens=" << nt;
+  }
+}
+
+TEST(CudaOps, F32ToF16MatchesHostConversion) {
+  REQUIRE_DEVICE();
+  auto x = random_floats(4096, 41, 10.0f);
+  x[0] = 65504.0f;  // largest finite half
+  x[1] = 1e-7f;     // subnormal
+  dev_buf<float> dx(x);
+  dev_buf<uint16_t> dh(x.size());
+  cu::f32_to_f16(dx.p, dh.p, int64_t(x.size()), nullptr);
+  const auto h = dh.download();
+  for (size_t i = 0; i < x.size(); ++i) EXPECT_EQ(h[i], f32_to_fp16(x[i])) << i;
+}
+
+}  // namespace
+}  // namespace qf::infer
