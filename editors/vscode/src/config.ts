@@ -1,0 +1,140 @@
+// Turns the extension's settings into what the quickfill server is given:
+// the command line (binary, --log-level, --log-file) and the "quickfill"
+// settings object that travels as initializationOptions at start-up and in
+// workspace/didChangeConfiguration afterwards.
+//
+// Pure: no `vscode` import, so node's test runner can check it directly and
+// the protocol test can start the real binary exactly the way the extension
+// does. A settings change either needs a restart (binary, log options) or is
+// just sent to the running server (model, deadlines, anything else).
+
+export interface ExtensionSettings {
+  enable: boolean;
+  serverPath: string;
+  modelPath: string;
+  logLevel: string;
+  logFile: string;
+  inlineEnable: boolean;
+  suggestEnable: boolean;
+  autoDeadlineMs: number | null;
+  explicitDeadlineMs: number | null;
+  server: Record<string, unknown>;
+}
+
+export const defaultSettings: ExtensionSettings = {
+  enable: true,
+  serverPath: 'quickfill',
+  modelPath: '',
+  logLevel: 'info',
+  logFile: '',
+  inlineEnable: true,
+  suggestEnable: false,
+  autoDeadlineMs: null,
+  explicitDeadlineMs: null,
+  server: {},
+};
+
+// Reads settings through a getter shaped like vscode.WorkspaceConfiguration.get
+// (section-relative keys such as "completion.autoDeadlineMs").
+export function readSettings(get: (key: string) => unknown): ExtensionSettings {
+  const str = (key: string, dflt: string): string => {
+    const v = get(key);
+    return typeof v === 'string' ? v : dflt;
+  };
+  const bool = (key: string, dflt: boolean): boolean => {
+    const v = get(key);
+    return typeof v === 'boolean' ? v : dflt;
+  };
+  const num = (key: string): number | null => {
+    const v = get(key);
+    return typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : null;
+  };
+  const obj = get('server');
+  return {
+    enable: bool('enable', defaultSettings.enable),
+    serverPath: str('serverPath', defaultSettings.serverPath).trim() || defaultSettings.serverPath,
+    modelPath: str('modelPath', '').trim(),
+    logLevel: str('logLevel', defaultSettings.logLevel),
+    logFile: str('logFile', '').trim(),
+    inlineEnable: bool('inline.enable', defaultSettings.inlineEnable),
+    suggestEnable: bool('suggest.enable', defaultSettings.suggestEnable),
+    autoDeadlineMs: num('completion.autoDeadlineMs'),
+    explicitDeadlineMs: num('completion.explicitDeadlineMs'),
+    server: obj && typeof obj === 'object' && !Array.isArray(obj) ? (obj as Record<string, unknown>) : {},
+  };
+}
+
+// Expands a leading "~" and ${env:NAME} references, as users write them in settings.
+export function expandPath(p: string, env: NodeJS.ProcessEnv, home: string): string {
+  let out = p.replace(/\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}/g, (_m, name: string) => env[name] ?? '');
+  if (out === '~' || out.startsWith('~/')) out = home + out.slice(1);
+  return out;
+}
+
+export interface ServerCommand {
+  command: string;
+  args: string[];
+}
+
+// The command line that starts the server over stdio.
+export function serverCommand(s: ExtensionSettings, env: NodeJS.ProcessEnv = process.env,
+                              home: string = env.HOME ?? ''): ServerCommand {
+  const args = ['--stdio'];
+  if (s.logLevel) args.push('--log-level', s.logLevel);
+  if (s.logFile) args.push('--log-file', expandPath(s.logFile, env, home));
+  return { command: expandPath(s.serverPath, env, home), args };
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return !!v && typeof v === 'object' && !Array.isArray(v);
+}
+
+// Deep merge: values of `over` win; nested objects are merged key by key.
+export function mergeSettings(base: Record<string, unknown>, over: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...base };
+  for (const [k, v] of Object.entries(over)) {
+    out[k] = isPlainObject(v) && isPlainObject(out[k])
+      ? mergeSettings(out[k] as Record<string, unknown>, v)
+      : v;
+  }
+  return out;
+}
+
+// The "quickfill" settings object the server reads. The free-form `server`
+// object goes first so that the dedicated settings win over it.
+export function serverSettings(s: ExtensionSettings, env: NodeJS.ProcessEnv = process.env,
+                               home: string = env.HOME ?? ''): Record<string, unknown> {
+  const dedicated: Record<string, unknown> = {};
+  if (s.modelPath) dedicated.model = expandPath(s.modelPath, env, home);
+  const completion: Record<string, unknown> = {};
+  if (s.autoDeadlineMs !== null) completion.autoDeadlineMs = s.autoDeadlineMs;
+  if (s.explicitDeadlineMs !== null) completion.explicitDeadlineMs = s.explicitDeadlineMs;
+  if (Object.keys(completion).length > 0) dedicated.completion = completion;
+  return mergeSettings(s.server, dedicated);
+}
+
+// initializationOptions for the initialize request: { quickfill: {...} }, the
+// same shape as the `settings` of workspace/didChangeConfiguration.
+export function initializationOptions(s: ExtensionSettings, env: NodeJS.ProcessEnv = process.env,
+                                      home: string = env.HOME ?? ''): { quickfill: Record<string, unknown> } {
+  return { quickfill: serverSettings(s, env, home) };
+}
+
+export function didChangeConfigurationParams(s: ExtensionSettings, env: NodeJS.ProcessEnv = process.env,
+                                             home: string = env.HOME ?? ''): { settings: { quickfill: Record<string, unknown> } } {
+  return { settings: { quickfill: serverSettings(s, env, home) } };
+}
+
+export type SettingsChange = 'none' | 'notify' | 'restart' | 'start' | 'stop';
+
+// What a settings change means for a running (or stopped) server.
+export function classifyChange(before: ExtensionSettings, after: ExtensionSettings): SettingsChange {
+  if (before.enable !== after.enable) return after.enable ? 'start' : 'stop';
+  if (!after.enable) return 'none';
+  if (before.serverPath !== after.serverPath || before.logLevel !== after.logLevel ||
+      before.logFile !== after.logFile) return 'restart';
+  const raw = (x: ExtensionSettings) =>
+    JSON.stringify([x.modelPath, x.autoDeadlineMs, x.explicitDeadlineMs, x.server]);
+  if (raw(before) !== raw(after)) return 'notify';
+  return 'none';
+}

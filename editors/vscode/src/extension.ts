@@ -1,0 +1,234 @@
+// VS Code glue for the quickfill language server. Everything that can be
+// decided without the editor lives in config.ts, inline.ts and status.ts
+// (unit-tested with node's test runner); this file only wires them to the
+// `vscode` API and to vscode-languageclient:
+//   - starts `quickfill --stdio` (settings: quickfill.serverPath, modelPath,
+//     logLevel, logFile) with the "quickfill" settings object as
+//     initializationOptions, and sends workspace/didChangeConfiguration when
+//     those settings change (restarts when the command line changes);
+//   - ghost text: an InlineCompletionItemProvider that sends
+//     textDocument/inlineCompletion (vscode-languageclient 9 has no built-in
+//     support for it) and falls back to textDocument/completion;
+//   - the suggestion list (textDocument/completion) behind quickfill.suggest.enable;
+//   - a status-bar item (model state, last latency from quickfill/stats);
+//   - commands restart / enable / disable / toggle / showLog / showStats;
+//   - an output channel that receives the server's stderr log.
+import * as vscode from 'vscode';
+import {
+  LanguageClient, LanguageClientOptions, ServerOptions, TransportKind, State,
+} from 'vscode-languageclient/node';
+
+import {
+  ExtensionSettings, readSettings, serverCommand, initializationOptions,
+  didChangeConfigurationParams, classifyChange,
+} from './config';
+import {
+  InlineCompletionMethod, CompletionMethod, StatsMethod, inlineCompletionParams, completionParams,
+  inlineItems, completionItems, usableAsGhost, GhostItem,
+} from './inline';
+import { ServerState, parseStats, statusText, stateFromStats, StatsView } from './status';
+
+const ContentModified = -32801;
+const RequestCancelled = -32800;
+
+let client: LanguageClient | undefined;
+let settings: ExtensionSettings;
+let output: vscode.OutputChannel;
+let statusItem: vscode.StatusBarItem;
+let state: ServerState = 'stopped';
+let lastStats: StatsView | undefined;
+let stateDetail: string | undefined;
+let statsTimer: NodeJS.Timeout | undefined;
+let pollTimer: NodeJS.Timeout | undefined;
+
+function currentSettings(): ExtensionSettings {
+  const cfg = vscode.workspace.getConfiguration('quickfill');
+  return readSettings((key) => cfg.get(key));
+}
+
+function setState(next: ServerState, detail?: string): void {
+  state = next;
+  stateDetail = detail;
+  const t = statusText(state, lastStats, stateDetail);
+  statusItem.text = t.text;
+  statusItem.tooltip = t.tooltip;
+  statusItem.show();
+}
+
+async function refreshStats(): Promise<void> {
+  if (!client || client.state !== State.Running) return;
+  try {
+    const raw = await client.sendRequest(StatsMethod, {});
+    lastStats = parseStats(raw);
+    setState(stateFromStats(lastStats, state), stateDetail);
+  } catch {
+    // Older servers may lack quickfill/stats; the status bar then shows the state only.
+  }
+}
+
+// Stats after a completion, at most once a second.
+function scheduleStats(): void {
+  if (statsTimer) return;
+  statsTimer = setTimeout(() => { statsTimer = undefined; void refreshStats(); }, 1000);
+}
+
+function toVsRange(r: GhostItem['range']): vscode.Range {
+  return new vscode.Range(r.start.line, r.start.character, r.end.line, r.end.character);
+}
+
+function isCancellation(err: unknown): boolean {
+  const code = (err as { code?: number } | undefined)?.code;
+  return code === ContentModified || code === RequestCancelled;
+}
+
+const inlineProvider: vscode.InlineCompletionItemProvider = {
+  async provideInlineCompletionItems(document, position, context, token) {
+    if (!client || client.state !== State.Running || !settings.enable || !settings.inlineEnable) return undefined;
+    const uri = client.code2ProtocolConverter.asUri(document.uri);
+    const pos = { line: position.line, character: position.character };
+    const caps: any = client.initializeResult?.capabilities ?? {};
+    let items: GhostItem[];
+    try {
+      if (caps.inlineCompletionProvider) {
+        const sel = context.selectedCompletionInfo;
+        const params = inlineCompletionParams(uri, pos, context.triggerKind, sel ? {
+          range: client.code2ProtocolConverter.asRange(sel.range), text: sel.text,
+        } : undefined);
+        items = inlineItems(await client.sendRequest(InlineCompletionMethod, params, token), pos);
+      } else {
+        const params = completionParams(uri, pos, context.triggerKind === vscode.InlineCompletionTriggerKind.Invoke);
+        items = completionItems(await client.sendRequest(CompletionMethod, params, token), pos);
+      }
+    } catch (err) {
+      if (!isCancellation(err) && !token.isCancellationRequested) output.appendLine(`inline completion failed: ${String(err)}`);
+      return undefined;
+    }
+    scheduleStats();
+    const out = items.filter((it) => usableAsGhost(it, pos)).map((it) => {
+      const item = new vscode.InlineCompletionItem(it.insertText, toVsRange(it.range));
+      if (it.filterText) item.filterText = it.filterText;
+      return item;
+    });
+    return out;
+  },
+};
+
+async function startClient(): Promise<void> {
+  settings = currentSettings();
+  if (!settings.enable) { setState('disabled'); return; }
+  const cmd = serverCommand(settings);
+  const serverOptions: ServerOptions = {
+    run: { command: cmd.command, args: cmd.args, transport: TransportKind.stdio },
+    debug: { command: cmd.command, args: cmd.args, transport: TransportKind.stdio },
+  };
+  const clientOptions: LanguageClientOptions = {
+    documentSelector: [{ scheme: 'file' }, { scheme: 'untitled' }],
+    outputChannel: output,
+    initializationOptions: initializationOptions(settings),
+    middleware: {
+      provideCompletionItem: (document, position, context, token, next) =>
+        settings.suggestEnable ? next(document, position, context, token) : undefined,
+    },
+  };
+  output.appendLine(`starting: ${cmd.command} ${cmd.args.join(' ')}`);
+  client = new LanguageClient('quickfill', 'quickfill', serverOptions, clientOptions);
+  client.onDidChangeState((e) => {
+    if (e.newState === State.Stopped && state !== 'disabled') setState('stopped');
+  });
+  setState('starting');
+  try {
+    await client.start();
+  } catch (err) {
+    setState('error', String(err));
+    output.appendLine(`failed to start ${cmd.command}: ${String(err)}`);
+    void vscode.window.showErrorMessage(
+      `quickfill: could not start '${cmd.command}'. Set quickfill.serverPath (see the quickfill output).`);
+    return;
+  }
+  client.onNotification('window/showMessage', (p: { type: number; message: string }) => {
+    if (/no model/i.test(p.message)) setState('no-model');
+  });
+  await refreshStats();
+  // While a model is still loading, ask again every few seconds.
+  if (pollTimer) clearInterval(pollTimer);
+  pollTimer = setInterval(() => {
+    if (state === 'starting' || state === 'loading') void refreshStats();
+  }, 3000);
+}
+
+async function stopClient(): Promise<void> {
+  if (pollTimer) { clearInterval(pollTimer); pollTimer = undefined; }
+  const c = client;
+  client = undefined;
+  if (c) {
+    try { await c.stop(); } catch (err) { output.appendLine(`stop failed: ${String(err)}`); }
+  }
+  setState(settings?.enable === false ? 'disabled' : 'stopped');
+}
+
+async function restartClient(): Promise<void> {
+  await stopClient();
+  await startClient();
+}
+
+async function setEnabled(value: boolean): Promise<void> {
+  await vscode.workspace.getConfiguration('quickfill').update('enable', value, vscode.ConfigurationTarget.Global);
+}
+
+async function onConfigurationChanged(): Promise<void> {
+  const before = settings;
+  const after = currentSettings();
+  switch (classifyChange(before, after)) {
+    case 'start': settings = after; await startClient(); break;
+    case 'stop': settings = after; await stopClient(); break;
+    case 'restart': await restartClient(); break;
+    case 'notify':
+      settings = after;
+      if (client && client.state === State.Running) {
+        await client.sendNotification('workspace/didChangeConfiguration', didChangeConfigurationParams(after));
+        setState('starting');
+        await refreshStats();
+      }
+      break;
+    default: settings = after;
+  }
+}
+
+async function showStats(): Promise<void> {
+  if (!client || client.state !== State.Running) {
+    void vscode.window.showInformationMessage('quickfill: the server is not running.');
+    return;
+  }
+  try {
+    const raw = await client.sendRequest(StatsMethod, {});
+    output.appendLine(JSON.stringify(raw, null, 2));
+    output.show(true);
+  } catch (err) {
+    void vscode.window.showWarningMessage(`quickfill/stats failed: ${String(err)}`);
+  }
+}
+
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  output = vscode.window.createOutputChannel('quickfill');
+  statusItem = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Right, 100);
+  statusItem.command = 'quickfill.showLog';
+  context.subscriptions.push(output, statusItem);
+  context.subscriptions.push(
+    vscode.commands.registerCommand('quickfill.restart', restartClient),
+    vscode.commands.registerCommand('quickfill.enable', () => setEnabled(true)),
+    vscode.commands.registerCommand('quickfill.disable', () => setEnabled(false)),
+    vscode.commands.registerCommand('quickfill.toggle', () => setEnabled(!settings.enable)),
+    vscode.commands.registerCommand('quickfill.showLog', () => output.show(true)),
+    vscode.commands.registerCommand('quickfill.showStats', showStats),
+    vscode.languages.registerInlineCompletionItemProvider({ pattern: '**' }, inlineProvider),
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (e.affectsConfiguration('quickfill')) void onConfigurationChanged();
+    }),
+  );
+  await startClient();
+}
+
+export async function deactivate(): Promise<void> {
+  if (statsTimer) clearTimeout(statsTimer);
+  await stopClient();
+}

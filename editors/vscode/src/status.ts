@@ -1,0 +1,127 @@
+// The status-bar item's state: whether the server runs, whether a model is
+// loaded (from `quickfill/stats`, $/progress and window/showMessage), and the
+// last completion latency (from `quickfill/stats`). Pure: extension.ts only
+// copies text/tooltip onto a vscode.StatusBarItem.
+//
+// `quickfill/stats` is read tolerantly: field names are looked up in both
+// snake_case and camelCase, at the top level and under `last`/`model`, so a
+// server that adds fields keeps working.
+
+export type ServerState = 'stopped' | 'starting' | 'loading' | 'ready' | 'no-model' | 'error' | 'disabled';
+
+export interface StatsView {
+  modelLoaded: boolean | undefined;
+  modelName: string | undefined;
+  lastLatencyMs: number | undefined;
+  requests: number | undefined;
+  p50Ms: number | undefined;
+  p90Ms: number | undefined;
+  p99Ms: number | undefined;
+}
+
+function camel(s: string): string {
+  return s.replace(/_([a-z0-9])/g, (_m, c: string) => c.toUpperCase());
+}
+
+function lookup(obj: any, path: string[]): unknown {
+  let cur = obj;
+  for (const p of path) {
+    if (!cur || typeof cur !== 'object') return undefined;
+    cur = p in cur ? cur[p] : cur[camel(p)];
+  }
+  return cur;
+}
+
+function firstNumber(obj: any, paths: string[][]): number | undefined {
+  for (const p of paths) {
+    const v = lookup(obj, p);
+    if (typeof v === 'number' && Number.isFinite(v)) return v;
+  }
+  return undefined;
+}
+
+function firstString(obj: any, paths: string[][]): string | undefined {
+  for (const p of paths) {
+    const v = lookup(obj, p);
+    if (typeof v === 'string' && v.length > 0) return v;
+  }
+  return undefined;
+}
+
+function firstBool(obj: any, paths: string[][]): boolean | undefined {
+  for (const p of paths) {
+    const v = lookup(obj, p);
+    if (typeof v === 'boolean') return v;
+  }
+  return undefined;
+}
+
+export function parseStats(stats: unknown): StatsView {
+  const s: any = stats && typeof stats === 'object' ? stats : {};
+  const modelName = firstString(s, [['model'], ['model', 'name'], ['model', 'path'], ['model', 'description'],
+                                    ['model_name'], ['model_path'], ['provider']]);
+  let modelLoaded = firstBool(s, [['model_loaded'], ['model', 'loaded'], ['loaded']]);
+  if (modelLoaded === undefined && modelName !== undefined) modelLoaded = true;
+  return {
+    modelLoaded,
+    modelName,
+    lastLatencyMs: firstNumber(s, [['last', 'total_ms'], ['last', 'latency_ms'], ['last', 'end_to_end_ms'],
+                                   ['last_latency_ms'], ['last_total_ms'], ['latency', 'last_ms'],
+                                   ['last', 'e2e_ms']]),
+    requests: firstNumber(s, [['requests'], ['completed'], ['count'], ['total', 'requests'], ['answered']]),
+    p50Ms: firstNumber(s, [['total_ms', 'p50'], ['latency', 'p50'], ['p50_ms'], ['e2e_ms', 'p50'], ['end_to_end_ms', 'p50']]),
+    p90Ms: firstNumber(s, [['total_ms', 'p90'], ['latency', 'p90'], ['p90_ms'], ['e2e_ms', 'p90'], ['end_to_end_ms', 'p90']]),
+    p99Ms: firstNumber(s, [['total_ms', 'p99'], ['latency', 'p99'], ['p99_ms'], ['e2e_ms', 'p99'], ['end_to_end_ms', 'p99']]),
+  };
+}
+
+export interface StatusText {
+  text: string;     // status bar text (may use $(icon) syntax)
+  tooltip: string;
+}
+
+function ms(v: number): string {
+  return v >= 100 ? `${Math.round(v)} ms` : `${v.toFixed(1)} ms`;
+}
+
+export function statusText(state: ServerState, stats?: StatsView, detail?: string): StatusText {
+  const lines: string[] = [];
+  let text: string;
+  switch (state) {
+    case 'disabled': text = '$(circle-slash) quickfill'; lines.push('quickfill is disabled'); break;
+    case 'stopped': text = '$(debug-stop) quickfill'; lines.push('quickfill server is not running'); break;
+    case 'starting': text = '$(sync~spin) quickfill'; lines.push('quickfill server is starting'); break;
+    case 'loading': text = '$(sync~spin) quickfill'; lines.push('Loading model' + (detail ? `: ${detail}` : '')); break;
+    case 'no-model': text = '$(warning) quickfill: no model'; lines.push('No model loaded: set quickfill.modelPath'); break;
+    case 'error': text = '$(error) quickfill'; lines.push('quickfill server failed' + (detail ? `: ${detail}` : '')); break;
+    case 'ready':
+    default:
+      text = '$(sparkle) quickfill';
+      if (stats?.lastLatencyMs !== undefined) text += ` ${ms(stats.lastLatencyMs)}`;
+      lines.push('quickfill is ready');
+  }
+  if (stats) {
+    if (stats.modelName) lines.push(`Model: ${stats.modelName}`);
+    else if (stats.modelLoaded === false) lines.push('Model: none loaded');
+    if (stats.lastLatencyMs !== undefined) lines.push(`Last completion: ${ms(stats.lastLatencyMs)}`);
+    if (stats.p50Ms !== undefined && stats.p90Ms !== undefined && stats.p99Ms !== undefined) {
+      lines.push(`p50/p90/p99: ${ms(stats.p50Ms)} / ${ms(stats.p90Ms)} / ${ms(stats.p99Ms)}`);
+    }
+    if (stats.requests !== undefined) lines.push(`Requests: ${stats.requests}`);
+  }
+  if (state !== 'disabled') lines.push('Click to show the server log');
+  return { text, tooltip: lines.join('\n') };
+}
+
+// Classifies a window/showMessage text from the server: the server says so when no model is loaded.
+export function isNoModelMessage(message: string): boolean {
+  return /no model/i.test(message);
+}
+
+// State after a stats answer arrives.
+export function stateFromStats(stats: StatsView, current: ServerState): ServerState {
+  if (current === 'disabled' || current === 'stopped' || current === 'error') return current;
+  if (stats.modelLoaded === false) return 'no-model';
+  if (stats.modelLoaded === true) return 'ready';
+  return current === 'starting' || current === 'loading' ? 'ready' : current;
+}
