@@ -1,0 +1,204 @@
+// JSON-RPC 2.0 envelope handling, reply-once and dispatch (see jsonrpc.h).
+#include "lsp/jsonrpc.h"
+
+#include <spdlog/spdlog.h>
+
+namespace qf::lsp {
+
+namespace {
+
+bool valid_id(const json::value& id) { return id.is_int64() || id.is_uint64() || id.is_string(); }
+
+}  // namespace
+
+incoming classify(std::string_view body) {
+  incoming m;
+  boost::system::error_code ec;
+  json::value v = json::parse(body, ec);
+  if (ec) {
+    m.invalid_code = error_code::parse_error;
+    m.invalid_reason = "invalid JSON: " + ec.message();
+    return m;
+  }
+  if (v.is_array()) {
+    m.invalid_reason = "batch messages are not supported";
+    return m;
+  }
+  if (!v.is_object()) {
+    m.invalid_reason = std::string("a message must be a JSON object, got ") + kind_name(v.kind());
+    return m;
+  }
+  json::object& o = v.get_object();
+  const json::value* id = o.if_contains("id");
+  if (id && valid_id(*id)) m.id = *id;
+  const json::value* version = o.if_contains("jsonrpc");
+  if (!version || !version->is_string() || version->get_string() != "2.0") {
+    m.invalid_reason = "jsonrpc: expected \"2.0\"";
+    return m;
+  }
+  if (id && !valid_id(*id) && !id->is_null()) {
+    m.invalid_reason = std::string("id: expected integer or string, got ") + kind_name(id->kind());
+    return m;
+  }
+  const json::value* method = o.if_contains("method");
+  if (!method) {
+    if (!id) {
+      m.invalid_reason = "message has neither a method nor an id";
+      return m;
+    }
+    m.what = incoming::kind::response;
+    if (const json::value* r = o.if_contains("result")) m.result = *r;
+    if (const json::value* e = o.if_contains("error")) m.error = *e;
+    return m;
+  }
+  if (!method->is_string()) {
+    m.invalid_reason = std::string("method: expected string, got ") + kind_name(method->kind());
+    return m;
+  }
+  m.method = std::string(method->get_string());
+  if (const json::value* p = o.if_contains("params")) {
+    if (!p->is_object() && !p->is_array() && !p->is_null()) {
+      m.invalid_reason = std::string("params: expected object or array, got ") + kind_name(p->kind());
+      return m;
+    }
+    m.params = *p;
+  }
+  if (id && id->is_null()) {
+    m.invalid_reason = "id: null is not a valid request id";
+    return m;
+  }
+  m.what = id ? incoming::kind::request : incoming::kind::notification;
+  return m;
+}
+
+json::value make_response(const json::value& id, json::value result) {
+  return json::object{{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(result)}};
+}
+
+json::value make_error_response(const json::value& id, error_code code, std::string_view message) {
+  return json::object{{"jsonrpc", "2.0"},
+                      {"id", id},
+                      {"error", json::object{{"code", static_cast<int>(code)}, {"message", message}}}};
+}
+
+json::value make_notification(std::string_view method, json::value params) {
+  json::object o{{"jsonrpc", "2.0"}, {"method", method}};
+  if (!params.is_null()) o["params"] = std::move(params);
+  return o;
+}
+
+json::value make_request(const json::value& id, std::string_view method, json::value params) {
+  json::object o{{"jsonrpc", "2.0"}, {"id", id}, {"method", method}};
+  if (!params.is_null()) o["params"] = std::move(params);
+  return o;
+}
+
+std::string id_to_string(const json::value& id) {
+  if (id.is_string()) return "s:" + std::string(id.get_string());
+  return "n:" + json::serialize(id);
+}
+
+void outbox::send(const json::value& message) {
+  if (closed_.load()) return;
+  write_(json::serialize(message));
+}
+
+reply_once::reply_once(json::value id, std::string method, std::shared_ptr<outbox> out)
+    : state_(std::make_shared<state>()) {
+  state_->id = std::move(id);
+  state_->method = std::move(method);
+  state_->out = std::move(out);
+}
+
+reply_once::state::~state() {
+  if (!replied.load() && out && !out->closed()) {
+    spdlog::error("request {} ({}) finished without a reply", json::serialize(id), method);
+    out->send(make_error_response(id, error_code::internal_error, "the server did not produce a reply"));
+  }
+}
+
+bool reply_once::claim() const {
+  bool expected = false;
+  if (state_->replied.compare_exchange_strong(expected, true)) return true;
+  spdlog::debug("dropping a second reply to request {} ({})", json::serialize(state_->id), state_->method);
+  return false;
+}
+
+void reply_once::result(json::value value) const {
+  if (!claim()) return;
+  state_->out->send(make_response(state_->id, std::move(value)));
+}
+
+void reply_once::error(error_code code, std::string_view message) const {
+  if (!claim()) return;
+  state_->out->send(make_error_response(state_->id, code, message));
+}
+
+void dispatcher::dispatch_request(const json::value& id, const std::string& method, const json::value& params) {
+  reply_once reply(id, method, out_);
+  auto it = requests_.find(method);
+  if (it == requests_.end()) {
+    reply.error(error_code::method_not_found, "method not found: " + method);
+    return;
+  }
+  try {
+    it->second(params, reply);
+  } catch (const rpc_error& e) {
+    if (reply.replied()) spdlog::error("{}: {} (after the reply was sent)", method, e.what());
+    reply.error(e.code(), e.what());
+  } catch (const std::exception& e) {
+    spdlog::error("{}: internal error: {}", method, e.what());
+    reply.error(error_code::internal_error, std::string("internal error: ") + e.what());
+  }
+}
+
+void dispatcher::dispatch_notification(const std::string& method, const json::value& params) {
+  auto it = notifications_.find(method);
+  if (it == notifications_.end()) {
+    if (method.rfind("$/", 0) == 0)
+      spdlog::debug("ignoring notification {}", method);
+    else
+      spdlog::warn("ignoring unknown notification {}", method);
+    return;
+  }
+  try {
+    it->second(params);
+  } catch (const std::exception& e) {
+    spdlog::error("notification {} failed: {}", method, e.what());
+  }
+}
+
+void dispatcher::call(std::string_view method, json::value params, response_handler on_response) {
+  json::value id;
+  {
+    std::lock_guard<std::mutex> lock(pending_mu_);
+    id = json::string("qf-" + std::to_string(next_id_++));
+    pending_[id_to_string(id)] = std::move(on_response);
+  }
+  out_->send(make_request(id, method, std::move(params)));
+}
+
+void dispatcher::dispatch_response(const incoming& msg) {
+  response_handler fn;
+  {
+    std::lock_guard<std::mutex> lock(pending_mu_);
+    auto it = pending_.find(id_to_string(msg.id));
+    if (it == pending_.end()) {
+      spdlog::warn("response to unknown request id {}", json::serialize(msg.id));
+      return;
+    }
+    fn = std::move(it->second);
+    pending_.erase(it);
+  }
+  if (!fn) return;
+  try {
+    if (!msg.error.is_null())
+      fn(nullptr, &msg.error);
+    else
+      fn(&msg.result, nullptr);
+  } catch (const std::exception& e) {
+    spdlog::error("handling the response to {} failed: {}", json::serialize(msg.id), e.what());
+  }
+}
+
+}  // namespace qf::lsp

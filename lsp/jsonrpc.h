@@ -1,0 +1,153 @@
+// JSON-RPC 2.0 as LSP uses it: message classification, replies that happen
+// exactly once, and a dispatcher of typed handlers.
+//
+// * classify() turns a frame body into a request, notification, response or
+//   an invalid message (with the error code the sender should get: -32700 for
+//   bad JSON, -32600 for a bad envelope).
+// * reply_once is the handle a request handler receives. It is copyable; the
+//   first result()/error() is sent, later ones are dropped (a worker's late
+//   result after a cancellation reply), and if the last copy dies without a
+//   reply the request is answered with InternalError, so no request is ever
+//   left unanswered or answered twice.
+// * dispatcher maps method names to handlers. Typed handlers get their params
+//   decoded strictly; a decode failure becomes InvalidParams whose message
+//   names the JSON path. An rpc_error thrown by a handler becomes that error;
+//   any other exception becomes InternalError. Server->client requests are
+//   sent with call() and their responses matched by id.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+
+#include "lsp/protocol.h"
+
+namespace qf::lsp {
+
+class rpc_error : public std::runtime_error {
+ public:
+  rpc_error(error_code code, const std::string& message) : std::runtime_error(message), code_(code) {}
+  error_code code() const { return code_; }
+
+ private:
+  error_code code_;
+};
+
+struct incoming {
+  enum class kind { request, notification, response, invalid };
+  kind what = kind::invalid;
+  json::value id;        // request/response id (null when absent or unusable)
+  std::string method;
+  json::value params;    // null when absent
+  json::value result;    // response only
+  json::value error;     // response only (null when it succeeded)
+  error_code invalid_code = error_code::invalid_request;  // invalid only
+  std::string invalid_reason;                             // invalid only
+};
+
+incoming classify(std::string_view body);
+
+json::value make_response(const json::value& id, json::value result);
+json::value make_error_response(const json::value& id, error_code code, std::string_view message);
+json::value make_notification(std::string_view method, json::value params);
+json::value make_request(const json::value& id, std::string_view method, json::value params);
+std::string id_to_string(const json::value& id);
+
+// Where outgoing messages go. Thread-safe; after close() nothing is sent.
+class outbox {
+ public:
+  explicit outbox(std::function<void(const std::string&)> write) : write_(std::move(write)) {}
+  void send(const json::value& message);
+  void close() { closed_.store(true); }
+  bool closed() const { return closed_.load(); }
+
+ private:
+  std::function<void(const std::string&)> write_;
+  std::atomic<bool> closed_{false};
+};
+
+class reply_once {
+ public:
+  reply_once(json::value id, std::string method, std::shared_ptr<outbox> out);
+  void result(json::value value) const;
+  template <class T>
+  void result_of(const T& value) const { result(json::value_from(value)); }
+  void error(error_code code, std::string_view message) const;
+  bool replied() const { return state_->replied.load(); }
+  const json::value& id() const { return state_->id; }
+  const std::string& method() const { return state_->method; }
+
+ private:
+  struct state {
+    json::value id;
+    std::string method;
+    std::shared_ptr<outbox> out;
+    std::atomic<bool> replied{false};
+    ~state();
+  };
+  bool claim() const;
+  std::shared_ptr<state> state_;
+};
+
+class dispatcher {
+ public:
+  using raw_request_handler = std::function<void(const json::value& params, const reply_once& reply)>;
+  using raw_notification_handler = std::function<void(const json::value& params)>;
+  using response_handler = std::function<void(const json::value* result, const json::value* error)>;
+
+  explicit dispatcher(std::shared_ptr<outbox> out) : out_(std::move(out)) {}
+
+  void on_request(const std::string& method, raw_request_handler fn) { requests_[method] = std::move(fn); }
+  void on_notification(const std::string& method, raw_notification_handler fn) {
+    notifications_[method] = std::move(fn);
+  }
+  template <class P>
+  void on_request(const std::string& method, std::function<void(const P&, const reply_once&)> fn) {
+    on_request(method, raw_request_handler([fn = std::move(fn)](const json::value& params, const reply_once& r) {
+                 fn(decode_params<P>(params), r);
+               }));
+  }
+  template <class P>
+  void on_notification(const std::string& method, std::function<void(const P&)> fn) {
+    on_notification(method, raw_notification_handler([fn = std::move(fn)](const json::value& params) {
+                      fn(decode_params<P>(params));
+                    }));
+  }
+
+  bool has_request(const std::string& method) const { return requests_.count(method) != 0; }
+  void dispatch_request(const json::value& id, const std::string& method, const json::value& params);
+  void dispatch_notification(const std::string& method, const json::value& params);
+  void dispatch_response(const incoming& msg);
+
+  // Server->client traffic.
+  void notify(std::string_view method, json::value params) { out_->send(make_notification(method, std::move(params))); }
+  void call(std::string_view method, json::value params, response_handler on_response);
+  const std::shared_ptr<outbox>& out() const { return out_; }
+
+  // Decodes params, turning a decode_error into InvalidParams with the path.
+  template <class P>
+  static P decode_params(const json::value& params) {
+    try {
+      P p{};
+      decode_value(params, p);
+      return p;
+    } catch (const decode_error& e) {
+      throw rpc_error(error_code::invalid_params, e.message("params"));
+    }
+  }
+
+ private:
+  std::shared_ptr<outbox> out_;
+  std::unordered_map<std::string, raw_request_handler> requests_;
+  std::unordered_map<std::string, raw_notification_handler> notifications_;
+  std::mutex pending_mu_;
+  std::map<std::string, response_handler> pending_;  // keyed by id_to_string(id)
+  std::int64_t next_id_ = 1;
+};
+
+}  // namespace qf::lsp
