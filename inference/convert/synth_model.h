@@ -1,0 +1,44 @@
+// Synthetic models: random weights with the exact shapes and metadata of a
+// real architecture, written as standard GGUF, so that speed and correctness
+// can be measured on realistic shapes without downloading weights.
+//
+// Weights are N(0, init_std) (default 0.02, as in the models' own training
+// init), norm weights 1 + N(0, 0.1) (so a forgotten norm weight shows), biases
+// N(0, init_std). Every tensor has its own generator seeded by (seed, tensor
+// name), so the same seed gives the same weights whatever the output type.
+// The vocabulary is synth_vocab.h's byte-level BPE of the requested size.
+//
+// Presets: "qwen2.5-coder-0.5b" and "qwen2.5-coder-1.5b" (exact Qwen2.5-Coder
+// shapes, arch qwen2, tied embeddings, q/k/v biases, rope base 1e6, eps 1e-6,
+// vocab 151936) and "tiny" (a few-layer model for tests, either arch).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "inference/core/ggml_types.h"
+
+namespace qf::infer::convert {
+
+struct synth_spec {
+  std::string arch = "llama";  // llama | qwen2
+  std::string name = "synthetic";
+  int64_t n_vocab = 512, n_embd = 64, n_layer = 2, n_head = 4, n_head_kv = 2, n_ff = 128, n_ctx = 256;
+  float rope_base = 10000.0f, rms_eps = 1e-5f;
+  bool tied = false;     // no output.weight: the token embedding is reused
+  bool qkv_bias = false; // attn_q/k/v.bias (qwen2)
+  float init_std = 0.02f;
+  uint64_t seed = 1;
+  int64_t head_dim() const { return n_embd / n_head; }
+};
+
+// A preset for an architecture; throws std::invalid_argument for an unknown
+// preset (the message lists them) or a preset/arch mismatch.
+synth_spec synth_preset(const std::string& preset, const std::string& arch);
+// Checks shapes (divisibility, ranges); throws std::invalid_argument.
+void validate(const synth_spec& s);
+// Writes the model with matrices in `type` (f32, f16 or bf16; quantized files
+// are made from such a file by the quantizer). 1-D tensors stay f32.
+void write_synth_model(const synth_spec& s, ggml_type type, const std::string& out_path);
+
+}  // namespace qf::infer::convert

@@ -1,0 +1,214 @@
+#!/usr/bin/python3
+"""Independent NumPy forward pass of the `llama` and `qwen2` architectures.
+
+Written from the architecture definitions, not from the C++ engine: token
+embedding; per block RMSNorm -> Q/K/V projections (+ biases for qwen2) ->
+rotary embedding (llama: adjacent pairs (2i, 2i+1); qwen2: NEOX halves
+(i, i + n_rot/2); theta_i = base^(-2i/n_rot), position scaled by the linear
+rope scale) -> causal softmax attention with 1/sqrt(head_dim) scaling and
+grouped KV heads (query head h reads KV head h // (n_head / n_head_kv)) ->
+output projection -> residual; RMSNorm -> SwiGLU feed-forward
+(down(silu(gate(x)) * up(x))) -> residual; final RMSNorm; classifier
+(output.weight, or the token embedding when tied). Everything in float64.
+
+Usage:
+  reference_forward.py MODEL.gguf --compare DUMP [--rtol R]
+      DUMP is written by `quickfill run --dump-logits`: it holds the token ids
+      and the engine's logits for every position (prefill rows, then decode
+      rows). Recomputes them both as one prefill and token by token with a KV
+      cache, prints per-row errors, exits 1 if any row is out of tolerance.
+  reference_forward.py MODEL.gguf --greedy N
+      Generates N tokens greedily from BOS and prints the text (SentencePiece
+      vocabularies), like llama2.c's run.c with temperature 0.
+"""
+import argparse
+import struct
+import sys
+
+import numpy as np
+
+from gguf_read import GGUFFile
+
+
+class Model:
+    def __init__(self, path):
+        f = GGUFFile(path)
+        self.f = f
+        a = f.arch()
+        if a not in ("llama", "qwen2"):
+            raise SystemExit(f"reference: unsupported architecture {a}")
+        self.arch = a
+        g = lambda k, d=None: f.get(f"{a}.{k}", d)
+        self.n_embd = int(g("embedding_length"))
+        self.n_layer = int(g("block_count"))
+        self.n_head = int(g("attention.head_count"))
+        self.n_head_kv = int(g("attention.head_count_kv", self.n_head))
+        self.head_dim = int(g("attention.key_length", self.n_embd // self.n_head))
+        self.n_rot = int(g("rope.dimension_count", self.head_dim))
+        self.eps = float(g("attention.layer_norm_rms_epsilon", 1e-5))
+        self.base = float(g("rope.freq_base", 10000.0))
+        scale = 1.0
+        if g("rope.scaling.type") == "linear" and g("rope.scaling.factor"):
+            scale = 1.0 / float(g("rope.scaling.factor"))
+        self.pos_scale = scale
+        self.neox = a == "qwen2"
+        self.emb = f.tensor("token_embd.weight")  # (n_vocab, n_embd)
+        self.out = f.tensor("output.weight") if f.has("output.weight") else self.emb
+        self.out_norm = f.tensor("output_norm.weight")
+        self.layers = []
+        for l in range(self.n_layer):
+            t = lambda n: f.tensor(f"blk.{l}.{n}")
+            opt = lambda n: f.tensor(f"blk.{l}.{n}") if f.has(f"blk.{l}.{n}") else None
+            self.layers.append(dict(
+                attn_norm=t("attn_norm.weight"), wq=t("attn_q.weight"), wk=t("attn_k.weight"),
+                wv=t("attn_v.weight"), wo=t("attn_output.weight"), bq=opt("attn_q.bias"),
+                bk=opt("attn_k.bias"), bv=opt("attn_v.bias"), ffn_norm=t("ffn_norm.weight"),
+                gate=t("ffn_gate.weight"), up=t("ffn_up.weight"), down=t("ffn_down.weight")))
+        self.n_vocab = self.emb.shape[0]
+
+    def rms_norm(self, x, w):
+        return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + self.eps) * w
+
+    def rope(self, x, positions):
+        """x: (T, heads, head_dim); rotates the first n_rot dims of each head."""
+        half = self.n_rot // 2
+        inv = self.base ** (-2.0 * np.arange(half) / self.n_rot)
+        ang = (positions[:, None] * self.pos_scale) * inv[None, :]  # (T, half)
+        cos, sin = np.cos(ang)[:, None, :], np.sin(ang)[:, None, :]
+        y = x.copy()
+        if self.neox:
+            a, b = x[..., :half], x[..., half:2 * half]
+            y[..., :half] = a * cos - b * sin
+            y[..., half:2 * half] = a * sin + b * cos
+        else:
+            a, b = x[..., 0:2 * half:2], x[..., 1:2 * half:2]
+            y[..., 0:2 * half:2] = a * cos - b * sin
+            y[..., 1:2 * half:2] = a * sin + b * cos
+        return y
+
+    def new_cache(self):
+        return [dict(k=np.zeros((0, self.n_head_kv, self.head_dim)),
+                     v=np.zeros((0, self.n_head_kv, self.head_dim))) for _ in range(self.n_layer)]
+
+    def forward(self, tokens, cache):
+        """Evaluates `tokens` after what `cache` holds; returns logits (T, n_vocab)."""
+        T = len(tokens)
+        p0 = cache[0]["k"].shape[0]
+        pos = np.arange(p0, p0 + T, dtype=np.float64)
+        x = self.emb[np.asarray(tokens)]
+        group = self.n_head // self.n_head_kv
+        for L, c in zip(self.layers, cache):
+            h = self.rms_norm(x, L["attn_norm"])
+            q, k, v = h @ L["wq"].T, h @ L["wk"].T, h @ L["wv"].T
+            if L["bq"] is not None:
+                q, k, v = q + L["bq"], k + L["bk"], v + L["bv"]
+            q = self.rope(q.reshape(T, self.n_head, self.head_dim), pos)
+            k = self.rope(k.reshape(T, self.n_head_kv, self.head_dim), pos)
+            v = v.reshape(T, self.n_head_kv, self.head_dim)
+            c["k"] = np.concatenate([c["k"], k])
+            c["v"] = np.concatenate([c["v"], v])
+            S = c["k"].shape[0]
+            att_out = np.zeros((T, self.n_head, self.head_dim))
+            mask = np.arange(S)[None, :] > (p0 + np.arange(T))[:, None]  # (T, S) future keys
+            for hh in range(self.n_head):
+                kv = hh // group
+                s = q[:, hh, :] @ c["k"][:, kv, :].T / np.sqrt(self.head_dim)
+                s = np.where(mask, -np.inf, s)
+                s = np.exp(s - s.max(axis=1, keepdims=True))
+                s /= s.sum(axis=1, keepdims=True)
+                att_out[:, hh, :] = s @ c["v"][:, kv, :]
+            x = x + att_out.reshape(T, -1) @ L["wo"].T
+            h = self.rms_norm(x, L["ffn_norm"])
+            g = h @ L["gate"].T
+            x = x + ((g / (1.0 + np.exp(-g))) * (h @ L["up"].T)) @ L["down"].T
+        return self.rms_norm(x, self.out_norm) @ self.out.T
+
+
+def read_dump(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:8] != b"QFLOGIT1":
+        raise SystemExit(f"{path}: not a logits dump")
+    n_rows, n_vocab, n_prompt = struct.unpack("<iii", data[8:20])
+    off = 20
+    tokens = np.frombuffer(data, dtype="<i4", count=n_rows, offset=off)
+    off += 4 * n_rows
+    logits = np.frombuffer(data, dtype="<f4", count=n_rows * n_vocab, offset=off).reshape(n_rows, n_vocab)
+    return tokens.tolist(), logits.astype(np.float64), n_prompt
+
+
+def compare(model, dump, rtol):
+    tokens, got, n_prompt = read_dump(dump)
+    if got.shape[1] != model.n_vocab:
+        raise SystemExit(f"dump has {got.shape[1]} logits per row, model vocabulary is {model.n_vocab}")
+    ref_prefill = model.forward(tokens, model.new_cache())
+    cache = model.new_cache()
+    ref_decode = np.concatenate([model.forward([t], cache) for t in tokens])
+    self_err = np.abs(ref_prefill - ref_decode).max()
+    print(f"reference prefill vs token-by-token: max |diff| {self_err:.3e}")
+    worst, bad = 0.0, 0
+    for i, (g, r) in enumerate(zip(got, ref_prefill)):
+        scale = np.abs(r).max()
+        err = np.abs(g - r).max() / scale
+        worst = max(worst, err)
+        argmax_ok = int(np.argmax(g)) == int(np.argmax(r))
+        kind = "prefill" if i < n_prompt else "decode"
+        ok = err <= rtol
+        bad += 0 if ok else 1
+        print(f"pos {i:3d} {kind:7s} token {tokens[i]:6d} max|ref| {scale:8.4f} "
+              f"max rel err {err:.3e} argmax {'same' if argmax_ok else 'DIFFERENT'}{'' if ok else '  FAIL'}")
+    print(f"rows {len(tokens)} (prefill {n_prompt}, decode {len(tokens) - n_prompt}), "
+          f"worst relative error {worst:.3e}, tolerance {rtol:g}")
+    if self_err > 1e-9 * max(1.0, np.abs(ref_prefill).max()):
+        print("FAIL: the reference's own prefill and decode disagree")
+        return 1
+    return 0 if bad == 0 else 1
+
+
+def spm_piece(tokens, types, tid, prev):
+    t = tokens[tid]
+    if types[tid] == 6 and len(t) == 6 and t.startswith("<0x"):
+        return bytes([int(t[3:5], 16)])
+    if types[tid] in (2, 3):
+        return b""
+    s = t.replace("\u2581", " ")
+    if prev == 1 and s.startswith(" "):
+        s = s[1:]
+    return s.encode("utf-8", errors="surrogateescape")
+
+
+def greedy(model, n):
+    f = model.f
+    tokens, types = f.get("tokenizer.ggml.tokens"), f.get("tokenizer.ggml.token_type")
+    bos = int(f.get("tokenizer.ggml.bos_token_id", 1))
+    cache = model.new_cache()
+    tok, out = bos, b""
+    for _ in range(n):
+        nxt = int(np.argmax(model.forward([tok], cache)[0]))
+        if nxt == bos:
+            break
+        out += spm_piece(tokens, types, nxt, tok)
+        tok = nxt
+    sys.stdout.buffer.write(out)
+    sys.stdout.buffer.flush()
+    return 0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("model")
+    ap.add_argument("--compare", metavar="DUMP")
+    ap.add_argument("--rtol", type=float, default=1e-2,
+                    help="max |engine - reference| per row, relative to the row's max |reference|")
+    ap.add_argument("--greedy", type=int, metavar="N")
+    args = ap.parse_args()
+    model = Model(args.model)
+    if args.compare:
+        return compare(model, args.compare, args.rtol)
+    if args.greedy:
+        return greedy(model, args.greedy)
+    ap.error("nothing to do: give --compare DUMP or --greedy N")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
