@@ -1,0 +1,175 @@
+;;; quickfill.el --- quickfill code completion through eglot  -*- lexical-binding: t; -*-
+
+;; Version: 0.1.0
+;; Package-Requires: ((emacs "28.1") (eglot "1.9"))
+;; Keywords: languages, tools, convenience
+
+;;; Commentary:
+
+;; Registers the quickfill language server (`quickfill --stdio') with eglot,
+;; so that `completion-at-point' (and company or corfu, which read the same
+;; completion-at-point functions) offer the completions of a local GGUF model.
+;;
+;;   (add-to-list 'load-path "/path/to/quickfill/editors/emacs")
+;;   (require 'quickfill)
+;;   (setq quickfill-model "~/models/quickfill-tiny-code.gguf")
+;;   (quickfill-eglot-setup)                  ; register with eglot
+;;   (add-hook 'python-mode-hook #'eglot-ensure)
+;;
+;; Design: a subclass of `eglot-lsp-server' carries the settings.  Its
+;; `eglot-initialization-options' method sends {"quickfill": {...}} built from
+;; the quickfill-* variables, it answers workspace/configuration for the
+;; "quickfill" section with the same object, and `quickfill-update-settings'
+;; re-sends it with workspace/didChangeConfiguration.  Works with Debian's
+;; elpa-eglot 1.9 on Emacs 28 and with the eglot built into Emacs 29+.
+
+;;; Code:
+
+(require 'cl-lib)
+(require 'eglot)
+(require 'jsonrpc)
+
+(defgroup quickfill nil
+  "Local AI code completion through the quickfill language server."
+  :group 'tools
+  :prefix "quickfill-")
+
+(defcustom quickfill-program "quickfill"
+  "The quickfill binary: a bare name is looked up on `exec-path'."
+  :type 'string)
+
+(defcustom quickfill-model nil
+  "GGUF model file for the server, or nil for the server's default model."
+  :type '(choice (const :tag "Server default" nil) file))
+
+(defcustom quickfill-log-level nil
+  "Server log level (--log-level): trace, debug, info, warn or error; nil for the default."
+  :type '(choice (const nil) string))
+
+(defcustom quickfill-log-file nil
+  "File the server also writes its log to (--log-file), or nil."
+  :type '(choice (const nil) file))
+
+(defcustom quickfill-settings nil
+  "Further server settings as a plist, merged into the \"quickfill\" object.
+Example: (:completion (:autoDeadlineMs 150 :explicitDeadlineMs 2000))."
+  :type 'plist)
+
+(defcustom quickfill-major-modes
+  '(c-mode c++-mode c-ts-mode c++-ts-mode python-mode python-ts-mode js-mode js-ts-mode
+    typescript-mode typescript-ts-mode go-mode go-ts-mode rust-mode rust-ts-mode
+    java-mode java-ts-mode sh-mode bash-ts-mode emacs-lisp-mode lua-mode ruby-mode)
+  "Major modes whose buffers `quickfill-eglot-setup' hands to quickfill."
+  :type '(repeat symbol))
+
+(defclass quickfill-eglot-server (eglot-lsp-server) ()
+  :documentation "The quickfill language server.")
+
+(defun quickfill--plist-merge (base over)
+  "Merge plist OVER into plist BASE; nested plists are merged key by key."
+  (let ((out (copy-sequence base)))
+    (cl-loop for (k v) on over by #'cddr
+             do (let ((old (plist-get out k)))
+                  (setq out (plist-put out k
+                                       (if (and (consp v) (keywordp (car v))
+                                                (consp old) (keywordp (car old)))
+                                           (quickfill--plist-merge old v)
+                                         v)))))
+    out))
+
+(defun quickfill-server-settings ()
+  "The \"quickfill\" settings object (a plist) sent to the server."
+  (let ((dedicated (and quickfill-model
+                        (list :model (expand-file-name quickfill-model)))))
+    (quickfill--plist-merge (copy-tree quickfill-settings) dedicated)))
+
+(defun quickfill-command ()
+  "The command line that starts the server over stdio."
+  (append (list (if (file-name-absolute-p quickfill-program)
+                    (expand-file-name quickfill-program)
+                  quickfill-program)
+                "--stdio")
+          (and quickfill-log-level (list "--log-level" quickfill-log-level))
+          (and quickfill-log-file (list "--log-file" (expand-file-name quickfill-log-file)))))
+
+(defun quickfill-eglot-contact (&optional _interactive)
+  "An `eglot-server-programs' contact for quickfill."
+  (cons 'quickfill-eglot-server (quickfill-command)))
+
+(cl-defmethod eglot-initialization-options ((_server quickfill-eglot-server))
+  "Send the quickfill settings as initializationOptions."
+  (list :quickfill (or (quickfill-server-settings) (make-hash-table))))
+
+(cl-defmethod eglot-handle-request
+  ((_server quickfill-eglot-server) (_method (eql workspace/configuration)) &key items)
+  "Answer workspace/configuration: the \"quickfill\" section gets the quickfill settings."
+  (apply #'vector
+         (mapcar (lambda (item)
+                   (let ((section (plist-get item :section)))
+                     (cond ((equal section "quickfill")
+                            (or (quickfill-server-settings) (make-hash-table)))
+                           ((or (null section) (equal section ""))
+                            (list :quickfill (or (quickfill-server-settings) (make-hash-table))))
+                           (t nil))))
+                 items)))
+
+;;;###autoload
+(defun quickfill-eglot-setup (&optional modes)
+  "Register quickfill with eglot for MODES (default `quickfill-major-modes').
+Call `eglot' or `eglot-ensure' in such a buffer to start it."
+  (let ((modes (or modes quickfill-major-modes)))
+    (setq eglot-server-programs
+          (cons (cons modes #'quickfill-eglot-contact)
+                (cl-remove-if (lambda (entry) (eq (cdr entry) #'quickfill-eglot-contact))
+                              eglot-server-programs)))))
+
+(defun quickfill--servers ()
+  "Every running quickfill server."
+  (let (out)
+    (maphash (lambda (_project servers)
+               (dolist (s servers)
+                 (when (and (cl-typep s 'quickfill-eglot-server) (jsonrpc-running-p s))
+                   (push s out))))
+             eglot--servers-by-project)
+    out))
+
+(defun quickfill-update-settings ()
+  "Send the current quickfill-* settings to every running quickfill server."
+  (interactive)
+  (dolist (s (quickfill--servers))
+    (jsonrpc-notify s :workspace/didChangeConfiguration
+                    (list :settings (list :quickfill (or (quickfill-server-settings)
+                                                         (make-hash-table)))))))
+
+(defun quickfill--current-server ()
+  (let ((s (eglot-current-server)))
+    (unless (cl-typep s 'quickfill-eglot-server)
+      (user-error "No quickfill server manages this buffer"))
+    s))
+
+(defun quickfill-stats ()
+  "Return (and, interactively, show) the server's quickfill/stats answer."
+  (interactive)
+  (let ((stats (jsonrpc-request (quickfill--current-server) :quickfill/stats (make-hash-table))))
+    (when (called-interactively-p 'interactive)
+      (with-current-buffer (get-buffer-create "*quickfill stats*")
+        (erase-buffer)
+        (insert (pp-to-string stats))
+        (display-buffer (current-buffer))))
+    stats))
+
+(defun quickfill-show-log ()
+  "Show the server's stderr log (and its protocol events buffer)."
+  (interactive)
+  (let ((s (quickfill--current-server)))
+    (display-buffer (jsonrpc-stderr-buffer s))
+    (when quickfill-log-file
+      (find-file-other-window (expand-file-name quickfill-log-file)))))
+
+(defun quickfill-restart ()
+  "Restart the quickfill server of this buffer."
+  (interactive)
+  (eglot-reconnect (quickfill--current-server)))
+
+(provide 'quickfill)
+;;; quickfill.el ends here

@@ -1,0 +1,494 @@
+-- quickfill for Neovim's built-in LSP client (Neovim 0.7 and newer).
+--
+--   require('quickfill').setup{ model = '~/models/quickfill-tiny-code.gguf' }
+--
+-- setup() registers a FileType autocommand that starts (or reuses) one
+-- `quickfill --stdio` per root directory and attaches it to the buffer:
+-- vim.lsp.start where it exists (0.8+), vim.lsp.start_client +
+-- vim.lsp.buf_attach_client on 0.7. Settings travel as initializationOptions
+-- ({quickfill = {...}}), answer workspace/configuration, and are re-sent with
+-- workspace/didChangeConfiguration by update_settings().
+--
+-- Completion: `completefunc` (CTRL-X CTRL-U) is set to quickfill's own
+-- synchronous function, which asks textDocument/completion and honours each
+-- item's textEdit (multi-line items insert their remaining lines on
+-- CompleteDone); omnifunc can be left to vim.lsp.omnifunc. nvim-cmp users add
+-- the `nvim_lsp` source instead (see docs/editors.md). Optional ghost text
+-- asks textDocument/inlineCompletion while typing and draws the first line as
+-- virtual text (extmarks), further lines as virtual lines; a key accepts it.
+local M = {}
+
+local NAME = 'quickfill'
+local ns = vim.api.nvim_create_namespace('quickfill_ghost')
+
+local defaults = {
+  cmd = nil,                 -- full command; default { 'quickfill', '--stdio', ... } from the options below
+  binary = 'quickfill',      -- binary (bare name: looked up on PATH)
+  model = nil,               -- GGUF file; nil: the server's default model
+  log_level = nil,           -- --log-level (trace, debug, info, warn, error)
+  log_file = nil,            -- --log-file
+  settings = {},             -- further server settings, merged into the `quickfill` object
+  filetypes = nil,           -- list of filetypes to attach to; nil: every normal file buffer
+  root_markers = { '.git', '.hg', 'compile_commands.json', 'pyproject.toml', 'package.json', 'Cargo.toml', 'go.mod' },
+  completefunc = true,       -- set 'completefunc' to quickfill's (CTRL-X CTRL-U)
+  omnifunc = false,          -- set 'omnifunc' to vim.lsp.omnifunc (CTRL-X CTRL-O)
+  timeout_ms = 10000,        -- how long completefunc waits for an answer
+  ghost_text = false,        -- true or a table { debounce_ms = 150, accept_key = '<C-l>', hl = 'Comment' }
+  on_attach = nil,           -- function(client, bufnr)
+  capabilities = nil,        -- client capabilities override
+}
+
+M.config = vim.deepcopy(defaults)
+local ghost_defaults = { debounce_ms = 150, accept_key = '<C-l>', hl = 'Comment' }
+
+-- ---------------------------------------------------------------------------
+-- helpers
+
+local function has_start() return vim.lsp.start ~= nil end
+
+local function expand(p)
+  if p == nil or p == '' then return p end
+  return vim.fn.expand(p)
+end
+
+local function merge(a, b) return vim.tbl_deep_extend('force', a or {}, b or {}) end
+
+-- The `quickfill` settings object the server reads.
+function M.server_settings(cfg)
+  cfg = cfg or M.config
+  local s = vim.deepcopy(cfg.settings or {})
+  if cfg.model and cfg.model ~= '' then s.model = expand(cfg.model) end
+  return s
+end
+
+function M.command(cfg)
+  cfg = cfg or M.config
+  if cfg.cmd then return cfg.cmd end
+  local cmd = { expand(cfg.binary), '--stdio' }
+  if cfg.log_level then vim.list_extend(cmd, { '--log-level', cfg.log_level }) end
+  if cfg.log_file then vim.list_extend(cmd, { '--log-file', expand(cfg.log_file) }) end
+  return cmd
+end
+
+local function find_root(bufnr)
+  local name = vim.api.nvim_buf_get_name(bufnr)
+  local dir = name ~= '' and vim.fn.fnamemodify(name, ':p:h') or vim.loop.cwd()
+  local cur = dir
+  while true do
+    for _, marker in ipairs(M.config.root_markers or {}) do
+      if vim.loop.fs_stat(cur .. '/' .. marker) then return cur end
+    end
+    local parent = vim.fn.fnamemodify(cur, ':h')
+    if parent == cur then break end
+    cur = parent
+  end
+  return dir
+end
+
+-- Client methods: `client:method(...)` from 0.11 on, `client.method(...)` before.
+local new_style = vim.fn.has('nvim-0.11') == 1
+local function call(client, method, ...)
+  if new_style then return client[method](client, ...) end
+  return client[method](...)
+end
+
+local function quickfill_clients(bufnr)
+  local out = {}
+  local all
+  if vim.lsp.get_clients then
+    all = vim.lsp.get_clients(bufnr and { bufnr = bufnr } or nil)
+  elseif bufnr then
+    all = vim.lsp.buf_get_clients(bufnr)
+  else
+    all = vim.lsp.get_active_clients()
+  end
+  for _, c in pairs(all) do
+    if c.name == NAME then table.insert(out, c) end
+  end
+  return out
+end
+
+-- Position of the cursor (or `row`/`byte_col`) as LSP UTF-16 position.
+local function lsp_position(bufnr, row, byte_col)
+  local line = vim.api.nvim_buf_get_lines(bufnr, row, row + 1, false)[1] or ''
+  byte_col = math.min(byte_col, #line)
+  local _, utf16 = vim.str_utfindex(line, byte_col)
+  return { line = row, character = utf16 }
+end
+
+-- Byte column of an LSP UTF-16 position on `row`.
+local function byte_col(bufnr, row, character)
+  local line = vim.api.nvim_buf_get_lines(bufnr, row, row + 1, false)[1] or ''
+  local ok, col = pcall(vim.str_byteindex, line, character, true)
+  if not ok then return #line end
+  return col
+end
+
+function M.get_client(bufnr)
+  bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
+  return quickfill_clients(bufnr)[1]
+end
+
+-- ---------------------------------------------------------------------------
+-- starting and attaching
+
+local clients_by_root = {}  -- root_dir -> client id (0.7 path)
+
+local function make_config(root_dir)
+  local settings = M.server_settings()
+  return {
+    name = NAME,
+    cmd = M.command(),
+    root_dir = root_dir,
+    workspace_folders = { { uri = vim.uri_from_fname(root_dir), name = root_dir } },
+    init_options = { quickfill = settings },
+    settings = { quickfill = settings },
+    capabilities = M.config.capabilities or vim.lsp.protocol.make_client_capabilities(),
+    flags = { debounce_text_changes = 50 },
+    on_attach = function(client, bufnr) M._on_attach(client, bufnr) end,
+    on_exit = function(code, signal)
+      clients_by_root[root_dir] = nil
+      M.last_exit = { code = code, signal = signal }
+    end,
+  }
+end
+
+function M.attach(bufnr)
+  bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
+  if vim.bo[bufnr].buftype ~= '' then return nil end
+  local root = find_root(bufnr)
+  local config = make_config(root)
+  if has_start() then
+    return vim.lsp.start(config, { bufnr = bufnr })
+  end
+  local id = clients_by_root[root]
+  if not id or not vim.lsp.get_client_by_id(id) or call(vim.lsp.get_client_by_id(id), 'is_stopped') then
+    id = vim.lsp.start_client(config)
+    if not id then return nil end
+    clients_by_root[root] = id
+  end
+  vim.lsp.buf_attach_client(bufnr, id)
+  return id
+end
+
+function M._on_attach(client, bufnr)
+  if M.config.completefunc then
+    vim.bo[bufnr].completefunc = "v:lua.require'quickfill'.completefunc"
+  end
+  if M.config.omnifunc then
+    vim.bo[bufnr].omnifunc = 'v:lua.vim.lsp.omnifunc'
+  end
+  if M.config.ghost_text then M._enable_ghost(bufnr) end
+  if M.config.on_attach then M.config.on_attach(client, bufnr) end
+end
+
+-- Sends the current settings to every running quickfill client.
+function M.update_settings(opts)
+  if opts then
+    M.config = merge(M.config, opts)
+  end
+  local settings = M.server_settings()
+  for _, c in ipairs(quickfill_clients()) do
+    c.config.settings = { quickfill = settings }
+    call(c, 'notify', 'workspace/didChangeConfiguration', { settings = { quickfill = settings } })
+  end
+end
+
+function M.stop()
+  for _, c in ipairs(quickfill_clients()) do call(c, 'stop') end
+  clients_by_root = {}
+end
+
+function M.restart()
+  local bufs = {}
+  for _, c in ipairs(quickfill_clients()) do
+    for b, _ in pairs(c.attached_buffers or {}) do table.insert(bufs, b) end
+  end
+  M.stop()
+  vim.wait(5000, function() return #quickfill_clients() == 0 end, 50)
+  for _, b in ipairs(bufs) do
+    if vim.api.nvim_buf_is_valid(b) then M.attach(b) end
+  end
+end
+
+-- quickfill/stats (model, last latency, aggregates); nil on failure.
+function M.stats(bufnr, timeout_ms)
+  local client = M.get_client(bufnr)
+  if not client then return nil, 'no quickfill client attached' end
+  local resp, err = call(client, 'request_sync', 'quickfill/stats', vim.empty_dict(), timeout_ms or 5000, bufnr or 0)
+  if not resp then return nil, err end
+  if resp.err then return nil, resp.err.message end
+  return resp.result
+end
+
+-- ---------------------------------------------------------------------------
+-- completion
+
+-- Converts a CompletionList / CompletionItem[] to a start byte column and
+-- complete-items (:help complete-items) for the cursor at (row, col).
+function M.to_complete_items(bufnr, result, row, col)
+  local items = result and (result.items or result) or {}
+  local start = col
+  local out = {}
+  for _, it in ipairs(items) do
+    local text, srow, scol = nil, row, col
+    local edit = it.textEdit
+    if type(edit) == 'table' and type(edit.newText) == 'string' then
+      text = edit.newText
+      local range = edit.range or edit.replace or edit.insert
+      if range then
+        srow = range.start.line
+        scol = byte_col(bufnr, range.start.line, range.start.character)
+      end
+    else
+      text = type(it.insertText) == 'string' and it.insertText or it.label
+    end
+    if type(text) == 'string' and text ~= '' and srow == row and scol <= col then
+      -- Items whose edit starts before the cursor include the text being replaced.
+      if scol < start then start = scol end
+      table.insert(out, { scol = scol, text = text, item = it })
+    end
+  end
+  local complete = {}
+  local line = vim.api.nvim_buf_get_lines(bufnr, row, row + 1, false)[1] or ''
+  for _, e in ipairs(out) do
+    -- Complete-items all replace from `start`: prepend what lies between start and this item's start.
+    local text = line:sub(start + 1, e.scol) .. e.text
+    local first, rest = text:match('^([^\n]*)\n(.*)$')
+    if not first then first = text end
+    table.insert(complete, {
+      word = first,
+      abbr = (e.item.label and e.item.label ~= '' and e.item.label or first):gsub('\n.*', '…'),
+      menu = '[qf]',
+      info = text,
+      icase = 1,
+      dup = 1,
+      empty = 0,
+      user_data = rest and { quickfill = { rest = rest } } or nil,
+    })
+  end
+  return start, complete
+end
+
+local pending = nil  -- {start, items} between the two completefunc calls
+
+-- Synchronously asks textDocument/completion at the cursor. Returns
+-- (start_byte_col, complete_items) or nil and a message.
+function M.request_completion(bufnr, explicit)
+  bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
+  local client = M.get_client(bufnr)
+  if not client then return nil, 'no quickfill client attached' end
+  local cur = vim.api.nvim_win_get_cursor(0)
+  local row, col = cur[1] - 1, cur[2]
+  local params = {
+    textDocument = { uri = vim.uri_from_bufnr(bufnr) },
+    position = lsp_position(bufnr, row, col),
+    context = { triggerKind = explicit == false and 3 or 1 },
+  }
+  local resp, err = call(client, 'request_sync', 'textDocument/completion', params, M.config.timeout_ms, bufnr)
+  if not resp then return nil, err or 'timeout' end
+  if resp.err then return nil, resp.err.message end
+  local start, items = M.to_complete_items(bufnr, resp.result, row, col)
+  return start, items, resp.result
+end
+
+-- 'completefunc' (see :help complete-functions).
+function M.completefunc(findstart, base)
+  if findstart == 1 then
+    local start, items = M.request_completion(0, true)
+    if not start then
+      pending = nil
+      return -3  -- cancel silently, stay in insert mode
+    end
+    pending = { start = start, items = items }
+    return start
+  end
+  local p = pending
+  pending = nil
+  if not p then return {} end
+  if base == nil or base == '' then return p.items end
+  local out = {}
+  for _, it in ipairs(p.items) do
+    if vim.startswith(it.word, base) then table.insert(out, it) end
+  end
+  return out
+end
+
+-- After a multi-line item is accepted, insert its remaining lines.
+function M._on_complete_done()
+  local item = vim.v.completed_item
+  if type(item) ~= 'table' or type(item.user_data) ~= 'table' then return end
+  local qf = item.user_data.quickfill
+  if type(qf) ~= 'table' or type(qf.rest) ~= 'string' then return end
+  local cur = vim.api.nvim_win_get_cursor(0)
+  local lines = vim.split(qf.rest, '\n', { plain = true })
+  vim.api.nvim_buf_set_text(0, cur[1] - 1, cur[2], cur[1] - 1, cur[2], vim.list_extend({ '' }, lines))
+  vim.api.nvim_win_set_cursor(0, { cur[1] + #lines, #lines[#lines] })
+end
+
+-- ---------------------------------------------------------------------------
+-- ghost text (textDocument/inlineCompletion drawn with extmarks)
+
+local ghost = {}  -- bufnr -> { text, row, col, tick, timer }
+
+function M.ghost_clear(bufnr)
+  bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
+  vim.api.nvim_buf_clear_namespace(bufnr, ns, 0, -1)
+  local g = ghost[bufnr]
+  if g then g.text = nil end
+end
+
+local function ghost_opts()
+  local g = M.config.ghost_text
+  return merge(ghost_defaults, type(g) == 'table' and g or {})
+end
+
+-- Draws `text` (first line at the cursor, the rest as virtual lines).
+function M.ghost_show(bufnr, row, col, text)
+  M.ghost_clear(bufnr)
+  local lines = vim.split(text, '\n', { plain = true })
+  local hl = ghost_opts().hl
+  local opts = { virt_text = { { lines[1], hl } }, hl_mode = 'combine' }
+  if vim.fn.has('nvim-0.10') == 1 then
+    opts.virt_text_pos = 'inline'
+  else
+    opts.virt_text_pos = 'overlay'
+    local line = vim.api.nvim_buf_get_lines(bufnr, row, row + 1, false)[1] or ''
+    if col >= #line then opts.virt_text_pos = 'eol' end
+  end
+  if #lines > 1 then
+    opts.virt_lines = {}
+    for i = 2, #lines do table.insert(opts.virt_lines, { { lines[i], hl } }) end
+  end
+  vim.api.nvim_buf_set_extmark(bufnr, ns, row, col, opts)
+  ghost[bufnr] = ghost[bufnr] or {}
+  local g = ghost[bufnr]
+  g.text, g.row, g.col, g.tick = text, row, col, vim.api.nvim_buf_get_changedtick(bufnr)
+end
+
+-- Asks textDocument/inlineCompletion at the cursor; draws the first item.
+-- `callback(text_or_nil)` runs once the answer is handled.
+function M.ghost_request(bufnr, explicit, callback)
+  bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
+  local client = M.get_client(bufnr)
+  if not client then
+    if callback then callback(nil) end
+    return
+  end
+  local cur = vim.api.nvim_win_get_cursor(0)
+  local row, col = cur[1] - 1, cur[2]
+  local tick = vim.api.nvim_buf_get_changedtick(bufnr)
+  local params = {
+    textDocument = { uri = vim.uri_from_bufnr(bufnr) },
+    position = lsp_position(bufnr, row, col),
+    context = { triggerKind = explicit and 1 or 2 },
+  }
+  call(client, 'request', 'textDocument/inlineCompletion', params, function(err, result)
+    local text = nil
+    if not err and result and vim.api.nvim_buf_is_valid(bufnr)
+        and vim.api.nvim_buf_get_changedtick(bufnr) == tick then
+      local items = result.items or result
+      local it = items[1]
+      if it then
+        text = type(it.insertText) == 'table' and it.insertText.value or it.insertText
+        if it.range and type(text) == 'string' then
+          -- Drop the part of the item that replaces text before the cursor (already typed).
+          local scol = byte_col(bufnr, it.range.start.line, it.range.start.character)
+          local line = vim.api.nvim_buf_get_lines(bufnr, row, row + 1, false)[1] or ''
+          local typed = line:sub(scol + 1, col)
+          if it.range.start.line == row and vim.startswith(text, typed) then
+            text = text:sub(#typed + 1)
+          end
+        end
+        if type(text) == 'string' and text ~= '' then
+          M.ghost_show(bufnr, row, col, text)
+        else
+          text = nil
+        end
+      end
+    end
+    if callback then callback(text) end
+  end, bufnr)
+end
+
+-- Inserts the shown ghost text at the cursor. Returns true when something was inserted.
+function M.ghost_accept(bufnr)
+  bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
+  local g = ghost[bufnr]
+  if not g or not g.text or g.tick ~= vim.api.nvim_buf_get_changedtick(bufnr) then return false end
+  local text = g.text
+  M.ghost_clear(bufnr)
+  local lines = vim.split(text, '\n', { plain = true })
+  vim.api.nvim_buf_set_text(bufnr, g.row, g.col, g.row, g.col, lines)
+  local last_row = g.row + #lines - 1
+  local last_col = (#lines == 1 and g.col or 0) + #lines[#lines]
+  vim.api.nvim_win_set_cursor(0, { last_row + 1, last_col })
+  return true
+end
+
+function M._enable_ghost(bufnr)
+  local opts = ghost_opts()
+  local group = vim.api.nvim_create_augroup('quickfill_ghost_' .. bufnr, { clear = true })
+  ghost[bufnr] = ghost[bufnr] or {}
+  local function schedule_request()
+    local g = ghost[bufnr]
+    if g.timer then g.timer:stop(); g.timer:close() end
+    g.timer = vim.loop.new_timer()
+    g.timer:start(opts.debounce_ms, 0, vim.schedule_wrap(function()
+      if g.timer then g.timer:close(); g.timer = nil end
+      if vim.api.nvim_get_current_buf() == bufnr and vim.api.nvim_get_mode().mode:sub(1, 1) == 'i' then
+        M.ghost_request(bufnr, false)
+      end
+    end))
+  end
+  vim.api.nvim_create_autocmd({ 'TextChangedI', 'CursorMovedI' }, {
+    group = group, buffer = bufnr,
+    callback = function() M.ghost_clear(bufnr); schedule_request() end,
+  })
+  vim.api.nvim_create_autocmd({ 'InsertLeave', 'BufLeave' }, {
+    group = group, buffer = bufnr, callback = function() M.ghost_clear(bufnr) end,
+  })
+  if opts.accept_key and opts.accept_key ~= '' then
+    vim.keymap.set('i', opts.accept_key, function()
+      if not M.ghost_accept(bufnr) then
+        return vim.api.nvim_replace_termcodes(opts.accept_key, true, false, true)
+      end
+      return ''
+    end, { buffer = bufnr, expr = true, desc = 'quickfill: accept ghost text' })
+  end
+end
+
+-- ---------------------------------------------------------------------------
+-- setup
+
+function M.setup(opts)
+  M.config = merge(vim.deepcopy(defaults), opts or {})
+  local group = vim.api.nvim_create_augroup('quickfill', { clear = true })
+  local fts = M.config.filetypes
+  vim.api.nvim_create_autocmd('FileType', {
+    group = group,
+    pattern = fts and table.concat(fts, ',') or '*',
+    callback = function(args)
+      if vim.bo[args.buf].buftype == '' and vim.api.nvim_buf_get_name(args.buf) ~= '' then M.attach(args.buf) end
+    end,
+  })
+  vim.api.nvim_create_autocmd('CompleteDone', { group = group, callback = M._on_complete_done })
+  vim.api.nvim_create_user_command('QuickfillRestart', M.restart, { desc = 'Restart the quickfill server' })
+  vim.api.nvim_create_user_command('QuickfillStop', M.stop, { desc = 'Stop the quickfill server' })
+  vim.api.nvim_create_user_command('QuickfillStats', function()
+    local s, err = M.stats()
+    print(s and vim.inspect(s) or ('quickfill: ' .. tostring(err)))
+  end, { desc = 'Show quickfill/stats' })
+  vim.api.nvim_create_user_command('QuickfillLog', function()
+    vim.cmd('tabnew ' .. vim.fn.fnameescape(M.config.log_file and expand(M.config.log_file) or vim.lsp.get_log_path()))
+  end, { desc = "Open the server's log" })
+  -- Buffers already open when setup() runs.
+  for _, b in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(b) and vim.bo[b].buftype == '' and vim.api.nvim_buf_get_name(b) ~= '' then
+      local ft = vim.bo[b].filetype
+      if ft ~= '' and (not fts or vim.tbl_contains(fts, ft)) then M.attach(b) end
+    end
+  end
+end
+
+return M

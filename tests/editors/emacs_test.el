@@ -1,0 +1,171 @@
+;;; emacs_test.el --- ERT test: eglot drives the real quickfill binary  -*- lexical-binding: t; -*-
+
+;; Run (see CMakeLists.txt):
+;;   emacs --batch -L editors/emacs -l tests/editors/emacs_test.el
+;; Environment: QUICKFILL_BIN (required), QUICKFILL_MODEL (a GGUF file; without
+;; it the completion test is skipped).  Exit status: 0 pass, 1 fail, 77 when
+;; eglot is missing or a test was skipped.
+;;
+;; The test registers quickfill with `quickfill-eglot-setup', lets eglot guess
+;; the contact for a python-mode buffer from `eglot-server-programs' (so the
+;; registration itself is exercised), connects, types into the buffer (eglot
+;; sends didChange), then asks `completion-at-point-functions' as
+;; `completion-at-point' does and asserts that the server's items are offered;
+;; choosing one runs eglot's exit function, which applies the item's textEdit.
+
+;;; Code:
+
+(require 'ert)
+(require 'cl-lib)
+(unless (require 'eglot nil t)
+  (require 'package)
+  (package-activate-all))
+(unless (require 'eglot nil t)
+  (message "SKIP: eglot is not installed (Emacs 29+ has it built in; Debian: apt install elpa-eglot)")
+  (kill-emacs 77))
+(require 'python)
+(require 'quickfill)
+
+(defvar qf-test-bin (let ((b (getenv "QUICKFILL_BIN")))
+                      (and b (not (string-empty-p b)) (file-regular-p b) (file-executable-p b) b)))
+(defvar qf-test-model (let ((m (getenv "QUICKFILL_MODEL"))) (and m (not (string-empty-p m)) (file-exists-p m) m)))
+(defvar qf-test-wait (/ (string-to-number (or (getenv "QUICKFILL_TEST_WAIT_MS") "300000")) 1000.0)
+  "Safety-net timeout in seconds; not a timing assertion.")
+
+(defun qf-test--wait (pred)
+  "Run the event loop until PRED returns non-nil or `qf-test-wait' passes."
+  (let ((deadline (+ (float-time) qf-test-wait)) v)
+    (while (and (not (setq v (funcall pred))) (< (float-time) deadline))
+      (accept-process-output nil 0.05))
+    v))
+
+(defmacro qf-test--with-server (model &rest body)
+  "Open sample.py in a fresh directory with quickfill (MODEL or none) attached; run BODY."
+  (declare (indent 1))
+  `(let* ((dir (file-name-as-directory (make-temp-file "qf-emacs-" t)))
+          (file (expand-file-name "sample.py" dir))
+          (quickfill-program qf-test-bin)
+          (quickfill-model ,model)
+          (quickfill-log-level "debug")
+          (quickfill-settings '(:completion (:autoDeadlineMs 60000 :explicitDeadlineMs 60000)))
+          (eglot-server-programs (copy-sequence eglot-server-programs))
+          (eglot-sync-connect t)
+          (eglot-connect-timeout (truncate qf-test-wait))
+          (eglot-autoshutdown nil)
+          (project-find-functions (list (lambda (_d) (cons 'transient dir))))
+          (python-indent-guess-indent-offset nil)
+          (buf nil)
+          (passed nil))
+     (with-temp-file file
+       (insert "import os\n\n\ndef read_lines(path):\n    with open(path) as f:\n"
+               "        return f.read().splitlines()\n\n\ndef main():\n    \n"))
+     (quickfill-eglot-setup '(python-mode))
+     (setq buf (find-file-noselect file))
+     (unwind-protect
+         (with-current-buffer buf
+           (should (eq major-mode 'python-mode))
+           ;; The contact eglot guesses comes from our registration.
+           (let ((guess (eglot--guess-contact)))
+             (should (eq (nth 2 guess) 'quickfill-eglot-server))
+             (apply #'eglot guess))
+           (should (qf-test--wait (lambda () (and (eglot-current-server)
+                                                  (eglot--server-capable :completionProvider)))))
+           (should (cl-typep (eglot-current-server) 'quickfill-eglot-server))
+           ,@body
+           (setq passed t))
+       (with-current-buffer buf
+         (let ((server (eglot-current-server)))
+           (when server
+             (unless passed
+               (message "--- server stderr ---\n%s"
+                        (if (fboundp 'jsonrpc-stderr-buffer)
+                            (with-current-buffer (jsonrpc-stderr-buffer server) (buffer-string))
+                          "")))
+             (eglot-shutdown server)
+             ;; shutdown + exit: the server process ends.
+             (should (qf-test--wait (lambda () (not (jsonrpc-running-p server))))))))
+       (with-current-buffer buf (set-buffer-modified-p nil))
+       (kill-buffer buf))))
+
+(defun qf-test--model-loaded-p ()
+  "Non-nil once quickfill/stats reports a loaded model."
+  (let* ((stats (quickfill-stats))
+         (model (plist-get stats :model)))
+    (cond ((and (consp model) (plist-member model :loaded)) (eq (plist-get model :loaded) t))
+          ((plist-member stats :modelLoaded) (eq (plist-get stats :modelLoaded) t))
+          (t (and (stringp model) (not (string-empty-p model)))))))
+
+(ert-deftest quickfill-eglot-initialize ()
+  "eglot connects through the registration and sees the capabilities quickfill advertises."
+  (skip-unless qf-test-bin)
+  (qf-test--with-server nil
+    (should (eglot--server-capable :completionProvider :triggerCharacters))
+    (should (eglot--server-capable :inlineCompletionProvider))
+    (should (memq #'eglot-completion-at-point completion-at-point-functions))
+    ;; initializationOptions carried the settings object.
+    (should (equal (plist-get (plist-get (eglot-initialization-options (eglot-current-server)) :quickfill)
+                              :completion)
+                   '(:autoDeadlineMs 60000 :explicitDeadlineMs 60000)))
+    (should (listp (quickfill-stats)))))
+
+(ert-deftest quickfill-eglot-completion-at-point ()
+  "completion-at-point offers the server's items; choosing one applies its textEdit."
+  (skip-unless qf-test-bin)
+  (skip-unless qf-test-model)
+  (qf-test--with-server qf-test-model
+    (should (qf-test--wait #'qf-test--model-loaded-p))
+    ;; Type "for line in " at the end of main's body, one character at a time.
+    (goto-char (point-min))
+    (forward-line 9)
+    (end-of-line)
+    (dolist (c (string-to-list "for line in "))
+      (insert c)
+      (accept-process-output nil 0.001))
+    (should (equal (buffer-substring (line-beginning-position) (point)) "    for line in "))
+    (let* ((line-before (buffer-substring (line-beginning-position) (line-end-position)))
+           (capf (run-hook-with-args-until-success 'completion-at-point-functions)))
+      (should capf)
+      (pcase-let ((`(,beg ,end ,table . ,props) capf))
+        (let ((cands (all-completions (buffer-substring beg end) table)))
+          (message "candidates: %S" cands)
+          (should (> (length cands) 0))
+          (let* ((choice (car cands))
+                 (item (get-text-property 0 'eglot--lsp-item choice))
+                 (edit (plist-get item :textEdit))
+                 (range (plist-get edit :range))
+                 (new-text (plist-get edit :newText)))
+            (should (stringp new-text))
+            (should (> (length new-text) 0))
+            (should (= (plist-get (plist-get range :start) :line) 9))
+            ;; What completion-in-region does with the chosen candidate, then
+            ;; eglot's exit function (which replaces it by the textEdit).
+            (let ((s (plist-get (plist-get range :start) :character))
+                  (e (plist-get (plist-get range :end) :character)))
+              (delete-region beg end)
+              (goto-char beg)
+              (insert choice)
+              (funcall (plist-get props :exit-function) choice 'finished)
+              (let ((first-line (car (split-string new-text "\n")))
+                    (line-after (save-excursion
+                                  (goto-char (point-min))
+                                  (forward-line 9)
+                                  (buffer-substring (line-beginning-position) (line-end-position)))))
+                (should (string-prefix-p (concat (substring line-before 0 s) first-line) line-after))
+                (ignore e)))))))
+    ;; The latency of those requests shows up in quickfill/stats.
+    (should (listp (quickfill-stats)))))
+
+(defun qf-test-run ()
+  "Run the tests; exit 0 (pass), 1 (failure) or 77 (something was skipped)."
+  (let ((stats (ert-run-tests-batch t)))
+    (kill-emacs (cond ((> (ert-stats-completed-unexpected stats) 0) 1)
+                      ((> (ert-stats-skipped stats) 0)
+                       (message "SKIP: %s" (if qf-test-bin
+                                               "no model file (set QUICKFILL_MODEL)"
+                                             "QUICKFILL_BIN is not set to an executable quickfill binary"))
+                       77)
+                      (t 0)))))
+
+(when noninteractive (qf-test-run))
+
+;;; emacs_test.el ends here

@@ -1,0 +1,167 @@
+-- Neovim test: `nvim --headless -u NONE` runs this file (see CMakeLists.txt).
+-- It loads editors/nvim through require('quickfill').setup{...}, opens a
+-- Python file so that the FileType autocommand attaches the real quickfill
+-- binary through Neovim's own LSP client (vim.lsp.start or start_client +
+-- buf_attach_client on 0.7), types into the buffer (didChange goes out from
+-- Neovim's change tracking), and asks for completions through quickfill's
+-- completefunc and its ghost-text path, asserting on the server's items.
+--
+-- Environment: QUICKFILL_BIN (required), QUICKFILL_MODEL (a GGUF file; without
+-- it the model-dependent part is skipped and the script exits 77 after the
+-- protocol checks). Exit status: 0 pass, 1 fail, 77 skipped.
+local WAIT = tonumber(os.getenv('QUICKFILL_TEST_WAIT_MS') or '') or 300000  -- safety net only
+
+local function out(msg) io.stdout:write(msg .. '\n'); io.stdout:flush() end
+local function quit(code)
+  out('nvim_test: exit ' .. code)
+  vim.cmd((code == 0 and 'qall!') or ('cquit! ' .. code))
+end
+
+local checks = 0
+local function check(cond, msg)
+  checks = checks + 1
+  if not cond then error('FAILED: ' .. msg, 2) end
+  out('ok ' .. checks .. ' - ' .. msg)
+end
+
+local function run()
+  local bin = os.getenv('QUICKFILL_BIN') or ''
+  local model = os.getenv('QUICKFILL_MODEL') or ''
+  if bin == '' or vim.fn.executable(bin) ~= 1 then
+    out('SKIP: QUICKFILL_BIN is not set to an executable quickfill binary')
+    return 77
+  end
+  local have_model = model ~= '' and vim.loop.fs_stat(model) ~= nil
+  out('nvim ' .. tostring(vim.version().major) .. '.' .. tostring(vim.version().minor) .. '.' ..
+      tostring(vim.version().patch) .. ', vim.lsp.start: ' .. tostring(vim.lsp.start ~= nil))
+
+  vim.cmd('filetype on')
+  local qf = require('quickfill')
+  local log_file = vim.fn.tempname() .. '-quickfill.log'
+  qf.setup({
+    binary = bin,
+    model = have_model and model or nil,
+    log_level = 'debug',
+    log_file = log_file,
+    filetypes = { 'python' },
+    -- Budgets far beyond what a tiny model needs (not a timing assert).
+    settings = { completion = { autoDeadlineMs = 60000, explicitDeadlineMs = 60000 } },
+    ghost_text = { debounce_ms = 10 },
+    timeout_ms = WAIT,
+  })
+
+  local dir = vim.fn.tempname()
+  vim.fn.mkdir(dir, 'p')
+  local path = dir .. '/sample.py'
+  vim.fn.writefile({
+    'import os', '', '',
+    'def read_lines(path):',
+    '    with open(path) as f:',
+    '        return f.read().splitlines()',
+    '', '',
+    'def main():',
+    '    ',
+  }, path)
+  vim.cmd('edit ' .. vim.fn.fnameescape(path))
+  local bufnr = vim.api.nvim_get_current_buf()
+  check(vim.bo[bufnr].filetype == 'python', 'buffer has filetype python')
+
+  local client
+  local ok = vim.wait(WAIT, function()
+    client = qf.get_client(bufnr)
+    return (client ~= nil and client.initialized == true) or qf.last_exit ~= nil
+  end, 20)
+  check(qf.last_exit == nil, 'server still running (exit: ' .. vim.inspect(qf.last_exit) .. ')')
+  check(ok, 'quickfill client attached and initialized (log: ' .. log_file .. ', ' .. vim.lsp.get_log_path() .. ')')
+  local caps = client.server_capabilities
+  local sync = caps.textDocumentSync
+  local change = type(sync) == 'table' and sync.change or sync
+  check(change == 2, 'server offers incremental sync')
+  check(type(caps.completionProvider) == 'table', 'server offers completionProvider')
+  check(caps.inlineCompletionProvider ~= nil, 'server offers inlineCompletionProvider')
+  check(vim.bo[bufnr].completefunc:find('quickfill') ~= nil, "completefunc is quickfill's")
+
+  local stats, err = qf.stats(bufnr)
+  check(type(stats) == 'table', 'quickfill/stats answers (' .. tostring(err) .. ')')
+
+  if not have_model then
+    -- Without a model the server answers an empty list, never fake items.
+    local start, items = qf.request_completion(bufnr, true)
+    check(start ~= nil and #items == 0, 'no items without a model')
+    out('SKIP: no model file (set QUICKFILL_MODEL); completion items were not checked')
+    return 77
+  end
+
+  -- Wait for the model to be loaded (the server reports it in quickfill/stats).
+  local function model_loaded()
+    local s = qf.stats(bufnr)
+    if type(s) ~= 'table' then return false end
+    local m = s.model
+    if type(m) == 'table' then return m.loaded == true end
+    if s.modelLoaded ~= nil then return s.modelLoaded == true end
+    return type(m) == 'string' and m ~= ''
+  end
+  check(vim.wait(WAIT, model_loaded, 200), 'model loaded')
+
+  -- Type "for line in " on line 10 character by character, as a user would.
+  vim.api.nvim_win_set_cursor(0, { 10, 4 })
+  for ch in ('for line in '):gmatch('.') do
+    local cur = vim.api.nvim_win_get_cursor(0)
+    vim.api.nvim_buf_set_text(bufnr, cur[1] - 1, cur[2], cur[1] - 1, cur[2], { ch })
+    vim.api.nvim_win_set_cursor(0, { cur[1], cur[2] + 1 })
+  end
+  check(vim.api.nvim_buf_get_lines(bufnr, 9, 10, false)[1] == '    for line in ', 'typed into the buffer')
+
+  -- completefunc, exactly as CTRL-X CTRL-U calls it.
+  local start = qf.completefunc(1, '')
+  check(type(start) == 'number' and start >= 0 and start <= 16, 'completefunc findstart returns a column: ' .. tostring(start))
+  local items = qf.completefunc(0, '')
+  check(type(items) == 'table' and #items > 0, 'completefunc returns the server items (' .. #items .. ')')
+  for i, it in ipairs(items) do
+    check(type(it.word) == 'string' and it.word ~= '', 'item ' .. i .. ' has a word: ' .. vim.inspect(it.word))
+  end
+
+  -- The raw answer agrees: items carry textEdits on the cursor line.
+  local s2, items2, raw = qf.request_completion(bufnr, true)
+  check(s2 ~= nil and #items2 > 0, 'request_completion returns items')
+  for _, it in ipairs(raw.items or raw) do
+    check(it.textEdit ~= nil and it.textEdit.range.start.line == 9, 'item has a textEdit on the cursor line')
+  end
+
+  local line_before = vim.api.nvim_buf_get_lines(bufnr, 9, 10, false)[1]
+
+  -- Ghost text: textDocument/inlineCompletion drawn as an extmark.
+  local done, text = false, nil
+  qf.ghost_request(bufnr, true, function(t) done, text = true, t end)
+  check(vim.wait(WAIT, function() return done end, 20), 'inlineCompletion answered')
+  check(type(text) == 'string' and text ~= '', 'ghost text from the server: ' .. vim.inspect(text))
+  local marks = vim.api.nvim_buf_get_extmarks(bufnr, vim.api.nvim_create_namespace('quickfill_ghost'), 0, -1, { details = true })
+  check(#marks == 1 and marks[1][2] == 9, 'one ghost-text extmark on the cursor line')
+  local vt = marks[1][4].virt_text
+  check(vt and vt[1] and vt[1][1] == vim.split(text, '\n', { plain = true })[1], 'extmark shows the first line of the item')
+  check(qf.ghost_accept(bufnr), 'accepting ghost text inserts it')
+  local joined = table.concat(vim.api.nvim_buf_get_lines(bufnr, 9, -1, false), '\n')
+  check(joined:sub(1, #line_before + #text) == line_before .. text, 'buffer holds the accepted text')
+
+  stats = qf.stats(bufnr)
+  check(type(stats) == 'table', 'stats after completions')
+
+  -- Stop: the server exits after shutdown/exit.
+  qf.stop()
+  check(vim.wait(WAIT, function() return qf.get_client(bufnr) == nil end, 50), 'client stopped')
+  return 0
+end
+
+local ok, res = xpcall(run, debug.traceback)
+if not ok then
+  out(tostring(res))
+  local log = os.getenv('QUICKFILL_NVIM_SHOW_LOG')
+  if log ~= '0' then
+    local lines = vim.fn.readfile(vim.lsp.get_log_path())
+    out('--- ' .. vim.lsp.get_log_path() .. ' (tail) ---')
+    for i = math.max(1, #lines - 40), #lines do out(lines[i]) end
+  end
+  quit(1)
+else
+  quit(res)
+end
