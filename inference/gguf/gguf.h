@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -92,6 +93,8 @@ class file {
   const tensor_info* find_tensor(std::string_view name) const;
   // Pointer to a tensor's bytes inside the mapping (n_bytes long).
   const uint8_t* tensor_data(const tensor_info& t) const;
+  // File offset where the (aligned) tensor data section starts.
+  uint64_t data_offset() const;
 
  private:
   file();
@@ -120,6 +123,10 @@ class writer {
   // ne[0] innermost; data must hold row_size(type, ne[0]) * rows bytes.
   void add_tensor(std::string name, ggml_type type, std::vector<int64_t> ne,
                   std::vector<uint8_t> data);
+  // Same, but the bytes are produced only while write() runs (one tensor in
+  // memory at a time); produce must return exactly the declared size.
+  void add_tensor(std::string name, ggml_type type, std::vector<int64_t> ne,
+                  std::function<std::vector<uint8_t>()> produce);
 
   void write(const std::string& path) const;  // throws gguf_error on I/O failure
 

@@ -1,0 +1,347 @@
+// GGUF v2/v3 reader over a read-only memory mapping.
+//
+// Parsing goes through `cursor`, which checks every read against the end of
+// the mapping before touching memory. Counts are bounded twice: by absolute
+// limits (no vocabulary has 2^40 entries) and by the bytes left in the file
+// (each element needs at least its minimum encoded size), so a hostile count
+// can neither overflow arithmetic nor trigger a huge allocation. After the
+// tensor infos are read, every tensor's byte range is checked to be aligned,
+// inside the file and disjoint from the others.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <unordered_set>
+
+#include "inference/gguf/gguf.h"
+
+namespace qf::infer::gguf {
+namespace {
+
+constexpr uint32_t k_magic = 0x46554747;  // "GGUF" little-endian
+constexpr uint64_t k_max_string = 1ull << 30;
+constexpr uint64_t k_max_array = 1ull << 24;  // 16M elements: far above any vocabulary
+constexpr uint64_t k_max_kv = 1ull << 20;
+constexpr uint64_t k_max_tensors = 1ull << 20;
+constexpr uint32_t k_max_dims = 4;
+constexpr int k_max_depth = 8;
+
+[[noreturn]] void fail(const std::string& what) { throw gguf_error("gguf: " + what); }
+
+class cursor {
+ public:
+  cursor(const uint8_t* base, size_t size) : base_(base), size_(size) {}
+  size_t pos() const { return pos_; }
+  size_t left() const { return size_ - pos_; }
+
+  void need(uint64_t n, const char* what) const {
+    if (n > left())
+      fail(std::string("truncated file: ") + what + " needs " + std::to_string(n) + " bytes at offset " +
+           std::to_string(pos_) + ", only " + std::to_string(left()) + " left");
+  }
+  template <class T>
+  T read(const char* what) {
+    need(sizeof(T), what);
+    T v;
+    std::memcpy(&v, base_ + pos_, sizeof(T));
+    pos_ += sizeof(T);
+    return v;
+  }
+  std::string read_string(const char* what) {
+    uint64_t len = read<uint64_t>(what);
+    if (len > k_max_string) fail(std::string(what) + ": string length " + std::to_string(len) + " is absurd");
+    need(len, what);
+    std::string s(reinterpret_cast<const char*>(base_ + pos_), static_cast<size_t>(len));
+    pos_ += static_cast<size_t>(len);
+    return s;
+  }
+
+ private:
+  const uint8_t* base_;
+  size_t size_;
+  size_t pos_ = 0;
+};
+
+// Smallest number of bytes one encoded value of type t occupies.
+uint64_t min_encoded_size(value_type t) {
+  switch (t) {
+    case value_type::u8: case value_type::i8: case value_type::boolean: return 1;
+    case value_type::u16: case value_type::i16: return 2;
+    case value_type::u32: case value_type::i32: case value_type::f32: return 4;
+    case value_type::u64: case value_type::i64: case value_type::f64: case value_type::string: return 8;
+    case value_type::array: return 12;
+  }
+  return 1;
+}
+
+bool valid_value_type(uint32_t t) { return t <= 12; }
+
+value read_value(cursor& c, value_type t, const std::string& key, int depth);
+
+value read_array(cursor& c, const std::string& key, int depth) {
+  if (depth > k_max_depth) fail("key '" + key + "': arrays nested deeper than " + std::to_string(k_max_depth));
+  uint32_t et = c.read<uint32_t>("array element type");
+  if (!valid_value_type(et))
+    fail("key '" + key + "': unknown array element type " + std::to_string(et) + " (supported 0..12)");
+  uint64_t n = c.read<uint64_t>("array length");
+  auto elem = static_cast<value_type>(et);
+  if (n > k_max_array || n > c.left() / min_encoded_size(elem))
+    fail("key '" + key + "': array length " + std::to_string(n) + " exceeds what the file can hold (" +
+         std::to_string(c.left()) + " bytes left)");
+  value out;
+  out.type = value_type::array;
+  value::array_t arr;
+  arr.elem_type = elem;
+  arr.items.reserve(static_cast<size_t>(n));
+  for (uint64_t i = 0; i < n; ++i) arr.items.push_back(read_value(c, elem, key, depth + 1));
+  out.v = std::move(arr);
+  return out;
+}
+
+value read_value(cursor& c, value_type t, const std::string& key, int depth) {
+  value out;
+  out.type = t;
+  switch (t) {
+    case value_type::u8: out.v = uint64_t{c.read<uint8_t>("u8 value")}; break;
+    case value_type::i8: out.v = int64_t{c.read<int8_t>("i8 value")}; break;
+    case value_type::u16: out.v = uint64_t{c.read<uint16_t>("u16 value")}; break;
+    case value_type::i16: out.v = int64_t{c.read<int16_t>("i16 value")}; break;
+    case value_type::u32: out.v = uint64_t{c.read<uint32_t>("u32 value")}; break;
+    case value_type::i32: out.v = int64_t{c.read<int32_t>("i32 value")}; break;
+    case value_type::u64: out.v = c.read<uint64_t>("u64 value"); break;
+    case value_type::i64: out.v = c.read<int64_t>("i64 value"); break;
+    case value_type::f32: out.v = double{c.read<float>("f32 value")}; break;
+    case value_type::f64: out.v = c.read<double>("f64 value"); break;
+    case value_type::boolean: {
+      uint8_t b = c.read<uint8_t>("bool value");
+      if (b > 1) fail("key '" + key + "': bool value " + std::to_string(b) + " is neither 0 nor 1");
+      out.v = b != 0;
+      break;
+    }
+    case value_type::string: out.v = c.read_string("string value"); break;
+    case value_type::array: return read_array(c, key, depth);
+  }
+  return out;
+}
+
+}  // namespace
+
+struct file::impl {
+  std::string path;
+  const uint8_t* base = nullptr;
+  size_t size = 0;
+  uint32_t version = 0;
+  size_t alignment = 32;
+  uint64_t data_offset = 0;
+  std::vector<std::pair<std::string, value>> kv;
+  std::vector<tensor_info> tensors;
+
+  ~impl() {
+    if (base) munmap(const_cast<uint8_t*>(base), size);
+  }
+  void parse();
+};
+
+void file::impl::parse() {
+  cursor c(base, size);
+  uint32_t magic = c.read<uint32_t>("magic");
+  if (magic != k_magic) fail("not a GGUF file (bad magic) : " + path);
+  version = c.read<uint32_t>("version");
+  if (version != 2 && version != 3)
+    fail("unsupported GGUF version " + std::to_string(version) + " (supported: 2, 3)");
+  uint64_t n_tensors = c.read<uint64_t>("tensor count");
+  uint64_t n_kv = c.read<uint64_t>("metadata count");
+  // A key/value needs >= 8 (key length) + 4 (type) + 1 bytes; a tensor info >= 8 + 4 + 8 + 4 + 8.
+  if (n_kv > k_max_kv || n_kv > c.left() / 13)
+    fail("metadata count " + std::to_string(n_kv) + " exceeds what the file can hold");
+  if (n_tensors > k_max_tensors || n_tensors > c.left() / 32)
+    fail("tensor count " + std::to_string(n_tensors) + " exceeds what the file can hold");
+
+  std::unordered_set<std::string> keys;
+  kv.reserve(static_cast<size_t>(n_kv));
+  for (uint64_t i = 0; i < n_kv; ++i) {
+    std::string key = c.read_string("metadata key");
+    uint32_t t = c.read<uint32_t>("metadata value type");
+    if (!valid_value_type(t))
+      fail("key '" + key + "': unknown value type " + std::to_string(t) + " (supported 0..12)");
+    if (!keys.insert(key).second) fail("duplicate metadata key '" + key + "'");
+    value v = read_value(c, static_cast<value_type>(t), key, 0);
+    kv.emplace_back(std::move(key), std::move(v));
+  }
+  for (const auto& [k, v] : kv) {
+    if (k != "general.alignment") continue;
+    auto a = v.as_int();
+    if (v.type != value_type::u32 || !a || *a == 0 || (*a & (*a - 1)) != 0 || *a > (1 << 20))
+      fail("general.alignment must be a u32 power of two (got " + (a ? std::to_string(*a) : "non-integer") + ")");
+    alignment = static_cast<size_t>(*a);
+  }
+
+  std::unordered_set<std::string> names;
+  tensors.reserve(static_cast<size_t>(n_tensors));
+  for (uint64_t i = 0; i < n_tensors; ++i) {
+    tensor_info ti;
+    ti.name = c.read_string("tensor name");
+    if (!names.insert(ti.name).second) fail("duplicate tensor name '" + ti.name + "'");
+    uint32_t n_dims = c.read<uint32_t>("tensor dimension count");
+    if (n_dims == 0 || n_dims > k_max_dims)
+      fail("tensor '" + ti.name + "': " + std::to_string(n_dims) + " dimensions (supported 1.." +
+           std::to_string(k_max_dims) + ")");
+    int64_t n_el = 1;
+    for (uint32_t d = 0; d < n_dims; ++d) {
+      int64_t ne = c.read<int64_t>("tensor dimension");
+      if (ne < 0) fail("tensor '" + ti.name + "': negative dimension " + std::to_string(ne));
+      if (ne != 0 && n_el > std::numeric_limits<int64_t>::max() / ne)
+        fail("tensor '" + ti.name + "': element count overflows");
+      n_el *= ne;
+      ti.ne.push_back(ne);
+    }
+    uint32_t type = c.read<uint32_t>("tensor type");
+    auto tr = traits_of(type);
+    if (!tr || type == static_cast<uint32_t>(ggml_type::q8_k))
+      fail("tensor '" + ti.name + "': unsupported tensor type " + std::to_string(type) + " (supported: " +
+           std::string(supported_type_names()) + ")");
+    ti.type = static_cast<ggml_type>(type);
+    auto rs = row_size(ti.type, ti.ne[0]);
+    if (!rs)
+      fail("tensor '" + ti.name + "': row length " + std::to_string(ti.ne[0]) + " is not a multiple of the " +
+           std::string(tr->name) + " block size " + std::to_string(tr->block_size));
+    uint64_t rows = static_cast<uint64_t>(ti.n_rows());
+    if (rows != 0 && *rs > std::numeric_limits<uint64_t>::max() / rows)
+      fail("tensor '" + ti.name + "': byte size overflows");
+    ti.n_bytes = static_cast<size_t>(*rs * rows);
+    ti.offset = c.read<uint64_t>("tensor offset");
+    tensors.push_back(std::move(ti));
+  }
+
+  uint64_t pos = c.pos();
+  data_offset = (pos + alignment - 1) / alignment * alignment;
+  if (data_offset > size && !tensors.empty()) fail("truncated file: tensor data section starts past the end");
+  uint64_t data_size = data_offset <= size ? size - data_offset : 0;
+
+  std::vector<const tensor_info*> by_offset;
+  for (const auto& t : tensors) {
+    if (t.offset % alignment != 0)
+      fail("tensor '" + t.name + "': offset " + std::to_string(t.offset) + " is not a multiple of the alignment " +
+           std::to_string(alignment));
+    if (t.offset > data_size || t.n_bytes > data_size - t.offset)
+      fail("tensor '" + t.name + "': data [" + std::to_string(t.offset) + ", +" + std::to_string(t.n_bytes) +
+           ") lies outside the file's data section (" + std::to_string(data_size) + " bytes)");
+    by_offset.push_back(&t);
+  }
+  std::sort(by_offset.begin(), by_offset.end(),
+            [](const tensor_info* a, const tensor_info* b) { return a->offset < b->offset; });
+  for (size_t i = 1; i < by_offset.size(); ++i) {
+    const auto* a = by_offset[i - 1];
+    const auto* b = by_offset[i];
+    if (a->offset + a->n_bytes > b->offset)
+      fail("tensors '" + a->name + "' and '" + b->name + "' overlap");
+  }
+}
+
+file::file() : impl_(std::make_unique<impl>()) {}
+file::~file() = default;
+
+std::unique_ptr<file> file::open(const std::string& path) {
+  std::unique_ptr<file> f(new file());
+  f->impl_->path = path;
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) fail("cannot open '" + path + "': " + std::strerror(errno));
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    fail("'" + path + "' is not a regular file");
+  }
+  if (st.st_size == 0) {
+    ::close(fd);
+    fail("truncated file: '" + path + "' is empty");
+  }
+  void* p = mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+  ::close(fd);
+  if (p == MAP_FAILED) fail("cannot map '" + path + "': " + std::strerror(errno));
+  f->impl_->base = static_cast<const uint8_t*>(p);
+  f->impl_->size = static_cast<size_t>(st.st_size);
+  f->impl_->parse();
+  return f;
+}
+
+uint32_t file::version() const { return impl_->version; }
+size_t file::alignment() const { return impl_->alignment; }
+const std::string& file::path() const { return impl_->path; }
+uint64_t file::data_offset() const { return impl_->data_offset; }
+const std::vector<std::pair<std::string, value>>& file::metadata() const { return impl_->kv; }
+const std::vector<tensor_info>& file::tensors() const { return impl_->tensors; }
+
+const value* file::find(std::string_view key) const {
+  for (const auto& [k, v] : impl_->kv)
+    if (k == key) return &v;
+  return nullptr;
+}
+std::optional<int64_t> file::get_int(std::string_view key) const {
+  const value* v = find(key);
+  return v ? v->as_int() : std::nullopt;
+}
+std::optional<double> file::get_float(std::string_view key) const {
+  const value* v = find(key);
+  return v ? v->as_float() : std::nullopt;
+}
+std::optional<bool> file::get_bool(std::string_view key) const {
+  const value* v = find(key);
+  return v ? v->as_bool() : std::nullopt;
+}
+std::optional<std::string> file::get_string(std::string_view key) const {
+  const value* v = find(key);
+  if (!v || !v->as_string()) return std::nullopt;
+  return *v->as_string();
+}
+std::optional<std::vector<std::string>> file::get_string_array(std::string_view key) const {
+  const value* v = find(key);
+  const auto* a = v ? v->as_array() : nullptr;
+  if (!a || a->elem_type != value_type::string) return std::nullopt;
+  std::vector<std::string> out;
+  out.reserve(a->items.size());
+  for (const auto& it : a->items) out.push_back(*it.as_string());
+  return out;
+}
+std::optional<std::vector<float>> file::get_float_array(std::string_view key) const {
+  const value* v = find(key);
+  const auto* a = v ? v->as_array() : nullptr;
+  if (!a || (a->elem_type != value_type::f32 && a->elem_type != value_type::f64)) return std::nullopt;
+  std::vector<float> out;
+  out.reserve(a->items.size());
+  for (const auto& it : a->items) out.push_back(static_cast<float>(*it.as_float()));
+  return out;
+}
+std::optional<std::vector<int64_t>> file::get_int_array(std::string_view key) const {
+  const value* v = find(key);
+  const auto* a = v ? v->as_array() : nullptr;
+  if (!a) return std::nullopt;
+  switch (a->elem_type) {
+    case value_type::u8: case value_type::i8: case value_type::u16: case value_type::i16:
+    case value_type::u32: case value_type::i32: case value_type::u64: case value_type::i64: break;
+    default: return std::nullopt;
+  }
+  std::vector<int64_t> out;
+  out.reserve(a->items.size());
+  for (const auto& it : a->items) {
+    auto i = it.as_int();
+    if (!i) return std::nullopt;
+    out.push_back(*i);
+  }
+  return out;
+}
+
+const tensor_info* file::find_tensor(std::string_view name) const {
+  for (const auto& t : impl_->tensors)
+    if (t.name == name) return &t;
+  return nullptr;
+}
+
+const uint8_t* file::tensor_data(const tensor_info& t) const {
+  return impl_->base + impl_->data_offset + t.offset;
+}
+
+}  // namespace qf::infer::gguf
