@@ -1,0 +1,40 @@
+// Shared helpers of the model-driving subcommands (see cli_model.h).
+#include "server/cli/cli_model.h"
+
+#include <cstdio>
+#include <exception>
+#include <fstream>
+#include <sstream>
+
+namespace qf::cli {
+
+std::unique_ptr<infer::model> load_model_or_report(const std::string& command, const std::string& path,
+                                                   int n_threads, const std::string& device) {
+  if (path.empty()) {
+    std::fprintf(stderr, "%s: no model given (-m MODEL.gguf)\n", command.c_str());
+    return nullptr;
+  }
+  try {
+    infer::model_options o;
+    o.n_threads = n_threads;
+    o.device = device;
+    return infer::model::load(path, o);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: cannot load model %s: %s\n", command.c_str(), path.c_str(), e.what());
+    return nullptr;
+  }
+}
+
+bool read_text_file(const std::string& command, const std::string& path, std::string& out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    std::fprintf(stderr, "%s: cannot open %s\n", command.c_str(), path.c_str());
+    return false;
+  }
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  out = ss.str();
+  return true;
+}
+
+}  // namespace qf::cli
