@@ -1,10 +1,40 @@
-// Placeholder until the completion pipeline lands: reports that no engine is built.
+// Creates the completion pipeline on top of the engine: loads the model,
+// reports progress, and turns every failure into a message (never throws).
 #include "server/completion/provider_factory.h"
 
+#include <spdlog/spdlog.h>
+
+#include <new>
+
+#include "server/completion/engine_backend.h"
+#include "server/completion/pipeline.h"
+
 namespace qf::server {
-std::unique_ptr<completion_provider> make_completion_provider(const provider_options& opts,
-                                                              std::string* error) {
-  if (error) *error = "the inference engine is not built into this binary yet; cannot load " + opts.model_path;
-  return nullptr;
+
+std::unique_ptr<completion_provider> make_completion_provider(const provider_options& opts, std::string* error) {
+  auto progress = [&](int pct, const std::string& msg) {
+    if (opts.on_progress) opts.on_progress(pct, msg);
+  };
+  auto fail = [&](const std::string& msg) -> std::unique_ptr<completion_provider> {
+    if (error) *error = msg;
+    spdlog::error("{}", msg);
+    return nullptr;
+  };
+  if (opts.model_path.empty()) return fail("no model configured (set quickfill.model to a GGUF file)");
+  try {
+    progress(0, "loading " + opts.model_path);
+    std::string err;
+    std::unique_ptr<completion::lm_backend> backend = completion::load_engine_backend(opts.model_path, opts.n_threads, &err);
+    if (!backend) return fail(err);
+    progress(80, "preparing caches");
+    auto p = std::make_unique<completion::pipeline>(std::move(backend), opts.settings_json.empty() ? "{}" : opts.settings_json);
+    progress(100, "ready: " + p->describe());
+    return p;
+  } catch (const std::bad_alloc&) {
+    return fail("out of memory while preparing the completion caches for " + opts.model_path);
+  } catch (const std::exception& e) {
+    return fail("cannot start completion with " + opts.model_path + ": " + e.what());
+  }
 }
+
 }  // namespace qf::server

@@ -1,0 +1,113 @@
+// Adapter from the engine's model/context/tokenizer to the pipeline's lm_*
+// interfaces (see lm.h for why the pipeline has its own interfaces).
+#include "server/completion/engine_backend.h"
+
+#include <new>
+
+#include "inference/gguf/gguf.h"
+#include "inference/model/context.h"
+#include "inference/model/model.h"
+#include "inference/tokenizer/tokenizer.h"
+
+namespace qf::server::completion {
+namespace {
+
+class engine_vocab final : public lm_vocab {
+ public:
+  explicit engine_vocab(const infer::tokenizer& t) : t_(t) {
+    const infer::special_tokens& s = t.special();
+    sp_ = lm_specials{s.bos, s.eos, s.eot, s.pad, s.fim_pre, s.fim_suf, s.fim_mid, s.fim_pad, s.fim_rep, s.fim_sep};
+  }
+  std::vector<int32_t> encode(std::string_view text) const override { return t_.encode(text, false, false); }
+  const std::string& piece(int32_t id) const override { return t_.piece(id); }
+  bool is_control(int32_t id) const override { return t_.is_control(id) || t_.is_eog(id); }
+  int32_t n_vocab() const override { return t_.n_vocab(); }
+  const lm_specials& specials() const override { return sp_; }
+  bool add_bos() const override { return t_.add_bos_default(); }
+  int32_t find_token(std::string_view text) const override { return t_.find(text); }
+
+ private:
+  const infer::tokenizer& t_;
+  lm_specials sp_;
+};
+
+infer::logits_mode to_engine(lm_logits m) {
+  switch (m) {
+    case lm_logits::none: return infer::logits_mode::none;
+    case lm_logits::last: return infer::logits_mode::last;
+    case lm_logits::all: return infer::logits_mode::all;
+  }
+  return infer::logits_mode::last;
+}
+
+class engine_sequence final : public lm_sequence {
+ public:
+  engine_sequence(const infer::model& m, int64_t n_ctx) : ctx_(m, make_opts(n_ctx)) {}
+  int64_t n_ctx() const override { return ctx_.n_ctx(); }
+  const std::vector<int32_t>& tokens() const override { return ctx_.tokens(); }
+  void keep_first(int64_t n) override { ctx_.keep_first(n); }
+  void move_range(int64_t b, int64_t e, int64_t d) override { ctx_.move_range(b, e, d); }
+  lm_eval_result eval(std::span<const int32_t> toks, lm_logits mode, const cancel_token& cancel) override {
+    infer::eval_result r = ctx_.eval(toks, to_engine(mode), cancel);
+    return lm_eval_result{r.n_evaluated, r.cancelled};
+  }
+  std::span<const float> logits(int64_t i) const override { return ctx_.logits(i); }
+  size_t kv_bytes() const override { return ctx_.kv_bytes(); }
+
+ private:
+  static infer::context_options make_opts(int64_t n_ctx) {
+    infer::context_options o;
+    o.n_ctx = n_ctx;
+    return o;
+  }
+  infer::context ctx_;
+};
+
+class engine_backend final : public lm_backend {
+ public:
+  explicit engine_backend(std::unique_ptr<infer::model> m) : m_(std::move(m)), vocab_(m_->vocab()) {}
+  const lm_vocab& vocab() const override { return vocab_; }
+  std::unique_ptr<lm_sequence> new_sequence(int64_t n_ctx) override {
+    return std::make_unique<engine_sequence>(*m_, n_ctx);
+  }
+  size_t kv_bytes_per_token() const override {
+    const infer::hparams& hp = m_->hp();
+    return static_cast<size_t>(hp.n_layer) * 2 * static_cast<size_t>(hp.n_embd_kv()) * 2;  // K and V, F16
+  }
+  int64_t n_ctx_train() const override { return m_->hp().n_ctx_train; }
+  std::string describe() const override { return m_->describe(); }
+
+ private:
+  std::unique_ptr<infer::model> m_;
+  engine_vocab vocab_;
+};
+
+}  // namespace
+
+std::unique_ptr<lm_vocab> make_engine_vocab(const infer::tokenizer& t) { return std::make_unique<engine_vocab>(t); }
+
+std::unique_ptr<lm_backend> make_engine_backend(std::unique_ptr<infer::model> m) {
+  return std::make_unique<engine_backend>(std::move(m));
+}
+
+std::unique_ptr<lm_backend> load_engine_backend(const std::string& path, int n_threads, std::string* error) {
+  auto fail = [&](const std::string& msg) -> std::unique_ptr<lm_backend> {
+    if (error) *error = msg;
+    return nullptr;
+  };
+  try {
+    infer::model_options o;
+    o.n_threads = n_threads;
+    return make_engine_backend(infer::model::load(path, o));
+  } catch (const infer::gguf::gguf_error& e) {
+    return fail(std::string("cannot read the model file: ") + e.what());
+  } catch (const infer::model_error& e) {
+    return fail(std::string("cannot load the model: ") + e.what());
+  } catch (const std::bad_alloc&) {
+    return fail("out of memory while loading the model " + path);
+  } catch (const std::exception& e) {
+    return fail("cannot load the model " + path + ": " + e.what());
+  }
+}
+
+}  // namespace qf::server::completion

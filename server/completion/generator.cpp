@@ -1,0 +1,169 @@
+// Prompt phase and greedy/speculative decoding under a budget (see the header).
+#include "server/completion/generator.h"
+
+#include <algorithm>
+
+#include "server/completion/prompt_lookup.h"
+
+namespace qf::server::completion {
+namespace {
+
+double ms_between(gen_clock::time_point a, gen_clock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+// Length of the longest prefix of `s` that does not end inside a UTF-8 sequence.
+size_t complete_utf8_prefix(std::string_view s) {
+  size_t n = s.size();
+  size_t i = n;
+  int back = 0;
+  while (i > 0 && back < 4) {
+    unsigned char c = static_cast<unsigned char>(s[i - 1]);
+    if ((c & 0xC0) != 0x80) {
+      size_t need = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 1;
+      return (n - (i - 1)) >= need ? n : i - 1;
+    }
+    --i;
+    ++back;
+  }
+  return n;  // stray continuation bytes: pass them on
+}
+
+}  // namespace
+
+std::string utf8_stream::push(std::string_view bytes) {
+  pending_.append(bytes);
+  size_t cut = complete_utf8_prefix(pending_);
+  std::string out = pending_.substr(0, cut);
+  pending_.erase(0, cut);
+  return out;
+}
+
+std::string utf8_stream::flush() {
+  std::string out;
+  out.swap(pending_);
+  return out;
+}
+
+int32_t argmax(std::span<const float> logits) {
+  int32_t best = 0;
+  for (size_t i = 1; i < logits.size(); ++i)
+    if (logits[i] > logits[best]) best = static_cast<int32_t>(i);
+  return best;
+}
+
+bool eval_prompt(lm_sequence& seq, std::span<const int32_t> prompt, const gen_params& p, const cancel_token& cancel,
+                 deadline_watch& watch, gen_outcome& out) {
+  deadline_watch::scope sc(watch, cancel, p.prompt_deadline);
+  int64_t cached = static_cast<int64_t>(seq.tokens().size());
+  const int64_t total = static_cast<int64_t>(prompt.size());
+  while (cached < total) {
+    if (cancel.is_cancelled() || sc.token().is_cancelled()) {
+      if (cancel.is_cancelled()) out.cancelled = cancel.reason();
+      else out.deadline_hit = true;
+      return false;
+    }
+    const int64_t n = std::min(p.prompt_chunk, total - cached);
+    const bool last = cached + n == total;
+    lm_eval_result r = seq.eval(prompt.subspan(cached, n), last ? lm_logits::last : lm_logits::none, sc.token());
+    out.evaluated += r.n_evaluated;
+    cached = static_cast<int64_t>(seq.tokens().size());
+    if (r.cancelled) {
+      if (cancel.is_cancelled()) out.cancelled = cancel.reason();
+      else out.deadline_hit = true;
+      return false;
+    }
+  }
+  return true;
+}
+
+gen_outcome generate(lm_sequence& seq, const lm_vocab& vocab, const fim_format& fmt, std::span<const int32_t> prompt,
+                     stop_checker& stops, const gen_params& p, const cancel_token& cancel, deadline_watch& watch) {
+  gen_outcome out;
+  if (prompt.empty() || !eval_prompt(seq, prompt, p, cancel, watch, out)) return out;
+  out.prompt_done = true;
+
+  const auto hard_deadline = p.deadline == gen_clock::time_point::max() ? p.deadline : p.deadline + p.finish_line;
+  deadline_watch::scope sc(watch, cancel, hard_deadline);
+  std::vector<int32_t> history(prompt.begin(), prompt.end());
+  utf8_stream utf8;
+  std::string text;
+  gen_clock::time_point t_first{}, t_last{};
+  bool done = false;
+
+  auto is_stop = [&](int32_t t) {
+    return vocab.is_control(t) || std::find(fmt.stop_ids.begin(), fmt.stop_ids.end(), t) != fmt.stop_ids.end();
+  };
+  // Takes one decoded token; returns true when decoding must end.
+  auto consume = [&](int32_t t) -> bool {
+    auto now = gen_clock::now();
+    if (out.generated.empty()) {
+      t_first = now;
+      out.ttft_ms = ms_between(p.start, now);
+    }
+    t_last = now;
+    out.generated.push_back(t);
+    history.push_back(t);
+    if (is_stop(t)) {
+      if (p.stop_rules) return true;
+    } else if (stops.push(utf8.push(vocab.piece(t)))) {
+      return true;
+    }
+    if (static_cast<int>(out.generated.size()) >= p.max_tokens) return true;
+    if (now >= p.deadline) {
+      out.deadline_hit = true;
+      if (!p.stop_rules || stops.at_line_end() || now >= hard_deadline) return true;
+    }
+    return false;
+  };
+
+  int32_t next = argmax(seq.logits(0));
+  while (!done) {
+    if (consume(next)) break;
+    if (cancel.is_cancelled()) {  // checked here too: the linked token lags by up to one watcher tick
+      out.cancelled = cancel.reason();
+      break;
+    }
+    std::vector<int32_t> batch{next};
+    if (p.speculative) {
+      int room = p.max_tokens - static_cast<int>(out.generated.size());
+      std::vector<int32_t> draft = prompt_lookup_draft(history, p.draft_ngram, std::min(p.draft_max, room));
+      batch.insert(batch.end(), draft.begin(), draft.end());
+    }
+    const int64_t base = static_cast<int64_t>(seq.tokens().size());
+    if (base + static_cast<int64_t>(batch.size()) > seq.n_ctx()) break;  // context full
+    lm_eval_result r = seq.eval(batch, batch.size() > 1 ? lm_logits::all : lm_logits::last, sc.token());
+    if (r.cancelled) {
+      if (cancel.is_cancelled()) out.cancelled = cancel.reason();
+      else out.deadline_hit = true;
+      if (static_cast<int64_t>(seq.tokens().size()) > base) seq.keep_first(base);
+      break;
+    }
+    if (batch.size() == 1) {
+      next = argmax(seq.logits(0));
+      continue;
+    }
+    // Verify the draft: logits(i) predicts the token after batch[i].
+    const int64_t n_draft = static_cast<int64_t>(batch.size()) - 1;
+    out.drafted += n_draft;
+    int64_t accepted = 0;
+    next = argmax(seq.logits(0));
+    while (accepted < n_draft && next == batch[accepted + 1]) {
+      ++accepted;
+      ++out.accepted;
+      if (consume(next)) {
+        done = true;
+        break;
+      }
+      next = argmax(seq.logits(accepted));
+    }
+    // Drop the rejected tail (the cache holds batch[0..accepted]).
+    seq.keep_first(base + 1 + accepted);
+  }
+  (void)stops.push(utf8.flush());
+  if (out.generated.size() > 1) out.tpot_ms = ms_between(t_first, t_last) / double(out.generated.size() - 1);
+  out.text = out.deadline_hit && !stops.stopped() ? stops.kept_at_deadline() : stops.kept();
+  return out;
+}
+
+}  // namespace qf::server::completion

@@ -1,0 +1,73 @@
+// Budgeted prompt processing and decoding on one KV sequence.
+//
+// Phase 1 evaluates the prompt tokens that are not cached yet, in chunks so
+// that each finished chunk stays in the cache even if the phase is cut short;
+// it stops at the prompt deadline or on cancellation (the engine polls the
+// token between layers). Phase 2 decodes greedily, one token or one verified
+// speculative draft per step, until a stop rule, the token limit, the deadline
+// (running on past it for at most finish_line_ms to end the current line) or
+// cancellation. Special/control tokens are never turned into text.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "server/completion/deadline_watch.h"
+#include "server/completion/fim_format.h"
+#include "server/completion/lm.h"
+#include "server/completion/postprocess.h"
+
+namespace qf::server::completion {
+
+using gen_clock = std::chrono::steady_clock;
+
+struct gen_params {
+  int max_tokens = 32;
+  gen_clock::time_point start{};            // for ttft
+  gen_clock::time_point prompt_deadline = gen_clock::time_point::max();
+  gen_clock::time_point deadline = gen_clock::time_point::max();
+  std::chrono::milliseconds finish_line{0};
+  bool stop_rules = true;
+  bool speculative = false;
+  int draft_max = 8;
+  int draft_ngram = 3;
+  int64_t prompt_chunk = 128;  // tokens per prompt eval call
+};
+
+struct gen_outcome {
+  bool prompt_done = false;
+  bool deadline_hit = false;
+  cancel_reason cancelled = cancel_reason::none;  // request cancellation (not the deadline)
+  std::string text;                   // kept text (stop rules applied while streaming)
+  std::vector<int32_t> generated;     // tokens decoded (including any cut by a stop rule)
+  int64_t evaluated = 0;              // prompt tokens evaluated now
+  int64_t drafted = 0, accepted = 0;
+  double ttft_ms = 0, tpot_ms = 0;
+};
+
+// Evaluates the not-yet-cached part of `prompt` (the cache must hold a prefix
+// of it). Returns false when stopped early (see out.cancelled / deadline_hit).
+bool eval_prompt(lm_sequence& seq, std::span<const int32_t> prompt, const gen_params& p, const cancel_token& cancel,
+                 deadline_watch& watch, gen_outcome& out);
+
+// Both phases. `seq` must hold a prefix of `prompt`.
+gen_outcome generate(lm_sequence& seq, const lm_vocab& vocab, const fim_format& fmt, std::span<const int32_t> prompt,
+                     stop_checker& stops, const gen_params& p, const cancel_token& cancel, deadline_watch& watch);
+
+// Greedy choice: the highest logit, the lowest id on ties.
+int32_t argmax(std::span<const float> logits);
+
+// Streams UTF-8 from token pieces, holding back an incomplete trailing sequence.
+class utf8_stream {
+ public:
+  std::string push(std::string_view bytes);
+  std::string flush();
+
+ private:
+  std::string pending_;
+};
+
+}  // namespace qf::server::completion

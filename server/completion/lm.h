@@ -1,0 +1,79 @@
+// The slice of the inference engine that the completion pipeline uses.
+//
+// The pipeline (prompt layout, prefix cache, budgeted generation, speculation)
+// is written against these small interfaces instead of qf::infer directly, so
+// that (a) it can be unit-tested deterministically with a scripted test model
+// (tests/completion/fake_lm.h) and with deliberately slow engines, and (b) the
+// adapter in engine_backend.cpp is the only file that knows the engine's exact
+// types. The shapes mirror qf::infer::context / tokenizer one to one: a
+// sequence is one KV cache whose tokens sit at positions 0..size()-1, edited
+// only by keep_first (truncate), move_range (shift a chunk left) and eval
+// (append, cancellable between layers/ubatches).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "inference/core/cancellation.h"
+
+namespace qf::server::completion {
+
+// Special token ids; -1 when the model has none.
+struct lm_specials {
+  int32_t bos = -1, eos = -1, eot = -1, pad = -1;
+  int32_t fim_pre = -1, fim_suf = -1, fim_mid = -1, fim_pad = -1, fim_rep = -1, fim_sep = -1;
+};
+
+class lm_vocab {
+ public:
+  virtual ~lm_vocab() = default;
+  // Plain text to ids: no BOS, special-token text is NOT parsed (user text can
+  // never smuggle control tokens into a prompt).
+  virtual std::vector<int32_t> encode(std::string_view text) const = 0;
+  virtual const std::string& piece(int32_t id) const = 0;  // raw bytes of the token
+  virtual bool is_control(int32_t id) const = 0;
+  virtual int32_t n_vocab() const = 0;
+  virtual const lm_specials& specials() const = 0;
+  virtual bool add_bos() const = 0;
+  // Id of the token whose text is exactly `text` (control tokens included), or -1.
+  virtual int32_t find_token(std::string_view text) const = 0;
+};
+
+enum class lm_logits { none, last, all };
+
+struct lm_eval_result {
+  int64_t n_evaluated = 0;  // tokens committed to the cache by this call
+  bool cancelled = false;
+};
+
+// One KV sequence.
+class lm_sequence {
+ public:
+  virtual ~lm_sequence() = default;
+  virtual int64_t n_ctx() const = 0;
+  virtual const std::vector<int32_t>& tokens() const = 0;
+  virtual void keep_first(int64_t n) = 0;
+  virtual void move_range(int64_t src_begin, int64_t src_end, int64_t dst_begin) = 0;
+  virtual lm_eval_result eval(std::span<const int32_t> toks, lm_logits mode, const cancel_token& cancel) = 0;
+  // Logits of the i-th token of the last eval (mode all) or of its last token (mode last, i = 0).
+  virtual std::span<const float> logits(int64_t i = 0) const = 0;
+  virtual size_t kv_bytes() const = 0;
+};
+
+class lm_backend {
+ public:
+  virtual ~lm_backend() = default;
+  virtual const lm_vocab& vocab() const = 0;
+  virtual std::unique_ptr<lm_sequence> new_sequence(int64_t n_ctx) = 0;
+  // KV bytes one cached token costs (for the memory budget).
+  virtual size_t kv_bytes_per_token() const = 0;
+  virtual int64_t n_ctx_train() const = 0;
+  virtual std::string describe() const = 0;
+};
+
+}  // namespace qf::server::completion

@@ -1,0 +1,309 @@
+// The completion pipeline (see the header).
+#include "server/completion/pipeline.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "server/completion/generator.h"
+#include "server/completion/postprocess.h"
+
+namespace qf::server::completion {
+namespace {
+
+double ms_between(clock::time_point a, clock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+std::pair<int64_t, int64_t> line_col_of(std::string_view text, size_t off) {
+  int64_t line = 0;
+  size_t line_start = 0;
+  for (size_t i = 0; i < off && i < text.size(); ++i)
+    if (text[i] == '\n') {
+      ++line;
+      line_start = i + 1;
+    }
+  return {line, static_cast<int64_t>(off - line_start)};
+}
+
+}  // namespace
+
+pipeline::pipeline(std::unique_ptr<lm_backend> backend, const std::string& settings_json)
+    : backend_(std::move(backend)),
+      s_(parse_settings(settings_json)),
+      fmt_(detect_fim_format(backend_->vocab())),
+      tok_(backend_->vocab()),
+      builder_(fmt_, tok_, s_),
+      pool_(std::make_unique<kv_pool>(*backend_, s_)) {
+  spdlog::info("completion: {} FIM format '{}' ({}{}), {} KV slot(s) of {} tokens", backend_->describe(), fmt_.family,
+               fmt_.has_fim ? (fmt_.order == fim_order::psm ? "PSM" : "SPM") : "prefix only",
+               fmt_.repo_level() ? ", repo-level" : "", pool_->max_slots(), pool_->n_ctx());
+}
+
+pipeline::~pipeline() = default;
+
+std::string pipeline::describe() const { return backend_->describe(); }
+
+const layout* pipeline::layout_of(const std::string& uri) const {
+  auto it = docs_.find(uri);
+  return it == docs_.end() ? nullptr : &it->second.lay;
+}
+
+void pipeline::reset_caches() {
+  docs_.clear();
+  tasks_.clear();
+  tt_.clear();
+  prefetched_.clear();
+  pool_ = std::make_unique<kv_pool>(*backend_, s_);
+}
+
+void pipeline::configure(const std::string& settings_json) {
+  std::vector<std::string> warnings;
+  completion_settings next = parse_settings(settings_json, &warnings);
+  for (const std::string& w : warnings) spdlog::warn("settings: {}", w);
+  const bool cache_changed = next.cache_mib != s_.cache_mib || next.cache_slots != s_.cache_slots ||
+                             next.context_tokens != s_.context_tokens;
+  const bool layout_changed = next.prefix_tokens != s_.prefix_tokens || next.suffix_tokens != s_.suffix_tokens ||
+                              next.extra_tokens != s_.extra_tokens;
+  s_ = next;  // builder_ and pool_ hold a reference to s_
+  if (cache_changed) reset_caches();
+  else if (layout_changed) {
+    docs_.clear();
+    tasks_.clear();
+  }
+}
+
+void pipeline::document_closed(const std::string& uri) {
+  pool_->document_closed(uri);
+  docs_.erase(uri);
+  tt_.forget(uri);
+  prefetched_.erase(uri);
+  std::erase_if(tasks_, [&](const task& t) { return t.uri == uri; });
+}
+
+void pipeline::queue(task t) {
+  drop_tasks(t.uri, t.kind);
+  tasks_.push_back(std::move(t));
+  // Finishing prompts first, then re-basing, then prefetching.
+  std::stable_sort(tasks_.begin(), tasks_.end(),
+                   [](const task& a, const task& b) { return static_cast<int>(a.kind) < static_cast<int>(b.kind); });
+}
+
+void pipeline::drop_tasks(const std::string& uri, task_kind kind) {
+  std::erase_if(tasks_, [&](const task& t) { return t.uri == uri && t.kind == kind; });
+}
+
+completion_result pipeline::complete(const completion_request& req, const cancel_token& cancel) {
+  completion_result res;
+  const auto t0 = clock::now();
+  res.metrics.queue_ms = req.received.time_since_epoch().count() ? ms_between(req.received, t0) : 0.0;
+  try {
+    run(req, cancel, res);
+  } catch (const std::exception& e) {
+    spdlog::warn("completion failed for {}: {}", req.uri, e.what());
+    res.items.clear();
+    res.incomplete = true;
+  }
+  const auto start = req.received.time_since_epoch().count() ? req.received : t0;
+  res.metrics.total_ms = ms_between(start, clock::now());
+  const completion_metrics& m = res.metrics;
+  spdlog::debug(
+      "completion {} v{} {}:{}: {} item(s){} total {:.1f} ms, ttft {:.1f}, tpot {:.1f}, reused {}, evaluated {}, "
+      "generated {}, drafted {}/{} accepted{}",
+      req.uri, req.version, req.cursor.line, req.cursor.byte_col, res.items.size(), res.incomplete ? " (incomplete)" : "",
+      m.total_ms, m.ttft_ms, m.tpot_ms, m.tokens_reused, m.tokens_evaluated, m.tokens_generated, m.tokens_accepted,
+      m.tokens_drafted, m.type_through ? ", type-through" : "");
+  return res;
+}
+
+void pipeline::run(const completion_request& req, const cancel_token& cancel, completion_result& res, bool prefetch) {
+  const auto t0 = clock::now();
+  const cursor_context cx = make_cursor_context(req.text, req.cursor.line, req.cursor.byte_col);
+  const size_t cursor_off = offset_of(req.text, req.cursor.line, req.cursor.byte_col);
+  const trigger_decision dec = decide_trigger(cx, req.explicit_trigger, s_);
+  if (dec.skip) return;
+
+  if (auto pf = prefetched_.find(req.uri); pf != prefetched_.end() && !prefetch) {
+    if (pf->second.text == req.text && pf->second.cursor == cursor_off) {
+      res.items.push_back(make_candidate(pf->second.suggestion, cx));
+      res.metrics.cache_hit = true;
+      if (s_.type_through) tt_.remember(req.uri, req.text, cursor_off, pf->second.suggestion);
+      prefetched_.erase(pf);
+      return;
+    }
+    prefetched_.erase(pf);
+  }
+  if (s_.type_through && !prefetch) {
+    if (std::optional<std::string> rest = tt_.lookup(req.uri, req.text, cursor_off)) {
+      res.items.push_back(make_candidate(*rest, cx));
+      res.metrics.type_through = true;
+      return;
+    }
+  }
+
+  doc_state& ds = docs_[req.uri];
+  ds.text = req.text;
+  ds.line = cx.line;
+  ds.col = cx.col;
+  ds.explicit_trigger = req.explicit_trigger;
+  ds.extra.clear();
+  for (const auto& d : req.context_docs) ds.extra.emplace_back(d.uri, d.text);
+  std::vector<extra_doc> extra;
+  layout_input in = input_of(ds, req.uri, extra);
+  if (ds.pending_ready) {
+    if (builder_.still_valid(in, ds.pending)) ds.lay = ds.pending;
+    ds.pending = layout{};
+    ds.pending_ready = false;
+  }
+  prompt p = builder_.build(in, ds.lay);
+  const int max_tokens = req.explicit_trigger ? s_.max_tokens_explicit : s_.max_tokens_auto;
+  if (static_cast<int64_t>(p.tokens.size()) + max_tokens + s_.draft_max + 2 > pool_->n_ctx()) {
+    spdlog::warn("completion: prompt of {} tokens does not fit a context of {}; lower the token budgets",
+                 p.tokens.size(), pool_->n_ctx());
+    res.incomplete = true;
+    return;
+  }
+  slot_choice sc = pool_->acquire(req.uri, p.tokens);
+  ds.live_slot = sc.slot;
+  res.metrics.tokens_reused = sc.reused;
+  res.metrics.cache_hit = sc.reused > 0;
+
+  gen_params gp;
+  gp.start = req.received.time_since_epoch().count() ? req.received : t0;
+  const bool has_deadline = req.deadline.time_since_epoch().count() != 0;
+  gp.deadline = has_deadline ? req.deadline : gen_clock::time_point::max();
+  if (has_deadline) {
+    auto budget = req.deadline - t0;
+    gp.prompt_deadline = t0 + std::chrono::duration_cast<clock::duration>(budget * s_.prompt_share);
+  }
+  gp.finish_line = std::chrono::milliseconds(s_.finish_line_ms);
+  gp.max_tokens = max_tokens;
+  gp.stop_rules = s_.stop_rules;
+  gp.speculative = s_.speculative;
+  gp.draft_max = s_.draft_max;
+  gp.draft_ngram = s_.draft_ngram;
+  stop_checker stops(cx, dec, s_.stop_rules);
+  gen_outcome out = generate(*sc.seq, backend_->vocab(), fmt_, p.tokens, stops, gp, cancel, watch_);
+
+  completion_metrics& m = res.metrics;
+  m.tokens_evaluated = out.evaluated;
+  m.tokens_generated = static_cast<int64_t>(out.generated.size());
+  m.tokens_drafted = out.drafted;
+  m.tokens_accepted = out.accepted;
+  m.ttft_ms = out.ttft_ms;
+  m.tpot_ms = out.tpot_ms;
+  if (out.cancelled != cancel_reason::none) {
+    if (prefetch) return;
+    // Stale: the server discards the answer. Finish the prompt later if it was cut.
+    if (!out.prompt_done) queue(task{task_kind::warm, req.uri, p.tokens});
+    return;
+  }
+  if (!out.prompt_done) {
+    res.incomplete = true;
+    if (prefetch) return;
+    queue(task{task_kind::warm, req.uri, p.tokens});
+    return;
+  }
+  drop_tasks(req.uri, task_kind::warm);
+  std::string text = finalize(out.text, cx, dec, s_.stop_rules);
+  res.incomplete = out.deadline_hit;
+  if (!text.empty()) res.items.push_back(make_candidate(text, cx));
+  if (prefetch) return;
+  ds.suggestion = text;
+  if (s_.type_through) tt_.remember(req.uri, req.text, cursor_off, text);
+  if (s_.rebase_when_idle && fmt_.has_fim && ds.lay.anchor_line < cx.line) queue(task{task_kind::rebase, req.uri, {}});
+  if (s_.prefetch && !text.empty()) queue(task{task_kind::prefetch, req.uri, {}});
+}
+
+layout_input pipeline::input_of(const doc_state& ds, const std::string& uri, std::vector<extra_doc>& extra) const {
+  extra.clear();
+  for (const auto& [u, t] : ds.extra) extra.push_back(extra_doc{u, t});
+  layout_input in;
+  in.text = ds.text;
+  in.cursor_line = ds.line;
+  in.cursor_col = ds.col;
+  in.uri = uri;
+  in.extra = extra;
+  return in;
+}
+
+bool pipeline::run_rebase(doc_state& ds, const std::string& uri, const cancel_token& cancel) {
+  if (ds.line <= ds.lay.anchor_line) return true;  // nothing to move
+  std::vector<extra_doc> extra;
+  layout_input in = input_of(ds, uri, extra);
+  layout next = ds.lay;  // keeps the prefix window's first line when it still fits
+  prompt p = builder_.build(in, next, /*force_relayout=*/true);
+  if (static_cast<int64_t>(p.tokens.size()) + s_.max_tokens_explicit + s_.draft_max + 2 > pool_->n_ctx()) return true;
+  if (pool_->max_slots() == 1) {
+    // One slot: warming destroys the live layout's cache anyway, so switch now.
+    ds.lay = next;
+  } else {
+    ds.pending = next;
+    ds.pending_ready = false;
+  }
+  slot_choice sc = pool_->acquire(uri, p.tokens, pool_->max_slots() > 1 ? ds.live_slot : -1);
+  gen_params gp;
+  gen_outcome out;
+  if (!eval_prompt(*sc.seq, p.tokens, gp, cancel, watch_, out)) return false;
+  if (pool_->max_slots() > 1) ds.pending_ready = true;
+  return true;
+}
+
+bool pipeline::run_prefetch(doc_state& ds, const std::string& uri, const cancel_token& cancel) {
+  if (ds.suggestion.empty()) return true;
+  // The document as if the last suggestion were accepted, with the cursor after it.
+  const size_t off = offset_of(ds.text, ds.line, ds.col);
+  completion_request req;
+  req.uri = uri;
+  req.text = ds.text.substr(0, off) + ds.suggestion + ds.text.substr(off);
+  const size_t cursor = off + ds.suggestion.size();
+  auto [line, col] = line_col_of(req.text, cursor);
+  req.cursor = text_pos{line, col};
+  req.explicit_trigger = ds.explicit_trigger;
+  for (const auto& [u, t] : ds.extra) req.context_docs.push_back({u, t});
+  completion_result res;
+  run(req, cancel, res, /*prefetch=*/true);
+  if (cancel.is_cancelled()) return false;
+  if (!res.items.empty()) {
+    const completion_candidate& c = res.items.front();
+    // make_candidate prefixed the word before the cursor; keep only what goes after it.
+    const size_t word = static_cast<size_t>(c.replace_end.byte_col - c.replace_begin.byte_col);
+    prefetched_[uri] = prefetched{req.text, cursor, c.insert_text.substr(std::min(word, c.insert_text.size()))};
+  }
+  return true;
+}
+
+bool pipeline::background_step(const cancel_token& cancel) {
+  while (!tasks_.empty()) {
+    if (cancel.is_cancelled()) return true;
+    task t = tasks_.front();
+    auto it = docs_.find(t.uri);
+    if (it == docs_.end()) {
+      tasks_.pop_front();
+      continue;
+    }
+    bool finished = true;
+    switch (t.kind) {
+      case task_kind::warm: {
+        slot_choice sc = pool_->acquire(t.uri, t.tokens);
+        gen_params gp;
+        gen_outcome out;
+        finished = eval_prompt(*sc.seq, t.tokens, gp, cancel, watch_, out);
+        break;
+      }
+      case task_kind::rebase:
+        finished = run_rebase(it->second, t.uri, cancel);
+        break;
+      case task_kind::prefetch:
+        finished = run_prefetch(it->second, t.uri, cancel);
+        break;
+    }
+    if (!finished) return true;  // preempted: resume later
+    if (!tasks_.empty() && tasks_.front().uri == t.uri && tasks_.front().kind == t.kind) tasks_.pop_front();
+    return !tasks_.empty();
+  }
+  return false;
+}
+
+}  // namespace qf::server::completion

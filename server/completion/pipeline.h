@@ -1,0 +1,99 @@
+// The completion pipeline: the completion_provider that the server runs on
+// its inference worker.
+//
+// Per request: trigger rules -> type-through cache -> prompt layout (per
+// document, reused while valid) -> prefix cache slot -> budgeted prompt phase
+// and decoding -> post-processing -> candidate. When the prompt phase runs out
+// of budget the answer is empty and incomplete, and the rest of the prompt is
+// evaluated by background_step() so that the next keystroke hits the cache.
+// Background work, in priority order: finishing such prompts, re-basing a
+// document whose typed text spans lines (a new layout at the cursor line,
+// warmed in another slot and adopted once ready), and prefetching the
+// continuation of an accepted suggestion (when enabled). All of it polls the
+// server's cancel token, which the server sets when a request arrives.
+#pragma once
+
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "server/completion/chunk_tokenizer.h"
+#include "server/completion/deadline_watch.h"
+#include "server/completion/fim_format.h"
+#include "server/completion/kv_pool.h"
+#include "server/completion/lm.h"
+#include "server/completion/prompt_layout.h"
+#include "server/completion/settings.h"
+#include "server/completion/type_through.h"
+#include "server/completion_provider.h"
+
+namespace qf::server::completion {
+
+class pipeline final : public completion_provider {
+ public:
+  pipeline(std::unique_ptr<lm_backend> backend, const std::string& settings_json);
+  ~pipeline() override;
+
+  completion_result complete(const completion_request& req, const cancel_token& cancel) override;
+  bool background_step(const cancel_token& cancel) override;
+  void document_closed(const std::string& uri) override;
+  void configure(const std::string& settings_json) override;
+  std::string describe() const override;
+
+  // For tests and benchmarks.
+  const completion_settings& settings() const { return s_; }
+  const fim_format& format() const { return fmt_; }
+  const kv_pool& pool() const { return *pool_; }
+  size_t pending_background() const { return tasks_.size(); }
+  const layout* layout_of(const std::string& uri) const;
+
+ private:
+  struct doc_state {
+    layout lay;
+    layout pending;           // a re-based layout being warmed
+    bool pending_ready = false;
+    int live_slot = -1;
+    // The last request, for background work.
+    std::string text;
+    int64_t line = 0, col = 0;
+    std::vector<std::pair<std::string, std::string>> extra;
+    bool explicit_trigger = false;
+    std::string suggestion;  // what was answered (for prefetch)
+  };
+  struct prefetched {
+    std::string text;  // the document with the suggestion accepted
+    size_t cursor = 0;
+    std::string suggestion;
+  };
+  enum class task_kind { warm, rebase, prefetch };
+  struct task {
+    task_kind kind;
+    std::string uri;
+    std::vector<int32_t> tokens;  // warm: the prompt to finish
+  };
+
+  void run(const completion_request& req, const cancel_token& cancel, completion_result& res, bool prefetch = false);
+  void queue(task t);
+  void drop_tasks(const std::string& uri, task_kind kind);
+  bool run_rebase(doc_state& ds, const std::string& uri, const cancel_token& cancel);
+  bool run_prefetch(doc_state& ds, const std::string& uri, const cancel_token& cancel);
+  layout_input input_of(const doc_state& ds, const std::string& uri, std::vector<extra_doc>& extra) const;
+  void reset_caches();
+
+  std::unique_ptr<lm_backend> backend_;
+  completion_settings s_;
+  fim_format fmt_;
+  chunk_tokenizer tok_;
+  prompt_builder builder_;
+  std::unique_ptr<kv_pool> pool_;
+  deadline_watch watch_;
+  type_through_cache tt_;
+  std::unordered_map<std::string, doc_state> docs_;
+  std::unordered_map<std::string, prefetched> prefetched_;
+  std::deque<task> tasks_;
+};
+
+}  // namespace qf::server::completion

@@ -1,0 +1,261 @@
+// Stop rules and post-processing (see the header for the rules).
+#include "server/completion/postprocess.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace qf::server::completion {
+namespace {
+
+bool is_word(unsigned char c) { return c == '_' || c >= 0x80 || std::isalnum(c); }
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v'; }
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
+  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
+  return s;
+}
+std::string_view rtrim(std::string_view s) {
+  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+bool ends_with_block_opener(std::string_view before) {
+  std::string_view t = rtrim(before);
+  if (t.empty()) return false;
+  char c = t.back();
+  if (c == '{' || c == '(' || c == '[' || c == ':') return true;
+  return t.ends_with("=>") || t.ends_with("->") || t.ends_with(" do") || t.ends_with(" then");
+}
+
+bool is_closer(std::string_view trimmed) {
+  return !trimmed.empty() && (trimmed.front() == '}' || trimmed.front() == ')' || trimmed.front() == ']' ||
+                              trimmed.starts_with("end"));
+}
+
+std::vector<std::string_view> lines_of(std::string_view s) {
+  std::vector<std::string_view> out;
+  size_t start = 0;
+  for (;;) {
+    size_t nl = s.find('\n', start);
+    if (nl == std::string_view::npos) {
+      out.push_back(s.substr(start));
+      return out;
+    }
+    out.push_back(s.substr(start, nl - start));
+    start = nl + 1;
+  }
+}
+
+}  // namespace
+
+int indent_width(std::string_view line) {
+  int w = 0;
+  for (char c : line) {
+    if (c == ' ') ++w;
+    else if (c == '\t') w += 4;
+    else break;
+  }
+  return w;
+}
+
+cursor_context make_cursor_context(std::string_view text, int64_t line, int64_t col, size_t max_next) {
+  cursor_context cx;
+  cx.line = line;
+  size_t nl = text.find('\n');
+  cx.crlf = nl != std::string_view::npos && nl > 0 && text[nl - 1] == '\r';
+  size_t off = 0;
+  for (int64_t l = 0; l < line && off <= text.size(); ++l) {
+    size_t e = text.find('\n', off);
+    if (e == std::string_view::npos) {
+      off = text.size();
+      break;
+    }
+    off = e + 1;
+  }
+  size_t end = text.find('\n', off);
+  if (end == std::string_view::npos) end = text.size();
+  std::string_view cur = text.substr(off, end - off);
+  if (!cur.empty() && cur.back() == '\r') cur.remove_suffix(1);
+  size_t c = std::min<size_t>(static_cast<size_t>(std::max<int64_t>(col, 0)), cur.size());
+  cx.col = static_cast<int64_t>(c);
+  cx.line_before = std::string(cur.substr(0, c));
+  cx.line_after = std::string(cur.substr(c));
+  cx.base_indent = indent_width(cur);
+  size_t pos = end < text.size() ? end + 1 : text.size();
+  while (pos < text.size() && cx.next_lines.size() < max_next) {
+    size_t e = text.find('\n', pos);
+    if (e == std::string_view::npos) e = text.size();
+    std::string_view l = text.substr(pos, e - pos);
+    if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
+    cx.next_lines.emplace_back(l);
+    pos = e + 1;
+  }
+  return cx;
+}
+
+trigger_decision decide_trigger(const cursor_context& cx, bool explicit_trigger, const completion_settings& s) {
+  trigger_decision d;
+  const bool after_word = !cx.line_before.empty() && is_word(static_cast<unsigned char>(cx.line_before.back()));
+  const bool code_right = std::any_of(cx.line_after.begin(), cx.line_after.end(),
+                                      [](char c) { return is_word(static_cast<unsigned char>(c)); });
+  if (!explicit_trigger && !s.auto_trigger_mid_word && after_word && code_right) d.skip = true;
+  const bool rest_empty = trim(cx.line_after).empty();
+  d.block_opener = rest_empty && ends_with_block_opener(cx.line_before);
+  const bool empty_line = trim(cx.line_before).empty() && rest_empty;
+  if (s.multi_line && rest_empty) d.multi_line = explicit_trigger || empty_line || d.block_opener;
+  if (!s.stop_rules) d.multi_line = true;  // fixed-length generation: no line rule
+  return d;
+}
+
+stop_checker::stop_checker(const cursor_context& cx, const trigger_decision& d, bool stop_rules)
+    : cx_(cx), d_(d), rules_(stop_rules) {}
+
+bool stop_checker::push(std::string_view text) {
+  if (stopped_) return true;
+  text_.append(text);
+  scan();
+  return stopped_;
+}
+
+bool stop_checker::at_line_end() const { return text_.empty() || text_.back() == '\n'; }
+
+std::string stop_checker::kept_at_deadline() const {
+  std::string k = kept();
+  if (!rules_ || !d_.multi_line) return k;
+  size_t nl = k.rfind('\n');
+  if (nl == std::string::npos) return k;
+  return k.substr(0, nl);
+}
+
+void stop_checker::scan() {
+  if (!rules_) {
+    keep_ = text_.size();
+    return;
+  }
+  if (!d_.multi_line) {
+    size_t nl = text_.find('\n');
+    if (nl != std::string::npos) {
+      keep_ = nl;
+      stopped_ = true;
+    } else {
+      keep_ = text_.size();
+    }
+    return;
+  }
+  // Multi-line: look at every line after the first (the first continues the cursor line).
+  const std::string_view first_next = [&]() -> std::string_view {
+    for (const std::string& l : cx_.next_lines)
+      if (!trim(l).empty()) return trim(l);
+    return {};
+  }();
+  // The first line continues the cursor line; its indentation is that line's.
+  size_t line_start = text_.find('\n');
+  keep_ = text_.size();
+  bool body_seen = false;
+  if (line_start == std::string::npos) return;
+  for (;;) {
+    size_t begin = line_start + 1;
+    size_t end = text_.find('\n', begin);
+    const bool complete = end != std::string::npos;
+    std::string_view line = std::string_view(text_).substr(begin, (complete ? end : text_.size()) - begin);
+    std::string_view t = trim(line);
+    if (!t.empty()) {
+      int ind = indent_width(line);
+      // Indentation is only known once the first non-blank character arrived.
+      bool stop = ind < cx_.base_indent;
+      if (d_.block_opener && body_seen && ind <= cx_.base_indent) {
+        if (is_closer(t)) {
+          // Keep the closing line itself, then stop.
+          if (complete) {
+            keep_ = end;
+            stopped_ = true;
+            return;
+          }
+          return;  // wait for the line to complete
+        }
+        stop = true;
+      }
+      if (!stop && complete && !first_next.empty() && t == first_next) stop = true;
+      if (stop) {
+        keep_ = line_start;  // cut before the '\n' that starts this line
+        stopped_ = true;
+        return;
+      }
+      if (ind > cx_.base_indent) body_seen = true;
+    }
+    if (!complete) return;
+    line_start = end;
+  }
+}
+
+std::string finalize(std::string text, const cursor_context& cx, const trigger_decision& d, bool stop_rules) {
+  // Normalize line endings first.
+  std::string s;
+  s.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\r' && i + 1 < text.size() && text[i + 1] == '\n') continue;
+    s.push_back(text[i]);
+  }
+  if (stop_rules) {
+    s = std::string(rtrim(s));
+    // A tail that repeats the text right of the cursor (e.g. a closing bracket the editor inserted).
+    std::string_view after = trim(cx.line_after);
+    if (!after.empty() && s.find('\n') == std::string::npos) {
+      if (std::string_view(s).ends_with(after)) s = std::string(rtrim(std::string_view(s).substr(0, s.size() - after.size())));
+    }
+    // Trailing lines that repeat the document's next lines.
+    if (d.multi_line && s.find('\n') != std::string::npos) {
+      std::vector<std::string_view> gen = lines_of(s);
+      std::vector<std::string_view> next;
+      for (const std::string& l : cx.next_lines)
+        if (!trim(l).empty()) next.push_back(trim(l));
+      size_t drop = 0;
+      for (size_t k = std::min(gen.size() - 1, next.size()); k >= 1; --k) {
+        bool same = true;
+        for (size_t i = 0; i < k && same; ++i) same = trim(gen[gen.size() - k + i]) == next[i];
+        if (same) {
+          drop = k;
+          break;
+        }
+      }
+      if (drop > 0) {
+        size_t cut = 0;
+        for (size_t i = 0; i + drop < gen.size(); ++i) cut += gen[i].size() + 1;
+        s = std::string(rtrim(std::string_view(s).substr(0, cut > 0 ? cut - 1 : 0)));
+      }
+    }
+    if (trim(s).empty()) s.clear();
+  }
+  if (cx.crlf) {
+    std::string out;
+    out.reserve(s.size() + 8);
+    for (char c : s) {
+      if (c == '\n') out.push_back('\r');
+      out.push_back(c);
+    }
+    return out;
+  }
+  return s;
+}
+
+completion_candidate make_candidate(const std::string& text, const cursor_context& cx) {
+  completion_candidate c;
+  // The word before the cursor is part of the replaced range.
+  size_t w = cx.line_before.size();
+  while (w > 0 && is_word(static_cast<unsigned char>(cx.line_before[w - 1]))) --w;
+  std::string word = cx.line_before.substr(w);
+  c.replace_begin = text_pos{cx.line, static_cast<int64_t>(w)};
+  c.replace_end = text_pos{cx.line, cx.col};
+  c.insert_text = word + text;
+  c.filter_text = c.insert_text;
+  size_t nl = c.insert_text.find_first_of("\r\n");
+  std::string first = c.insert_text.substr(0, nl);
+  if (first.size() > 80) first = first.substr(0, 77) + "...";
+  c.label = std::string(trim(first));
+  if (c.label.empty()) c.label = std::string(trim(c.insert_text.substr(0, 80)));
+  if (nl != std::string::npos) c.label += " ...";
+  return c;
+}
+
+}  // namespace qf::server::completion

@@ -1,0 +1,76 @@
+// Stop rules and post-processing of generated text.
+//
+// decide_trigger: whether to complete at all (no automatic completion in the
+// middle of a word with code to its right, unless configured) and whether a
+// multi-line completion is expected (explicit invocation, an empty line, or
+// the end of a line that opens a block). stop_checker is fed the decoded text
+// as it streams and says when to stop: single-line completions end at the
+// first newline; multi-line ones end before a line whose indentation drops
+// below the cursor line's (or returns to it after a block body, except for a
+// closing bracket), or before a line repeating the next line of the document.
+// finalize trims, drops a tail that duplicates the text right of the cursor or
+// the following lines, and converts to the document's line endings.
+// make_candidate builds the edit: it replaces the word before the cursor so
+// that a client's filter keeps the item visible while the user types on.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "server/completion/settings.h"
+#include "server/completion_provider.h"
+
+namespace qf::server::completion {
+
+struct cursor_context {
+  std::string line_before;  // cursor line text before the cursor
+  std::string line_after;   // cursor line text after the cursor (no line ending)
+  std::vector<std::string> next_lines;  // following lines (no line endings), a few
+  int base_indent = 0;      // indentation width of the cursor line (tab = 4)
+  bool crlf = false;        // the document uses CRLF line endings
+  int64_t line = 0, col = 0;
+};
+
+cursor_context make_cursor_context(std::string_view text, int64_t line, int64_t col, size_t max_next = 8);
+
+struct trigger_decision {
+  bool skip = false;          // do not complete here
+  bool multi_line = false;
+  bool block_opener = false;  // the cursor line ends with a block opener
+};
+
+trigger_decision decide_trigger(const cursor_context& cx, bool explicit_trigger, const completion_settings& s);
+
+int indent_width(std::string_view line);  // leading whitespace width, tab = 4
+
+class stop_checker {
+ public:
+  stop_checker(const cursor_context& cx, const trigger_decision& d, bool stop_rules);
+  // Appends decoded text; returns true when generation should stop.
+  bool push(std::string_view text);
+  bool stopped() const { return stopped_; }
+  // True when the text so far ends at a line boundary (nothing pending on the
+  // current line): a good place to stop when the deadline is near.
+  bool at_line_end() const;
+  // The text kept so far (cut at the stop point).
+  std::string kept() const { return text_.substr(0, keep_); }
+  // Cuts to the last complete line (multi-line) when stopping mid-line at the deadline.
+  std::string kept_at_deadline() const;
+
+ private:
+  void scan();
+  const cursor_context& cx_;
+  trigger_decision d_;
+  bool rules_;
+  std::string text_;
+  size_t keep_ = 0;
+  bool stopped_ = false;
+};
+
+std::string finalize(std::string text, const cursor_context& cx, const trigger_decision& d, bool stop_rules);
+
+completion_candidate make_candidate(const std::string& text, const cursor_context& cx);
+
+}  // namespace qf::server::completion

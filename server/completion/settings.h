@@ -1,0 +1,47 @@
+// Settings of the completion pipeline (the "completion" object of the
+// "quickfill" settings). Every field has a default chosen for a 2-core CPU
+// and a 0.5B model; docs/configuration.md explains each one. Parsing never
+// throws: unknown keys are ignored, values of the wrong type keep the default
+// and are reported in `warnings`.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace qf::server::completion {
+
+struct completion_settings {
+  // Prompt token budgets.
+  int prefix_tokens = 384;      // lines before the cursor line
+  int suffix_tokens = 96;       // text after the cursor
+  int extra_tokens = 512;       // other open files (repo-level context)
+  int middle_max_tokens = 96;   // text typed since the last layout before a forced re-layout
+  bool rebase_when_idle = true; // move typed text into the prefix in the background
+  // Generation.
+  int max_tokens_auto = 32;     // token limit for automatic triggers
+  int max_tokens_explicit = 128;
+  bool multi_line = true;       // allow multi-line where a block is expected
+  bool stop_rules = true;       // off: fixed-length generation (benchmarks)
+  bool auto_trigger_mid_word = false;  // complete automatically mid-word with code to the right
+  double prompt_share = 0.6;    // share of the deadline the prompt phase may use
+  int finish_line_ms = 60;      // past the deadline, keep going this long to end the line
+  // Speed.
+  bool type_through = true;
+  bool speculative = true;      // prompt-lookup drafts
+  int draft_max = 8;            // tokens per draft
+  int draft_ngram = 3;          // n-gram size matched in the prompt
+  bool prefetch = false;        // after answering, compute the continuation of the suggestion
+  // Cache.
+  int cache_mib = 256;          // KV memory budget for all slots together
+  int cache_slots = 3;          // at most this many KV sequences
+  int context_tokens = 2048;    // n_ctx of each slot
+  bool reuse_shifted_chunks = true;  // move_range reuse after a deletion mid-prompt
+  int min_chunk_tokens = 64;    // smallest chunk worth shifting
+};
+
+// Parses the "quickfill" settings object (JSON text). Accepts either a nested
+// {"completion": {...}} or flat "completion.key" members.
+completion_settings parse_settings(const std::string& settings_json, std::vector<std::string>* warnings = nullptr);
+
+}  // namespace qf::server::completion

@@ -1,0 +1,197 @@
+// The pipeline on the real engine: a tiny synthetic Qwen2-shaped model
+// written in the test (random weights, real tokenizer and FIM tokens), the
+// factory's error reporting, and FIM detection on real code-model vocabularies
+// from the shared test data (skipped when absent).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "inference/convert/synth_model.h"
+#include "inference/gguf/gguf.h"
+#include "inference/tokenizer/tokenizer.h"
+#include "server/completion/engine_backend.h"
+#include "server/completion/fim_format.h"
+#include "server/completion/pipeline.h"
+#include "server/completion/prompt_layout.h"
+#include "server/completion/provider_factory.h"
+
+namespace fs = std::filesystem;
+using namespace qf::server;
+using namespace qf::server::completion;
+
+namespace {
+
+fs::path temp_dir() {
+  fs::path d = fs::temp_directory_path() / ("qf_completion_test_" + std::to_string(::getpid()));
+  fs::create_directories(d);
+  return d;
+}
+
+const std::string& tiny_model() {
+  static const std::string path = [] {
+    auto spec = qf::infer::convert::synth_preset("tiny", "qwen2");
+    spec.n_ctx = 2048;
+    spec.n_vocab = 1024;
+    spec.init_std = 0.5f;  // larger weights: logits far from ties, so greedy is well defined
+    std::string p = (temp_dir() / "tiny-qwen2.gguf").string();
+    qf::infer::convert::write_synth_model(spec, qf::infer::ggml_type::f32, p);
+    return p;
+  }();
+  return path;
+}
+
+std::unique_ptr<completion_provider> load(const std::string& settings, std::string* err = nullptr) {
+  provider_options o;
+  o.model_path = tiny_model();
+  o.settings_json = settings;
+  o.n_threads = 1;
+  std::string e;
+  auto p = make_completion_provider(o, &e);
+  if (err) *err = e;
+  return p;
+}
+
+std::string source() {
+  std::string s = "import os\n\n";
+  for (int i = 0; i < 6; ++i) s += "def f" + std::to_string(i) + "(x):\n    return x * " + std::to_string(i) + "\n\n";
+  s += "def main():\n    total = 0\n    \n    print(total)\n";
+  return s;
+}
+constexpr int64_t k_line = 22;  // the empty indented line in main()
+
+completion_request request(const std::string& text, int64_t line, int64_t col) {
+  completion_request r;
+  r.uri = "file:///w/main.py";
+  r.text = text;
+  r.cursor = {line, col};
+  r.explicit_trigger = true;
+  r.received = clock::now();
+  return r;
+}
+
+std::string test_data() {
+  if (const char* e = std::getenv("QUICKFILL_TEST_DATA")) return e;
+  return QUICKFILL_TEST_DATA_DIR;
+}
+
+}  // namespace
+
+TEST(engine_pipeline, loads_and_detects_the_fim_format) {
+  std::string err;
+  auto p = load("{}", &err);
+  ASSERT_TRUE(p) << err;
+  auto* pl = dynamic_cast<pipeline*>(p.get());
+  ASSERT_NE(pl, nullptr);
+  EXPECT_TRUE(pl->format().has_fim);
+  EXPECT_TRUE(pl->format().repo_level());
+  EXPECT_EQ(pl->format().family, "qwen2.5-coder");
+  EXPECT_FALSE(p->describe().empty());
+}
+
+TEST(engine_pipeline, second_request_after_one_character_evaluates_only_a_few_tokens) {
+  auto p = load(R"({"completion": {"typeThrough": false, "maxTokens": 4, "maxTokensExplicit": 4}})");
+  ASSERT_TRUE(p);
+  std::string text = source();
+  completion_result r1 = p->complete(request(text, k_line, 4), {});
+  EXPECT_GT(r1.metrics.tokens_evaluated, 50);
+  for (const char* typed : {"r", "e", "t"}) {
+    const int64_t col = static_cast<int64_t>(offset_of(text, k_line, 99) - offset_of(text, k_line, 0));
+    text.insert(offset_of(text, k_line, col), typed);
+    completion_result r = p->complete(request(text, k_line, col + 1), {});
+    EXPECT_TRUE(r.metrics.cache_hit);
+    EXPECT_LE(r.metrics.tokens_evaluated, 3) << "after typing '" << typed << "'";
+    EXPECT_GT(r.metrics.tokens_reused, 50);
+  }
+}
+
+TEST(engine_pipeline, speculative_output_equals_greedy_output) {
+  const std::string common = R"("typeThrough": false, "stopRules": false, "maxTokensExplicit": 24)";
+  auto greedy = load(R"({"completion": {)" + common + R"(, "speculative": false}})");
+  auto spec = load(R"({"completion": {)" + common + R"(, "speculative": true, "draftMax": 6, "draftNgram": 1}})");
+  ASSERT_TRUE(greedy && spec);
+  std::string text = source();
+  for (int64_t line : {k_line, int64_t{4}, int64_t{10}}) {
+    completion_result g = greedy->complete(request(text, line, 4), {});
+    completion_result s = spec->complete(request(text, line, 4), {});
+    ASSERT_EQ(g.items.size(), s.items.size());
+    if (!g.items.empty()) EXPECT_EQ(g.items[0].insert_text, s.items[0].insert_text) << "line " << line;
+    EXPECT_EQ(g.metrics.tokens_generated, s.metrics.tokens_generated);
+    EXPECT_EQ(g.metrics.tokens_drafted, 0);
+    EXPECT_GT(s.metrics.tokens_drafted, 0);
+  }
+}
+
+TEST(engine_pipeline, cancelled_request_keeps_the_prompt_in_the_cache) {
+  auto p = load(R"({"completion": {"typeThrough": false}})");
+  ASSERT_TRUE(p);
+  std::string text = source();
+  qf::cancel_source src;
+  src.cancel(qf::cancel_reason::content_modified);
+  // Cancelled before anything: nothing is answered.
+  completion_result r0 = p->complete(request(text, k_line, 4), src.token());
+  EXPECT_TRUE(r0.items.empty());
+  completion_result r1 = p->complete(request(text, k_line, 4), {});
+  const int64_t prompt_len = r1.metrics.tokens_reused + r1.metrics.tokens_evaluated;
+  completion_result r2 = p->complete(request(text, k_line, 4), {});
+  EXPECT_EQ(r2.metrics.tokens_reused, prompt_len - 1);
+}
+
+TEST(engine_pipeline, factory_reports_bad_files_without_throwing) {
+  std::string err;
+  provider_options o;
+  o.model_path = (temp_dir() / "missing.gguf").string();
+  EXPECT_EQ(make_completion_provider(o, &err), nullptr);
+  EXPECT_FALSE(err.empty());
+
+  const std::string corrupt = (temp_dir() / "corrupt.gguf").string();
+  {
+    std::ofstream f(corrupt, std::ios::binary);
+    f << "GGUF\x03\x00\x00\x00garbage that is not a header";
+  }
+  o.model_path = corrupt;
+  err.clear();
+  EXPECT_EQ(make_completion_provider(o, &err), nullptr);
+  EXPECT_NE(err.find("model"), std::string::npos) << err;
+
+  const std::string unknown = (temp_dir() / "unknown-arch.gguf").string();
+  {
+    qf::infer::gguf::writer w;
+    w.add_string("general.architecture", "gpt9");
+    w.write(unknown);
+  }
+  o.model_path = unknown;
+  err.clear();
+  EXPECT_EQ(make_completion_provider(o, &err), nullptr);
+  EXPECT_NE(err.find("gpt9"), std::string::npos) << err;
+
+  o.model_path.clear();
+  err.clear();
+  EXPECT_EQ(make_completion_provider(o, &err), nullptr);
+  EXPECT_FALSE(err.empty());
+}
+
+TEST(engine_pipeline, fim_formats_of_real_vocabularies) {
+  const fs::path dir = fs::path(test_data()) / "vocab";
+  if (!fs::exists(dir / "ggml-vocab-starcoder.gguf"))
+    GTEST_SKIP() << "shared test data not found at " << dir << " (set QUICKFILL_TEST_DATA)";
+  auto detect = [&](const char* name) {
+    auto f = qf::infer::gguf::file::open((dir / name).string());
+    auto tok = qf::infer::tokenizer::from_gguf(*f);
+    auto v = make_engine_vocab(*tok);
+    return detect_fim_format(*v);
+  };
+  fim_format sc = detect("ggml-vocab-starcoder.gguf");
+  EXPECT_TRUE(sc.has_fim);
+  EXPECT_EQ(sc.pre, 1);
+  EXPECT_EQ(sc.mid, 2);
+  EXPECT_EQ(sc.suf, 3);
+  EXPECT_EQ(sc.pad, 4);
+  EXPECT_EQ(sc.family, "starcoder2");
+  fim_format ds = detect("ggml-vocab-deepseek-coder.gguf");
+  EXPECT_TRUE(ds.has_fim);
+  EXPECT_EQ(ds.family, "deepseek-coder");
+  fim_format qw = detect("ggml-vocab-qwen2.gguf");  // the base Qwen2 vocabulary has no FIM tokens
+  EXPECT_FALSE(qw.has_fim);
+}
