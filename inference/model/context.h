@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <vector>
@@ -27,6 +28,9 @@ struct context_options {
   int64_t n_ctx = 4096;               // cache capacity in tokens
   ggml_type kv_type = ggml_type::f16; // f16 or f32
   int64_t n_ubatch = 512;             // tokens per forward pass during prefill
+  // Called after each ubatch is committed with (tokens committed by this eval,
+  // tokens asked for): prefill progress. May cancel the eval's token.
+  std::function<void(int64_t done, int64_t total)> on_ubatch = nullptr;
 };
 
 enum class logits_mode { none, last, all };
@@ -83,7 +87,8 @@ class context {
   context_options opts_;
   std::unique_ptr<context_state> st_;
   std::vector<int32_t> tokens_;
-  std::vector<float> logits_;  // [n_logit_rows_][n_vocab]
+  std::vector<float> logits_;    // [n_logit_rows_][n_vocab]
+  std::vector<int32_t> pos_host_;  // [n_ubatch] positions staged for upload
   int64_t n_logit_rows_ = 0;
 };
 

@@ -1,0 +1,259 @@
+// CPU backend ops (see cpu_backend.h). Every op is a thin loop over the
+// kernels; the work split is by rows (norms, embeddings, KV rows), by tokens
+// (RoPE) or by (token, head) pairs (attention). The matmul kernels split their
+// own work. Small ops of a decode step (one row) run on the calling thread:
+// waking the pool costs more than they do.
+#if __has_include("inference/backend/cpu/ops.h")  // until the kernels land
+#include "inference/backend/cpu_backend.h"
+
+#include <algorithm>
+#include <cstring>
+#include <new>
+#include <stdexcept>
+
+#include "inference/model/attention.h"
+
+namespace qf::infer {
+
+namespace {
+constexpr std::align_val_t k_align{64};
+
+uint8_t* bytes_of(buffer& b) { return static_cast<cpu_buffer&>(b).data(); }
+const uint8_t* bytes_of(const buffer& b) { return static_cast<const cpu_buffer&>(b).data(); }
+float* f32(f32_ref r) { return reinterpret_cast<float*>(bytes_of(*r.buf)) + r.offset; }
+const float* f32c(const buffer& b) { return reinterpret_cast<const float*>(bytes_of(b)); }
+const cpu::weight_matrix& mat(const weight& w) { return static_cast<const cpu_weight&>(w).matrix(); }
+size_t kv_elem_size(ggml_type t) { return t == ggml_type::f16 ? sizeof(fp16_t) : sizeof(float); }
+}  // namespace
+
+cpu_buffer::cpu_buffer(size_t bytes) : buffer(bytes) {
+  data_ = static_cast<uint8_t*>(::operator new(std::max<size_t>(bytes, 1), k_align));
+  std::memset(data_, 0, bytes);
+}
+cpu_buffer::~cpu_buffer() { ::operator delete(data_, k_align); }
+
+cpu_backend::cpu_backend(int n_threads) : pool_(n_threads), scratch_(pool_.size()) {}
+
+std::unique_ptr<backend> make_cpu_backend(int n_threads) { return std::make_unique<cpu_backend>(n_threads); }
+
+std::string cpu_backend::describe() const {
+  const auto& f = cpu::detect_cpu();
+  const char* isa = f.avx512f ? (f.avx512vnni ? "AVX-512 VNNI" : "AVX-512") : (f.avx2 && f.fma) ? "AVX2" : "scalar";
+  const int n = const_cast<cpu::thread_pool&>(pool_).size();
+  return std::string("cpu (") + isa + ", " + std::to_string(n) + (n == 1 ? " thread)" : " threads)");
+}
+
+backend_caps cpu_backend::caps() const {
+  backend_caps c;
+  c.host_memory = true;
+  c.kv_f32 = true;
+  c.n_threads = const_cast<cpu::thread_pool&>(pool_).size();
+  return c;
+}
+
+bool cpu_backend::supports_weight_type(ggml_type t) const {
+  switch (t) {
+    case ggml_type::f32: case ggml_type::f16: case ggml_type::bf16: case ggml_type::q8_0:
+    case ggml_type::q4_0: case ggml_type::q4_k: case ggml_type::q5_k: case ggml_type::q6_k:
+      return true;
+    default:
+      return false;
+  }
+}
+
+weight_ptr cpu_backend::upload_weight(ggml_type type, int64_t rows, int64_t cols, const uint8_t* data) {
+  return std::make_unique<cpu_weight>(cpu::prepare_weight(type, rows, cols, data));
+}
+
+buffer_ptr cpu_backend::alloc(size_t bytes) { return std::make_unique<cpu_buffer>(bytes); }
+
+void cpu_backend::upload(buffer& dst, size_t off, const void* src, size_t bytes) {
+  if (off > dst.size() || bytes > dst.size() - off) throw std::out_of_range("cpu_backend::upload out of bounds");
+  std::memcpy(bytes_of(dst) + off, src, bytes);
+}
+
+void cpu_backend::download(const buffer& src, size_t off, void* dst, size_t bytes) {
+  if (off > src.size() || bytes > src.size() - off) throw std::out_of_range("cpu_backend::download out of bounds");
+  std::memcpy(dst, bytes_of(src) + off, bytes);
+}
+
+template <class Fn>
+void cpu_backend::parallel_for(int64_t n, int64_t min_parallel, const Fn& fn) {
+  if (n < min_parallel || pool_.size() == 1) {
+    fn(int64_t{0}, n, 0);
+    return;
+  }
+  // One pointer captured: the std::function stays in its small buffer (no allocation).
+  const Fn* f = &fn;
+  const int64_t* pn = &n;
+  pool_.run([f, pn](int ith, int nth) {
+    const int64_t chunk = (*pn + nth - 1) / nth;
+    const int64_t b = std::min<int64_t>(*pn, chunk * ith), e = std::min<int64_t>(*pn, b + chunk);
+    if (b < e) (*f)(b, e, ith);
+  });
+}
+
+float* cpu_backend::scratch(int ith, size_t n_floats) {
+  auto& s = scratch_[ith];
+  if (s.size() < n_floats) s.resize(n_floats);
+  return s.data();
+}
+
+void cpu_backend::get_rows(const weight& table, const buffer& ids_buf, int64_t n, f32_ref out) {
+  const cpu::weight_matrix& m = mat(table);
+  const int32_t* ids = reinterpret_cast<const int32_t*>(bytes_of(ids_buf));
+  float* y = f32(out);
+  for (int64_t i = 0; i < n; ++i)  // checked here: workers must not throw
+    if (ids[i] < 0 || ids[i] >= m.rows) throw std::out_of_range("get_rows: id out of range");
+  parallel_for(n, 8, [&](int64_t b, int64_t e, int) {
+    for (int64_t i = b; i < e; ++i) {
+      const uint8_t* row = m.data + static_cast<size_t>(ids[i]) * m.row_bytes;
+      if (m.type == ggml_type::f32)
+        std::memcpy(y + i * m.cols, row, m.cols * sizeof(float));
+      else
+        cpu::dequantize_row(m.type, row, y + i * m.cols, m.cols);
+    }
+  });
+}
+
+void cpu_backend::matmul(const weight& w, f32_ref x, int64_t n, f32_ref y) {
+  cpu::matmul(pool_, mat(w), f32(x), n, f32(y));
+}
+
+void cpu_backend::rms_norm(f32_ref x, const buffer& w, f32_ref y, int64_t n_rows, int64_t n_cols, float eps) {
+  const float* xs = f32(x);
+  const float* ws = f32c(w);
+  float* ys = f32(y);
+  parallel_for(n_rows, 4, [&](int64_t b, int64_t e, int) {
+    for (int64_t r = b; r < e; ++r) cpu::rms_norm(xs + r * n_cols, ws, ys + r * n_cols, n_cols, eps);
+  });
+}
+
+void cpu_backend::add_bias(f32_ref x, const buffer& b, int64_t n_rows, int64_t n_cols) {
+  float* xs = f32(x);
+  const float* bs = f32c(b);
+  parallel_for(n_rows, 8, [&](int64_t rb, int64_t re, int) {
+    for (int64_t r = rb; r < re; ++r) cpu::add(xs + r * n_cols, bs, xs + r * n_cols, n_cols);
+  });
+}
+
+void cpu_backend::add(f32_ref a, f32_ref b, f32_ref out, int64_t n) {
+  const float* as = f32(a);
+  const float* bs = f32(b);
+  float* os = f32(out);
+  parallel_for(n, 1 << 16, [&](int64_t s, int64_t e, int) { cpu::add(as + s, bs + s, os + s, e - s); });
+}
+
+void cpu_backend::swiglu(f32_ref gate, f32_ref up, f32_ref out, int64_t n) {
+  const float* g = f32(gate);
+  const float* u = f32(up);
+  float* o = f32(out);
+  parallel_for(n, 1 << 15, [&](int64_t s, int64_t e, int) { cpu::silu_mul(g + s, u + s, o + s, e - s); });
+}
+
+void cpu_backend::rope(f32_ref x, const buffer& pos_buf, int64_t n_tokens, int64_t n_heads, int64_t head_dim,
+                       const rope_params& rp) {
+  float* xs = f32(x);
+  const int32_t* pos = reinterpret_cast<const int32_t*>(bytes_of(pos_buf));
+  parallel_for(n_tokens, 4, [&](int64_t b, int64_t e, int ith) {
+    float* cs = scratch(ith, rp.n_rot);  // [n_rot/2][cos, sin]
+    for (int64_t t = b; t < e; ++t) {
+      rope_cos_sin(pos[t], rp, cs);
+      rope_apply(xs + t * n_heads * head_dim, n_heads, head_dim, cs, rp);
+    }
+  });
+}
+
+void cpu_backend::kv_store(f32_ref src, int64_t n_rows, int64_t row_len, buffer& cache, ggml_type kv_type,
+                           int64_t first_cell) {
+  const size_t es = kv_elem_size(kv_type);
+  if (static_cast<size_t>(first_cell + n_rows) * row_len * es > cache.size())
+    throw std::out_of_range("kv_store beyond the cache");
+  const float* s = f32(src);
+  uint8_t* base = bytes_of(cache) + static_cast<size_t>(first_cell) * row_len * es;
+  if (kv_type == ggml_type::f32) {
+    std::memcpy(base, s, static_cast<size_t>(n_rows) * row_len * sizeof(float));
+    return;
+  }
+  fp16_t* d = reinterpret_cast<fp16_t*>(base);
+  parallel_for(n_rows, 16, [&](int64_t b, int64_t e, int) {
+    for (int64_t r = b; r < e; ++r) cpu::f32_to_f16_row(s + r * row_len, d + r * row_len, row_len);
+  });
+}
+
+void cpu_backend::attention(f32_ref q, const buffer& k_cache, const buffer& v_cache, f32_ref out,
+                            const attention_params& ap) {
+  const float* qs = f32(q);
+  float* os = f32(out);
+  const int64_t group = ap.n_head / ap.n_head_kv;  // query heads per KV head
+  const int64_t q_stride = ap.n_head * ap.head_dim;
+  const int64_t kv_stride = ap.n_head_kv * ap.head_dim;
+  const int64_t n_items = ap.n_tokens * ap.n_head;
+  const size_t n_kv_max = static_cast<size_t>(ap.pos0 + ap.n_tokens);
+  for (int i = 0; i < pool_.size(); ++i) scratch(i, n_kv_max);  // grow before the threads start
+
+  struct job { const attention_params* ap; const float* qs; float* os; const uint8_t* k; const uint8_t* v;
+               int64_t group, q_stride, kv_stride, n_items; cpu_backend* self; } jb{
+      &ap, qs, os, bytes_of(k_cache), bytes_of(v_cache), group, q_stride, kv_stride, n_items, this};
+  auto body = [](const job& j, int ith, int nth) {
+    const attention_params& a = *j.ap;
+    float* scores = j.self->scratch_[ith].data();
+    // Interleaved items balance the causal triangle (later tokens see more cells).
+    for (int64_t it = ith; it < j.n_items; it += nth) {
+      const int64_t t = it / a.n_head, h = it % a.n_head;
+      const int64_t kvh = h / j.group;
+      const int64_t n_kv = a.pos0 + t + 1;
+      const float* qh = j.qs + t * j.q_stride + h * a.head_dim;
+      float* oh = j.os + t * j.q_stride + h * a.head_dim;
+      if (a.kv_type == ggml_type::f16) {
+        const fp16_t* k = reinterpret_cast<const fp16_t*>(j.k) + kvh * a.head_dim;
+        const fp16_t* v = reinterpret_cast<const fp16_t*>(j.v) + kvh * a.head_dim;
+        attend_head_f16(qh, k, v, j.kv_stride, n_kv, a.head_dim, a.scale, scores, oh);
+      } else {
+        const float* k = reinterpret_cast<const float*>(j.k) + kvh * a.head_dim;
+        const float* v = reinterpret_cast<const float*>(j.v) + kvh * a.head_dim;
+        attend_head_f32(qh, k, v, j.kv_stride, n_kv, a.head_dim, a.scale, scores, oh);
+      }
+    }
+  };
+  if (pool_.size() == 1 || n_items == 1) {
+    body(jb, 0, 1);
+    return;
+  }
+  const job* pj = &jb;
+  pool_.run([pj, &body](int ith, int nth) { body(*pj, ith, nth); });
+}
+
+void cpu_backend::kv_move(buffer& cache, ggml_type kv_type, int64_t row_len, int64_t src, int64_t dst, int64_t n) {
+  const size_t row_bytes = static_cast<size_t>(row_len) * kv_elem_size(kv_type);
+  if (static_cast<size_t>(std::max(src, dst) + n) * row_bytes > cache.size())
+    throw std::out_of_range("kv_move beyond the cache");
+  uint8_t* base = bytes_of(cache);
+  std::memmove(base + dst * row_bytes, base + src * row_bytes, n * row_bytes);
+}
+
+void cpu_backend::kv_rope_shift(buffer& k_cache, ggml_type kv_type, int64_t first, int64_t n, int64_t n_head_kv,
+                                int64_t head_dim, int64_t delta, const rope_params& rp) {
+  const int64_t row_len = n_head_kv * head_dim;
+  if (static_cast<size_t>(first + n) * row_len * kv_elem_size(kv_type) > k_cache.size())
+    throw std::out_of_range("kv_rope_shift beyond the cache");
+  std::vector<float> cs(static_cast<size_t>(rp.n_rot));  // once per shift, not per token
+  rope_cos_sin(delta, rp, cs.data());
+  uint8_t* base = bytes_of(k_cache);
+  parallel_for(n, 16, [&](int64_t b, int64_t e, int ith) {
+    float* row = scratch(ith, row_len);
+    for (int64_t c = first + b; c < first + e; ++c) {
+      if (kv_type == ggml_type::f16) {
+        fp16_t* k = reinterpret_cast<fp16_t*>(base) + c * row_len;
+        cpu::f16_to_f32_row(k, row, row_len);
+        rope_apply(row, n_head_kv, head_dim, cs.data(), rp);
+        cpu::f32_to_f16_row(row, k, row_len);
+      } else {
+        rope_apply(reinterpret_cast<float*>(base) + c * row_len, n_head_kv, head_dim, cs.data(), rp);
+      }
+    }
+  });
+}
+
+}  // namespace qf::infer
+#endif

@@ -1,0 +1,82 @@
+// The CPU backend: buffers are aligned host memory, weights are the GGUF bytes
+// in place (memory-mapped) wrapped, and possibly repacked, by the kernels'
+// prepare_weight(); ops call the SIMD kernels of inference/backend/cpu and
+// spread rows, heads or tokens over one persistent thread pool.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "inference/backend/backend.h"
+#include "inference/backend/cpu/ops.h"
+#include "inference/backend/cpu/thread_pool.h"
+
+namespace qf::infer {
+
+class cpu_buffer final : public buffer {
+ public:
+  explicit cpu_buffer(size_t bytes);
+  ~cpu_buffer() override;
+  uint8_t* data() { return data_; }
+  const uint8_t* data() const { return data_; }
+
+ private:
+  uint8_t* data_;
+};
+
+class cpu_weight final : public weight {
+ public:
+  cpu_weight(const cpu::weight_matrix& m) : weight(m.type, m.rows, m.cols), m_(m) {}
+  const cpu::weight_matrix& matrix() const { return m_; }
+
+ private:
+  cpu::weight_matrix m_;
+};
+
+class cpu_backend final : public backend {
+ public:
+  explicit cpu_backend(int n_threads);
+
+  std::string name() const override { return "cpu"; }
+  std::string describe() const override;
+  backend_caps caps() const override;
+  bool supports_weight_type(ggml_type t) const override;
+
+  weight_ptr upload_weight(ggml_type type, int64_t rows, int64_t cols, const uint8_t* data) override;
+  buffer_ptr alloc(size_t bytes) override;
+  void upload(buffer& dst, size_t dst_offset, const void* src, size_t bytes) override;
+  void download(const buffer& src, size_t src_offset, void* dst, size_t bytes) override;
+  void synchronize() override {}
+
+  void get_rows(const weight& table, const buffer& ids, int64_t n, f32_ref out) override;
+  void matmul(const weight& w, f32_ref x, int64_t n, f32_ref y) override;
+  void rms_norm(f32_ref x, const buffer& w, f32_ref y, int64_t n_rows, int64_t n_cols, float eps) override;
+  void add_bias(f32_ref x, const buffer& b, int64_t n_rows, int64_t n_cols) override;
+  void add(f32_ref a, f32_ref b, f32_ref out, int64_t n) override;
+  void swiglu(f32_ref gate, f32_ref up, f32_ref out, int64_t n) override;
+  void rope(f32_ref x, const buffer& pos, int64_t n_tokens, int64_t n_heads, int64_t head_dim,
+            const rope_params& rp) override;
+
+  void kv_store(f32_ref src, int64_t n_rows, int64_t row_len, buffer& cache, ggml_type kv_type,
+                int64_t first_cell) override;
+  void attention(f32_ref q, const buffer& k_cache, const buffer& v_cache, f32_ref out,
+                 const attention_params& ap) override;
+  void kv_move(buffer& cache, ggml_type kv_type, int64_t row_len, int64_t src, int64_t dst, int64_t n) override;
+  void kv_rope_shift(buffer& k_cache, ggml_type kv_type, int64_t first, int64_t n, int64_t n_head_kv,
+                     int64_t head_dim, int64_t delta, const rope_params& rp) override;
+
+  cpu::thread_pool& pool() { return pool_; }
+
+ private:
+  // Runs fn(begin, end) over [0, n) split in contiguous chunks, one per thread;
+  // small ranges (n < min_parallel) run on the calling thread.
+  template <class Fn>
+  void parallel_for(int64_t n, int64_t min_parallel, const Fn& fn);
+  float* scratch(int ith, size_t n_floats);  // per-thread scratch, grown on demand
+
+  cpu::thread_pool pool_;
+  std::vector<std::vector<float>> scratch_;  // [n_threads][...]
+};
+
+}  // namespace qf::infer

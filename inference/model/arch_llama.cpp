@@ -1,0 +1,89 @@
+// llama: Llama 2/3, CodeLlama, TinyLlama, DeepSeek-Coder (and llama2.c models
+// converted to GGUF).
+//
+//   x = embed(tokens)
+//   for each layer:
+//     h = rmsnorm(x) ; q, k, v = h Wq, h Wk, h Wv ; rope(q, k) (adjacent pairs)
+//     x += attention(q, K, V) Wo                   (causal, grouped-query)
+//     h = rmsnorm(x) ; x += (silu(h Wgate) * h Wup) Wdown
+//   logits = rmsnorm(x) Wout                       (Wout = embed when tied)
+//
+// Rope rotates adjacent pairs (2i, 2i+1): llama.cpp's GGUF converter permutes
+// the rows of HF q/k weights so that this is right; llama2.c checkpoints use
+// this layout natively. Matches llama2.c's run.c: rms eps from metadata
+// (1e-5 there), rope theta 10000, tied classifier when output.weight is absent.
+#include <cmath>
+
+#include "inference/gguf/gguf.h"
+#include "inference/model/architecture.h"
+
+namespace qf::infer {
+
+namespace {
+
+class llama_arch final : public architecture {
+ public:
+  std::string_view name() const override { return "llama"; }
+
+  void load(const gguf::file& f, weight_loader& ld, hparams& hp, model_weights& w) const override {
+    read_llama_like_hparams(f, ld, hp);
+    hp.rope = rope_style::norm;
+    load_llama_like_weights(ld, hp, w, /*biases=*/false);
+  }
+
+  bool forward(const model& m, context_state& s, const forward_batch& b) const override {
+    backend& be = m.be();
+    const hparams& hp = m.hp();
+    const model_weights& w = m.weights();
+    const int64_t n = b.n_tokens;
+    const int64_t E = hp.n_embd, F = hp.n_ff;
+    const rope_params rp{hp.rope, hp.n_rot, hp.rope_freq_base, hp.rope_freq_scale};
+    const attention_params ap{n, b.pos0, hp.n_head, hp.n_head_kv, hp.head_dim,
+                              1.0f / std::sqrt(static_cast<float>(hp.head_dim)), s.kv_type};
+
+    be.get_rows(*w.tok_embd, *s.ids, n, *s.x);  // x [n][E]
+
+    for (int64_t il = 0; il < hp.n_layer; ++il) {
+      if (b.cancel && b.cancel->is_cancelled()) return false;
+      const layer_weights& L = w.layers[static_cast<size_t>(il)];
+
+      // attention block
+      be.rms_norm(*s.x, *L.attn_norm, *s.xb, n, E, hp.rms_eps);  // xb [n][E]
+      be.matmul(*L.wq, *s.xb, n, *s.q);                           // q  [n][n_head][hd]
+      be.matmul(*L.wk, *s.xb, n, *s.k);                           // k  [n][n_head_kv][hd]
+      be.matmul(*L.wv, *s.xb, n, *s.v);                           // v  [n][n_head_kv][hd]
+      be.rope(*s.q, *s.pos, n, hp.n_head, hp.head_dim, rp);
+      be.rope(*s.k, *s.pos, n, hp.n_head_kv, hp.head_dim, rp);
+      be.kv_store(*s.k, n, hp.n_embd_kv(), *s.k_cache[il], s.kv_type, b.pos0);  // cache cells pos0..pos0+n
+      be.kv_store(*s.v, n, hp.n_embd_kv(), *s.v_cache[il], s.kv_type, b.pos0);
+      be.attention(*s.q, *s.k_cache[il], *s.v_cache[il], *s.att, ap);  // att [n][n_head][hd]
+      be.matmul(*L.wo, *s.att, n, *s.xb);                               // xb  [n][E]
+      be.add(*s.x, *s.xb, *s.x, n * E);                                 // residual
+
+      // feed-forward block (SwiGLU)
+      be.rms_norm(*s.x, *L.ffn_norm, *s.xb, n, E, hp.rms_eps);  // xb   [n][E]
+      be.matmul(*L.ffn_gate, *s.xb, n, *s.gate);                 // gate [n][F]
+      be.matmul(*L.ffn_up, *s.xb, n, *s.up);                     // up   [n][F]
+      be.swiglu(*s.gate, *s.up, *s.gate, n * F);                 // gate = silu(gate) * up
+      be.matmul(*L.ffn_down, *s.gate, n, *s.xb);                 // xb   [n][E]
+      be.add(*s.x, *s.xb, *s.x, n * E);                          // residual
+    }
+
+    // logits only for the last n_out rows
+    if (b.n_out > 0) {
+      const f32_ref last(*s.x, (n - b.n_out) * E);
+      be.rms_norm(last, *w.output_norm, *s.xb, b.n_out, E, hp.rms_eps);  // xb     [n_out][E]
+      be.matmul(w.classifier(), *s.xb, b.n_out, *s.logits);               // logits [n_out][n_vocab]
+    }
+    return true;
+  }
+};
+
+}  // namespace
+
+const architecture& llama_architecture() {
+  static const llama_arch a;
+  return a;
+}
+
+}  // namespace qf::infer

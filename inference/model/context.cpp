@@ -1,0 +1,170 @@
+// context (see context.h): allocates the KV cache and scratch once, splits an
+// eval into ubatches, runs the architecture's forward pass on each, copies out
+// logits where asked, and implements the cache edits prefix reuse needs.
+//
+// Prefill (n > 1 tokens) and decode (n == 1) share the forward pass but take
+// different kernel paths below it: GEMM vs GEMV matmuls, attention split over
+// (token, head) pairs vs over heads.
+#include "inference/model/context.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include "inference/backend/backend.h"
+#include "inference/model/architecture.h"
+#include "inference/model/context_state.h"
+
+namespace qf::infer {
+
+context::context(const model& m, const context_options& opts) : model_(m), opts_(opts) {
+  const hparams& hp = m.hp();
+  backend& be = m.be();
+  if (opts.n_ctx < 1) throw model_error("context: n_ctx must be >= 1");
+  if (opts.n_ubatch < 1) throw model_error("context: n_ubatch must be >= 1");
+  if (opts.kv_type != ggml_type::f16 && opts.kv_type != ggml_type::f32)
+    throw model_error("context: the KV cache type must be F16 or F32");
+  if (opts.kv_type == ggml_type::f32 && !be.caps().kv_f32)
+    throw model_error("context: the " + be.name() + " backend keeps the KV cache in F16 only");
+
+  st_ = std::make_unique<context_state>();
+  context_state& s = *st_;
+  s.n_ctx = opts.n_ctx;
+  s.n_ubatch = std::min(opts.n_ubatch, opts.n_ctx);
+  s.kv_type = opts.kv_type;
+  const size_t kv_es = opts.kv_type == ggml_type::f16 ? 2 : 4;
+  const size_t kv_layer_bytes = static_cast<size_t>(s.n_ctx) * hp.n_embd_kv() * kv_es;
+  for (int64_t il = 0; il < hp.n_layer; ++il) {
+    s.k_cache.push_back(be.alloc(kv_layer_bytes));  // [n_ctx][n_head_kv][head_dim]
+    s.v_cache.push_back(be.alloc(kv_layer_bytes));  // [n_ctx][n_head_kv][head_dim]
+  }
+  const size_t nu = static_cast<size_t>(s.n_ubatch), f = sizeof(float);
+  s.ids = be.alloc(nu * sizeof(int32_t));              // int32 [n_ubatch]
+  s.pos = be.alloc(nu * sizeof(int32_t));              // int32 [n_ubatch]
+  s.x = be.alloc(nu * hp.n_embd * f);                  // [n_ubatch][n_embd]
+  s.xb = be.alloc(nu * hp.n_embd * f);                 // [n_ubatch][n_embd]
+  s.q = be.alloc(nu * hp.n_embd_q() * f);              // [n_ubatch][n_head][head_dim]
+  s.k = be.alloc(nu * hp.n_embd_kv() * f);             // [n_ubatch][n_head_kv][head_dim]
+  s.v = be.alloc(nu * hp.n_embd_kv() * f);             // [n_ubatch][n_head_kv][head_dim]
+  s.att = be.alloc(nu * hp.n_embd_q() * f);            // [n_ubatch][n_head][head_dim]
+  s.gate = be.alloc(nu * hp.n_ff * f);                 // [n_ubatch][n_ff]
+  s.up = be.alloc(nu * hp.n_ff * f);                   // [n_ubatch][n_ff]
+  s.logits_rows = 1;
+  s.logits = be.alloc(static_cast<size_t>(hp.n_vocab) * f);  // [1][n_vocab]; grown for mode all
+  pos_host_.resize(nu);
+  tokens_.reserve(static_cast<size_t>(s.n_ctx));
+}
+
+context::~context() = default;
+
+int64_t context::n_ctx() const { return st_->n_ctx; }
+
+size_t context::kv_bytes() const {
+  size_t b = 0;
+  for (const auto& k : st_->k_cache) b += k->size();
+  for (const auto& v : st_->v_cache) b += v->size();
+  return b;
+}
+
+void context::keep_first(int64_t n) {
+  if (n < 0) throw std::out_of_range("keep_first: negative count");
+  if (n < n_past()) tokens_.resize(static_cast<size_t>(n));
+  // Cells past n_past() hold stale data that the next eval overwrites.
+}
+
+void context::move_range(int64_t src_begin, int64_t src_end, int64_t dst_begin) {
+  if (src_begin < 0 || src_end < src_begin || src_end > n_past() || dst_begin < 0 || dst_begin > src_begin)
+    throw std::out_of_range("move_range: need 0 <= dst_begin <= src_begin <= src_end <= n_past, got dst " +
+                            std::to_string(dst_begin) + ", src [" + std::to_string(src_begin) + ", " +
+                            std::to_string(src_end) + "), n_past " + std::to_string(n_past()));
+  const int64_t n = src_end - src_begin, delta = dst_begin - src_begin;
+  if (delta != 0 && n > 0) {
+    const hparams& hp = model_.hp();
+    backend& be = model_.be();
+    const rope_params rp{hp.rope, hp.n_rot, hp.rope_freq_base, hp.rope_freq_scale};
+    context_state& s = *st_;
+    for (int64_t il = 0; il < hp.n_layer; ++il) {
+      be.kv_move(*s.k_cache[il], s.kv_type, hp.n_embd_kv(), src_begin, dst_begin, n);
+      be.kv_move(*s.v_cache[il], s.kv_type, hp.n_embd_kv(), src_begin, dst_begin, n);
+      be.kv_rope_shift(*s.k_cache[il], s.kv_type, dst_begin, n, hp.n_head_kv, hp.head_dim, delta, rp);
+    }
+    be.synchronize();
+    std::copy(tokens_.begin() + src_begin, tokens_.begin() + src_end, tokens_.begin() + dst_begin);
+  }
+  tokens_.resize(static_cast<size_t>(dst_begin + n));
+}
+
+eval_result context::eval(std::span<const int32_t> toks, logits_mode mode, const cancel_token& cancel) {
+  const hparams& hp = model_.hp();
+  context_state& s = *st_;
+  const int64_t n_total = static_cast<int64_t>(toks.size());
+  if (n_past() + n_total > s.n_ctx)
+    throw model_error("context full: " + std::to_string(n_past()) + " cached + " + std::to_string(n_total) +
+                      " new tokens > n_ctx " + std::to_string(s.n_ctx));
+  for (int32_t t : toks)
+    if (t < 0 || t >= hp.n_vocab)
+      throw model_error("token id " + std::to_string(t) + " out of range [0, " + std::to_string(hp.n_vocab) + ")");
+
+  n_logit_rows_ = 0;
+  const int64_t rows = mode == logits_mode::all ? n_total : (mode == logits_mode::last && n_total > 0 ? 1 : 0);
+  logits_.resize(static_cast<size_t>(rows * hp.n_vocab));  // capacity is kept between calls
+  if (mode == logits_mode::all && s.logits_rows < std::min(n_total, s.n_ubatch)) {
+    s.logits_rows = std::min(n_total, s.n_ubatch);
+    s.logits = model_.be().alloc(static_cast<size_t>(s.logits_rows * hp.n_vocab) * sizeof(float));
+  }
+
+  eval_result r;
+  for (int64_t start = 0; start < n_total; start += s.n_ubatch) {
+    if (cancel.is_cancelled()) {
+      r.cancelled = true;
+      break;
+    }
+    const int64_t n = std::min(s.n_ubatch, n_total - start);
+    const bool last_ub = start + n == n_total;
+    const int64_t n_out = mode == logits_mode::all ? n : (mode == logits_mode::last && last_ub ? 1 : 0);
+    const int64_t out_row0 = mode == logits_mode::all ? start : 0;
+    if (!run_ubatch(toks.subspan(start, n), n_out, out_row0, cancel)) {
+      r.cancelled = true;
+      break;
+    }
+    r.n_evaluated += n;
+    n_logit_rows_ = mode == logits_mode::all ? start + n : (n_out ? 1 : 0);
+    if (opts_.on_ubatch) opts_.on_ubatch(r.n_evaluated, n_total);
+  }
+  return r;
+}
+
+bool context::run_ubatch(std::span<const int32_t> toks, int64_t n_out, int64_t out_row0, const cancel_token& cancel) {
+  const hparams& hp = model_.hp();
+  backend& be = model_.be();
+  context_state& s = *st_;
+  const int64_t n = static_cast<int64_t>(toks.size());
+  const int64_t pos0 = n_past();
+  for (int64_t i = 0; i < n; ++i) pos_host_[static_cast<size_t>(i)] = static_cast<int32_t>(pos0 + i);
+  be.upload(*s.ids, 0, toks.data(), toks.size_bytes());
+  be.upload(*s.pos, 0, pos_host_.data(), static_cast<size_t>(n) * sizeof(int32_t));
+
+  forward_batch b;
+  b.n_tokens = n;
+  b.pos0 = pos0;
+  b.n_out = n_out;
+  b.cancel = &cancel;
+  if (!model_.arch().forward(model_, s, b)) return false;  // partial ubatch: not committed
+
+  if (n_out > 0) {
+    const size_t row = static_cast<size_t>(hp.n_vocab);
+    be.download(*s.logits, 0, logits_.data() + static_cast<size_t>(out_row0) * row, n_out * row * sizeof(float));
+  } else {
+    be.synchronize();
+  }
+  tokens_.insert(tokens_.end(), toks.begin(), toks.end());
+  return true;
+}
+
+std::span<const float> context::logits(int64_t i) const {
+  if (i < 0 || i >= n_logit_rows_) return {};
+  const size_t row = static_cast<size_t>(model_.hp().n_vocab);
+  return std::span<const float>(logits_.data() + static_cast<size_t>(i) * row, row);
+}
+
+}  // namespace qf::infer

@@ -1,0 +1,36 @@
+// A context's backend memory: the KV cache and the forward pass's scratch
+// buffers, allocated once when the context is created (no allocation per
+// token). Shapes are per ubatch of at most n_ubatch tokens.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "inference/backend/backend.h"
+
+namespace qf::infer {
+
+struct context_state {
+  int64_t n_ctx = 0;
+  int64_t n_ubatch = 0;
+  ggml_type kv_type = ggml_type::f16;
+
+  // KV cache, per layer: [n_ctx][n_head_kv][head_dim] in kv_type; cell i = position i.
+  std::vector<buffer_ptr> k_cache, v_cache;
+
+  // Scratch, [n_ubatch][width] f32 unless noted.
+  buffer_ptr ids;     // int32 [n_ubatch]   token ids
+  buffer_ptr pos;     // int32 [n_ubatch]   positions
+  buffer_ptr x;       // [n_ubatch][n_embd]  residual stream
+  buffer_ptr xb;      // [n_ubatch][n_embd]  normed input / block output
+  buffer_ptr q;       // [n_ubatch][n_head][head_dim]
+  buffer_ptr k;       // [n_ubatch][n_head_kv][head_dim]
+  buffer_ptr v;       // [n_ubatch][n_head_kv][head_dim]
+  buffer_ptr att;     // [n_ubatch][n_head][head_dim]  attention output
+  buffer_ptr gate;    // [n_ubatch][n_ff]
+  buffer_ptr up;      // [n_ubatch][n_ff]
+  buffer_ptr logits;  // [logits_rows][n_vocab]  grown on demand (mode all needs n_ubatch rows)
+  int64_t logits_rows = 0;
+};
+
+}  // namespace qf::infer

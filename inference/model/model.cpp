@@ -1,0 +1,62 @@
+// model::load (see model.h): open the GGUF, pick the architecture, pick the
+// backend, load hyperparameters, tokenizer and weights.
+#include "inference/model/model.h"
+
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+
+#include "inference/backend/backend.h"
+#include "inference/gguf/gguf.h"
+#include "inference/model/architecture.h"
+#include "inference/model/weights.h"
+#include "inference/tokenizer/tokenizer.h"
+
+namespace qf::infer {
+
+model::model() = default;
+model::~model() = default;
+
+std::unique_ptr<model> model::load(const std::string& path, const model_options& opts) {
+  std::unique_ptr<model> m(new model());
+  m->file_ = gguf::file::open(path);
+  const gguf::file& f = *m->file_;
+
+  const auto arch_name = f.get_string("general.architecture");
+  if (!arch_name) throw model_error(path + ": missing 'general.architecture' (supported: " + supported_architectures() + ")");
+  m->arch_ = find_architecture(*arch_name);
+  if (!m->arch_)
+    throw model_error(path + ": unsupported architecture '" + *arch_name + "' (supported: " + supported_architectures() + ")");
+
+  std::string note;
+  m->backend_ = select_backend(opts.device, opts.n_threads, &note);
+  if (!note.empty()) spdlog::info("{}", note);
+
+  m->hp_.arch = *arch_name;
+  m->weights_ = std::make_unique<model_weights>();
+  weight_loader ld(f, *m->backend_);
+  m->arch_->load(f, ld, m->hp_, *m->weights_);
+  m->weight_bytes_ = ld.bytes();
+  m->n_params_ = ld.n_params();
+  m->type_name_ = ld.type_summary();
+
+  m->vocab_ = tokenizer::from_gguf(f);
+  if (m->vocab_->n_vocab() > m->hp_.n_vocab)
+    throw model_error(path + ": tokenizer has " + std::to_string(m->vocab_->n_vocab()) +
+                      " tokens but token_embd only " + std::to_string(m->hp_.n_vocab) + " rows");
+  return m;
+}
+
+std::string model::describe() const {
+  char size[32];
+  const double p = static_cast<double>(n_params_);
+  if (p >= 1e9)
+    std::snprintf(size, sizeof size, "%.1fB", p / 1e9);
+  else if (p >= 1e6)
+    std::snprintf(size, sizeof size, "%.0fM", p / 1e6);
+  else
+    std::snprintf(size, sizeof size, "%.0fK", p / 1e3);
+  return hp_.arch + " " + size + " " + type_name_ + " on " + backend_->describe();
+}
+
+}  // namespace qf::infer

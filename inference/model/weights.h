@@ -1,0 +1,66 @@
+// The weights of a decoder-only transformer as the architectures use them,
+// resident on the backend, and the loader that checks each GGUF tensor's name,
+// shape and type before uploading it.
+//
+// Shapes are given as [rows][cols] of the matrix (GGUF ne = {cols, rows}).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "inference/backend/backend.h"
+
+namespace qf::infer {
+
+namespace gguf { class file; }
+
+struct layer_weights {
+  buffer_ptr attn_norm;            // f32 [n_embd]
+  weight_ptr wq;                   // [n_embd_q][n_embd]
+  weight_ptr wk;                   // [n_embd_kv][n_embd]
+  weight_ptr wv;                   // [n_embd_kv][n_embd]
+  buffer_ptr bq, bk, bv;           // f32 [n_embd_q], [n_embd_kv], [n_embd_kv] (qwen2 only)
+  weight_ptr wo;                   // [n_embd][n_embd_q]
+  buffer_ptr ffn_norm;             // f32 [n_embd]
+  weight_ptr ffn_gate;             // [n_ff][n_embd]
+  weight_ptr ffn_up;               // [n_ff][n_embd]
+  weight_ptr ffn_down;             // [n_embd][n_ff]
+};
+
+struct model_weights {
+  weight_ptr tok_embd;     // [n_vocab][n_embd]
+  buffer_ptr output_norm;  // f32 [n_embd]
+  weight_ptr output;       // [n_vocab][n_embd]; null when tied to tok_embd
+  std::vector<layer_weights> layers;
+  const weight& classifier() const { return output ? *output : *tok_embd; }
+};
+
+// Reads tensors from a GGUF file and uploads them to a backend, checking each.
+class weight_loader {
+ public:
+  weight_loader(const gguf::file& f, backend& be) : f_(f), be_(be) {}
+  bool has(const std::string& name) const;
+  // A matrix [rows][cols] in any type the backend supports. Throws model_error
+  // naming the tensor when it is missing, misshapen or of an unsupported type.
+  weight_ptr matrix(const std::string& name, int64_t rows, int64_t cols);
+  // A vector of n floats (stored as f32, f16 or bf16), uploaded as f32.
+  buffer_ptr vector(const std::string& name, int64_t n);
+  // Rows of a tensor whose width is known (e.g. token_embd: n_embd), or -1.
+  int64_t rows_of(const std::string& name, int64_t cols) const;
+
+  size_t bytes() const { return bytes_; }
+  int64_t n_params() const { return n_params_; }
+  // Most used matrix type by bytes, or "A/B" for a mix, e.g. "Q4_K/Q6_K".
+  std::string type_summary() const;
+
+ private:
+  const gguf::file& f_;
+  backend& be_;
+  size_t bytes_ = 0;
+  int64_t n_params_ = 0;
+  std::map<std::string, size_t> bytes_by_type_;
+};
+
+}  // namespace qf::infer

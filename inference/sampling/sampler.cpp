@@ -1,0 +1,111 @@
+// sampler (see sampler.h). All filters work on one candidate list that is
+// kept in a scratch vector between calls (no allocation per token once warm).
+#include "inference/sampling/sampler.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+namespace qf::infer {
+
+sampler::sampler(const sampler_params& p) : p_(p), rng_(p.seed) {}
+
+void sampler::reseed(uint64_t seed) {
+  p_.seed = seed;
+  rng_.seed(seed);
+}
+
+double sampler::next_uniform() { return static_cast<double>(rng_() >> 11) * 0x1.0p-53; }
+
+int32_t sampler::sample(std::span<const float> logits, std::span<const int32_t> history) {
+  const int64_t n_vocab = static_cast<int64_t>(logits.size());
+  if (n_vocab == 0) throw std::invalid_argument("sampler: empty logits");
+
+  // 1. Repetition penalty (as llama.cpp / CTRL): a logit of a recent token is
+  //    divided by the penalty when positive, multiplied when negative.
+  const float* lg = logits.data();
+  if (p_.repeat_penalty != 1.0f && p_.repeat_last_n != 0 && !history.empty()) {
+    pen_.assign(logits.begin(), logits.end());
+    const size_t n_hist = p_.repeat_last_n < 0 ? history.size()
+                                                : std::min(history.size(), static_cast<size_t>(p_.repeat_last_n));
+    for (size_t i = history.size() - n_hist; i < history.size(); ++i) {
+      const int32_t id = history[i];
+      if (id < 0 || id >= n_vocab) continue;
+      float& x = pen_[static_cast<size_t>(id)];
+      // A token seen several times is penalized once (the orig value decides the direction).
+      const float orig = logits[static_cast<size_t>(id)];
+      x = orig > 0 ? orig / p_.repeat_penalty : orig * p_.repeat_penalty;
+    }
+    lg = pen_.data();
+  }
+
+  // 2. Greedy: argmax, lowest id on ties.
+  if (p_.temperature <= 0) {
+    int32_t best = 0;
+    for (int64_t i = 1; i < n_vocab; ++i)
+      if (lg[i] > lg[best]) best = static_cast<int32_t>(i);
+    return best;
+  }
+
+  cand_.resize(static_cast<size_t>(n_vocab));
+  for (int64_t i = 0; i < n_vocab; ++i) cand_[static_cast<size_t>(i)] = {static_cast<int32_t>(i), lg[i], 0.0f};
+  // Sorted by logit descending, ties by id ascending: a total order, so the result is deterministic.
+  auto by_logit = [](const candidate& a, const candidate& b) {
+    return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);
+  };
+
+  // 3. Top-k.
+  size_t n = cand_.size();
+  if (p_.top_k > 0 && static_cast<size_t>(p_.top_k) < n) {
+    std::partial_sort(cand_.begin(), cand_.begin() + p_.top_k, cand_.end(), by_logit);
+    n = static_cast<size_t>(p_.top_k);
+  } else {
+    std::sort(cand_.begin(), cand_.end(), by_logit);
+  }
+
+  // 4. Temperature and softmax (max-subtracted, in double for the sum).
+  const float max_logit = cand_[0].logit;
+  double sum = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const double e = std::exp((static_cast<double>(cand_[i].logit) - max_logit) / p_.temperature);
+    cand_[i].p = static_cast<float>(e);
+    sum += e;
+  }
+  for (size_t i = 0; i < n; ++i) cand_[i].p = static_cast<float>(cand_[i].p / sum);
+
+  // 5. Top-p: the smallest prefix whose mass reaches top_p.
+  if (p_.top_p < 1.0f) {
+    double cum = 0;
+    size_t keep = n;
+    for (size_t i = 0; i < n; ++i) {
+      cum += cand_[i].p;
+      if (cum >= p_.top_p) {
+        keep = i + 1;
+        break;
+      }
+    }
+    n = std::max<size_t>(keep, 1);
+  }
+
+  // 6. Min-p: drop candidates below min_p times the most likely one.
+  if (p_.min_p > 0.0f) {
+    const float threshold = p_.min_p * cand_[0].p;
+    size_t keep = 1;
+    while (keep < n && cand_[keep].p >= threshold) ++keep;
+    n = keep;
+  }
+
+  // 7. Draw from the renormalized remainder.
+  double total = 0;
+  for (size_t i = 0; i < n; ++i) total += cand_[i].p;
+  const double u = next_uniform() * total;
+  double cum = 0;
+  for (size_t i = 0; i < n; ++i) {
+    cum += cand_[i].p;
+    if (u < cum) return cand_[i].id;
+  }
+  return cand_[n - 1].id;
+}
+
+}  // namespace qf::infer

@@ -1,0 +1,125 @@
+// Sampler: greedy, determinism per seed, and each filter's effect.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <set>
+#include <vector>
+
+#include "inference/sampling/sampler.h"
+
+namespace qf::infer {
+namespace {
+
+std::vector<float> wavy(int n) {
+  std::vector<float> l(n);
+  for (int i = 0; i < n; ++i) l[i] = std::sin(i * 1.3f) * 3.0f;
+  return l;
+}
+
+int argmax(const std::vector<float>& l) {
+  int b = 0;
+  for (int i = 1; i < static_cast<int>(l.size()); ++i)
+    if (l[i] > l[b]) b = i;
+  return b;
+}
+
+TEST(sampler, greedy_is_argmax_lowest_id_on_ties) {
+  sampler s({.temperature = 0});
+  const auto l = wavy(100);
+  EXPECT_EQ(s.sample(l, {}), argmax(l));
+  const std::vector<float> tie{1, 5, 2, 5, 5};
+  EXPECT_EQ(s.sample(tie, {}), 1);
+}
+
+TEST(sampler, same_seed_same_sequence) {
+  const auto l = wavy(200);
+  sampler_params p{.temperature = 1.0f, .top_k = 0, .seed = 1234};
+  sampler a(p), b(p);
+  std::vector<int32_t> sa, sb;
+  for (int i = 0; i < 200; ++i) {
+    sa.push_back(a.sample(l, {}));
+    sb.push_back(b.sample(l, {}));
+  }
+  EXPECT_EQ(sa, sb);
+  p.seed = 99;
+  sampler c(p);
+  std::vector<int32_t> sc;
+  for (int i = 0; i < 200; ++i) sc.push_back(c.sample(l, {}));
+  EXPECT_NE(sa, sc);
+  a.reseed(1234);
+  for (int i = 0; i < 200; ++i) EXPECT_EQ(a.sample(l, {}), sa[i]);
+}
+
+TEST(sampler, temperature_follows_softmax) {
+  const std::vector<float> l{0.0f, 1.0f, 2.0f};
+  sampler s({.temperature = 1.0f, .top_k = 0, .seed = 5});
+  std::map<int, int> count;
+  const int n = 30000;
+  for (int i = 0; i < n; ++i) count[s.sample(l, {})]++;
+  const double z = 1 + std::exp(1.0) + std::exp(2.0);
+  for (int i = 0; i < 3; ++i) EXPECT_NEAR(count[i] / double(n), std::exp(double(i)) / z, 0.015) << i;
+  // A low temperature sharpens towards the argmax.
+  sampler cold({.temperature = 0.1f, .top_k = 0, .seed = 5});
+  int top = 0;
+  for (int i = 0; i < 1000; ++i) top += cold.sample(l, {}) == 2;
+  EXPECT_GT(top, 990);
+}
+
+TEST(sampler, top_k_limits_choices) {
+  const auto l = wavy(50);
+  std::vector<int> order(50);
+  for (int i = 0; i < 50; ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](int a, int b) { return l[a] > l[b]; });
+  sampler s({.temperature = 5.0f, .top_k = 3, .seed = 1});
+  std::set<int> seen;
+  for (int i = 0; i < 2000; ++i) seen.insert(s.sample(l, {}));
+  EXPECT_EQ(seen, (std::set<int>{order[0], order[1], order[2]}));
+  sampler k1({.temperature = 5.0f, .top_k = 1, .seed = 1});
+  for (int i = 0; i < 50; ++i) EXPECT_EQ(k1.sample(l, {}), order[0]);
+}
+
+TEST(sampler, top_p_keeps_nucleus) {
+  // p = 0.5, 0.3, 0.15, 0.05 (up to rounding): top_p 0.7 keeps the first two.
+  const std::vector<float> l{std::log(0.5f), std::log(0.3f), std::log(0.15f), std::log(0.05f)};
+  sampler s({.temperature = 1.0f, .top_k = 0, .top_p = 0.7f, .seed = 3});
+  std::map<int, int> c;
+  for (int i = 0; i < 5000; ++i) c[s.sample(l, {})]++;
+  EXPECT_EQ(c.size(), 2u);
+  EXPECT_NEAR(c[0] / 5000.0, 0.5 / 0.8, 0.03);
+  sampler tiny({.temperature = 1.0f, .top_k = 0, .top_p = 0.01f, .seed = 3});
+  for (int i = 0; i < 50; ++i) EXPECT_EQ(tiny.sample(l, {}), 0);
+}
+
+TEST(sampler, min_p_drops_unlikely) {
+  const std::vector<float> l{std::log(0.5f), std::log(0.3f), std::log(0.15f), std::log(0.05f)};
+  // min_p 0.25: threshold 0.125 keeps 0.5, 0.3, 0.15.
+  sampler s({.temperature = 1.0f, .top_k = 0, .min_p = 0.25f, .seed = 4});
+  std::set<int> seen;
+  for (int i = 0; i < 5000; ++i) seen.insert(s.sample(l, {}));
+  EXPECT_EQ(seen, (std::set<int>{0, 1, 2}));
+  sampler strict({.temperature = 1.0f, .top_k = 0, .min_p = 0.9f, .seed = 4});
+  for (int i = 0; i < 50; ++i) EXPECT_EQ(strict.sample(l, {}), 0);
+}
+
+TEST(sampler, repetition_penalty) {
+  const std::vector<float> l{2.0f, 1.9f, -1.0f, -1.1f};
+  const std::vector<int32_t> hist{0, 3};
+  sampler off({.temperature = 0});
+  EXPECT_EQ(off.sample(l, hist), 0);
+  sampler on({.temperature = 0, .repeat_penalty = 1.2f});
+  EXPECT_EQ(on.sample(l, hist), 1);  // 2.0 / 1.2 < 1.9
+  // Only the last repeat_last_n tokens count.
+  sampler window({.temperature = 0, .repeat_penalty = 1.2f, .repeat_last_n = 1});
+  EXPECT_EQ(window.sample(l, hist), 0);
+  // Negative logits are pushed further down (multiplied), not up.
+  const std::vector<float> neg{-1.0f, -1.05f};
+  const std::vector<int32_t> h1{1};
+  sampler pn({.temperature = 0, .repeat_penalty = 2.0f});
+  EXPECT_EQ(pn.sample(neg, h1), 0);
+  const std::vector<int32_t> h0{0};
+  EXPECT_EQ(pn.sample(neg, h0), 1);  // -2.0 < -1.05
+}
+
+}  // namespace
+}  // namespace qf::infer
