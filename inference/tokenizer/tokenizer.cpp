@@ -71,15 +71,31 @@ const std::initializer_list<std::string_view> k_eog = {"<|eot_id|>", "<|eom_id|>
 
 }  // namespace
 
+void string_index::build(const std::vector<std::string>& keys) {
+  size_t cap = 16;
+  while (cap < keys.size() * 2) cap <<= 1;
+  slots_.assign(cap, slot{});
+  mask_ = cap - 1;
+  for (size_t id = 0; id < keys.size(); ++id) {
+    uint64_t h = hash(keys[id]);
+    auto tag = static_cast<uint32_t>(h >> 32);
+    size_t i = static_cast<size_t>(h) & mask_;
+    // A repeated spelling maps to its last id, as llama.cpp's loader does.
+    while (slots_[i].id >= 0) {
+      if (slots_[i].tag == tag && keys[static_cast<size_t>(slots_[i].id)] == keys[id]) break;
+      i = (i + 1) & mask_;
+    }
+    slots_[i] = slot{tag, static_cast<int32_t>(id)};
+  }
+}
+
 void tokenizer::impl::build() {
   const size_t n = tokens.size();
   if (!types.empty() && types.size() != n) types.resize(n, token_type::normal);
   if (types.empty()) types.assign(n, token_type::normal);
   if (!scores.empty() && scores.size() != n) scores.resize(n, 0.0f);
 
-  token_to_id.clear();
-  token_to_id.reserve(n * 2);
-  for (size_t i = 0; i < n; ++i) token_to_id.emplace(tokens[i], static_cast<int32_t>(i));
+  token_index.build(tokens);
 
   // Pieces: the bytes each token stands for.
   pieces.assign(n, std::string());
@@ -182,6 +198,7 @@ std::unique_ptr<tokenizer> tokenizer::from_vocab(vocab_data v) {
     p->ignore_merges = p->pre_t == pre_type::llama3;
     if (v.merges.empty()) throw gguf::gguf_error("tokenizer.ggml.merges is missing or empty (needed by gpt2 model)");
     p->merges.reserve(v.merges.size());
+    std::string joined;
     for (size_t r = 0; r < v.merges.size(); ++r) {
       const std::string& m = v.merges[r];
       size_t sp = m.find(' ', 1);
@@ -189,9 +206,7 @@ std::unique_ptr<tokenizer> tokenizer::from_vocab(vocab_data v) {
       std::string_view l(m.data(), sp), rt(m.data() + sp + 1, m.size() - sp - 1);
       int32_t li = p->lookup(l), ri = p->lookup(rt);
       if (li < 0 || ri < 0) continue;
-      std::string joined;
-      joined.reserve(m.size());
-      joined.append(l).append(rt);
+      joined.assign(l).append(rt);
       int32_t res = p->lookup(joined);
       if (res < 0) continue;
       p->merges.insert(li, ri, static_cast<int32_t>(r), res);

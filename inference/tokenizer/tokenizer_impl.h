@@ -51,6 +51,40 @@ class merge_table {
   size_t size_ = 0;
 };
 
+// Open-addressing index from a token's spelling to its id; spellings stay in the
+// tokenizer's token vector (the index stores only hashes and ids).
+class string_index {
+ public:
+  void build(const std::vector<std::string>& keys);
+  int32_t find(const std::vector<std::string>& keys, std::string_view s) const {
+    if (slots_.empty()) return -1;
+    uint64_t h = hash(s);
+    auto tag = static_cast<uint32_t>(h >> 32);
+    size_t i = static_cast<size_t>(h) & mask_;
+    while (true) {
+      const slot& e = slots_[i];
+      if (e.id < 0) return -1;
+      if (e.tag == tag && keys[static_cast<size_t>(e.id)] == s) return e.id;
+      i = (i + 1) & mask_;
+    }
+  }
+  static uint64_t hash(std::string_view s) {
+    uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a, then a final mix
+    for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ull;
+    h ^= h >> 29;
+    h *= 0xbf58476d1ce4e5b9ull;
+    return h ^ (h >> 32);
+  }
+
+ private:
+  struct slot {
+    uint32_t tag = 0;
+    int32_t id = -1;
+  };
+  std::vector<slot> slots_;
+  size_t mask_ = 0;
+};
+
 struct tokenizer::impl {
   bool spm = false;  // "llama" model; otherwise byte-level BPE
   std::string model, pre;
@@ -62,7 +96,7 @@ struct tokenizer::impl {
   std::vector<token_type> types;
   std::vector<std::string> pieces;
   std::vector<uint8_t> eog;
-  std::unordered_map<std::string_view, int32_t> token_to_id;  // views into `tokens`
+  string_index token_index;  // spelling -> id (last id wins on duplicates)
 
   special_tokens sp;
   int32_t unk = -1;
@@ -82,10 +116,7 @@ struct tokenizer::impl {
   // SentencePiece byte fallback: <0xNN> tokens.
   std::array<int32_t, 256> spm_byte_token{};
 
-  int32_t lookup(std::string_view s) const {
-    auto it = token_to_id.find(s);
-    return it == token_to_id.end() ? -1 : it->second;
-  }
+  int32_t lookup(std::string_view s) const { return token_index.find(tokens, s); }
 
   void build();  // derives every table from tokens/types/scores/merges
   void bpe_fragment(std::string_view text, std::vector<int32_t>& out) const;
