@@ -146,7 +146,6 @@ void convert_llama2c(const std::string& checkpoint_path, const std::string& toke
     throw convert_error("from-llama2c writes f32 or f16; quantize the result afterwards");
   auto buf = read_all(checkpoint_path, "checkpoint");
   llama2c_config c = parse_config(buf.data(), buf.size(), checkpoint_path);
-  llama2c_vocab vocab = read_llama2c_vocab(tokenizer_path, c.vocab_size);
 
   const int64_t dim = c.dim, hidden = c.hidden_dim, L = c.n_layers, head = c.dim / c.n_heads;
   const int64_t kv_dim = head * c.n_kv_heads, V = c.vocab_size;
@@ -158,6 +157,7 @@ void convert_llama2c(const std::string& checkpoint_path, const std::string& toke
   if (static_cast<int64_t>(have) < expected)
     throw convert_error("checkpoint '" + checkpoint_path + "' is truncated: the header implies " +
                         std::to_string(expected) + " floats of weights, the file has " + std::to_string(have));
+  llama2c_vocab vocab = read_llama2c_vocab(tokenizer_path, c.vocab_size);
   std::vector<float> w(static_cast<size_t>(expected));
   std::memcpy(w.data(), buf.data() + 28, w.size() * sizeof(float));
   buf.clear();

@@ -141,6 +141,9 @@ def compare(model, dump, rtol):
     tokens, got, n_prompt = read_dump(dump)
     if got.shape[1] != model.n_vocab:
         raise SystemExit(f"dump has {got.shape[1]} logits per row, model vocabulary is {model.n_vocab}")
+    if n_prompt < 2 or len(tokens) - n_prompt < 1:
+        print(f"FAIL: the dump needs >= 2 prefill rows and >= 1 decode row (has {n_prompt}, {len(tokens) - n_prompt})")
+        return 1
     ref_prefill = model.forward(tokens, model.new_cache())
     cache = model.new_cache()
     ref_decode = np.concatenate([model.forward([t], cache) for t in tokens])
