@@ -147,14 +147,20 @@ Call `eglot' or `eglot-ensure' in such a buffer to start it."
       (user-error "No quickfill server manages this buffer"))
     s))
 
+(defun quickfill-status ()
+  "The server's quickfill/status answer: :modelLoaded, :modelLoading, :model, ..."
+  (jsonrpc-request (quickfill--current-server) :quickfill/status (make-hash-table)))
+
 (defun quickfill-stats ()
-  "Return (and, interactively, show) the server's quickfill/stats answer."
+  "Return (and, interactively, show) the server's quickfill/stats answer.
+It holds request counts, latency percentiles (:totalMs, :ttftMs) and the
+most recent requests (:recent, oldest first)."
   (interactive)
   (let ((stats (jsonrpc-request (quickfill--current-server) :quickfill/stats (make-hash-table))))
     (when (called-interactively-p 'interactive)
       (with-current-buffer (get-buffer-create "*quickfill stats*")
         (erase-buffer)
-        (insert (pp-to-string stats))
+        (insert (pp-to-string (list :status (quickfill-status) :stats stats)))
         (display-buffer (current-buffer))))
     stats))
 
@@ -162,7 +168,9 @@ Call `eglot' or `eglot-ensure' in such a buffer to start it."
   "Show the server's stderr log (and its protocol events buffer)."
   (interactive)
   (let ((s (quickfill--current-server)))
-    (display-buffer (jsonrpc-stderr-buffer s))
+    (if (fboundp 'jsonrpc-stderr-buffer)
+        (display-buffer (jsonrpc-stderr-buffer s))
+      (display-buffer (jsonrpc-events-buffer s)))
     (when quickfill-log-file
       (find-file-other-window (expand-file-name quickfill-log-file)))))
 

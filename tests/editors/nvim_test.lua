@@ -40,7 +40,8 @@ local function run()
   local log_file = vim.fn.tempname() .. '-quickfill.log'
   qf.setup({
     binary = bin,
-    model = have_model and model or nil,
+    -- Without a model file, point at a missing one so that the server surely has none.
+    model = have_model and model or (vim.fn.tempname() .. '-no-such-model.gguf'),
     log_level = 'debug',
     log_file = log_file,
     filetypes = { 'python' },
@@ -84,24 +85,22 @@ local function run()
   local stats, err = qf.stats(bufnr)
   check(type(stats) == 'table', 'quickfill/stats answers (' .. tostring(err) .. ')')
 
+  -- Wait for the model load to finish (quickfill/status).
+  local status
+  check(vim.wait(WAIT, function()
+    status = qf.status(bufnr)
+    return type(status) == 'table' and status.modelLoading == false
+  end, 100), 'model load finished')
+
   if not have_model then
+    check(status.modelLoaded == false, 'no model loaded: ' .. tostring(status.noModelReason))
     -- Without a model the server answers an empty list, never fake items.
     local start, items = qf.request_completion(bufnr, true)
     check(start ~= nil and #items == 0, 'no items without a model')
     out('SKIP: no model file (set QUICKFILL_MODEL); completion items were not checked')
     return 77
   end
-
-  -- Wait for the model to be loaded (the server reports it in quickfill/stats).
-  local function model_loaded()
-    local s = qf.stats(bufnr)
-    if type(s) ~= 'table' then return false end
-    local m = s.model
-    if type(m) == 'table' then return m.loaded == true end
-    if s.modelLoaded ~= nil then return s.modelLoaded == true end
-    return type(m) == 'string' and m ~= ''
-  end
-  check(vim.wait(WAIT, model_loaded, 200), 'model loaded')
+  check(status.modelLoaded == true, 'model loaded: ' .. vim.inspect(status))
 
   -- Type "for line in " on line 10 character by character, as a user would.
   vim.api.nvim_win_set_cursor(0, { 10, 4 })
@@ -144,7 +143,8 @@ local function run()
   check(joined:sub(1, #line_before + #text) == line_before .. text, 'buffer holds the accepted text')
 
   stats = qf.stats(bufnr)
-  check(type(stats) == 'table', 'stats after completions')
+  check(type(stats) == 'table' and stats.answered >= 3 and #stats.recent >= 3,
+        'quickfill/stats counts the answered requests')
 
   -- Stop: the server exits after shutdown/exit.
   qf.stop()

@@ -10,7 +10,8 @@
 //     textDocument/inlineCompletion (vscode-languageclient 9 has no built-in
 //     support for it) and falls back to textDocument/completion;
 //   - the suggestion list (textDocument/completion) behind quickfill.suggest.enable;
-//   - a status-bar item (model state, last latency from quickfill/stats);
+//   - a status-bar item (model state from quickfill/status, last latency from
+//     quickfill/stats);
 //   - commands restart / enable / disable / toggle / showLog / showStats;
 //   - an output channel that receives the server's stderr log.
 import * as vscode from 'vscode';
@@ -23,7 +24,7 @@ import {
   didChangeConfigurationParams, classifyChange,
 } from './config';
 import {
-  InlineCompletionMethod, CompletionMethod, StatsMethod, inlineCompletionParams, completionParams,
+  InlineCompletionMethod, CompletionMethod, StatsMethod, StatusMethod, inlineCompletionParams, completionParams,
   inlineItems, completionItems, usableAsGhost, GhostItem,
 } from './inline';
 import { ServerState, parseStats, statusText, stateFromStats, StatsView } from './status';
@@ -58,8 +59,11 @@ function setState(next: ServerState, detail?: string): void {
 async function refreshStats(): Promise<void> {
   if (!client || client.state !== State.Running) return;
   try {
-    const raw = await client.sendRequest(StatsMethod, {});
-    lastStats = parseStats(raw);
+    const [stats, status] = await Promise.all([
+      client.sendRequest(StatsMethod, { recent: 5 }),
+      client.sendRequest(StatusMethod, {}).catch(() => undefined),
+    ]);
+    lastStats = parseStats(stats, status);
     setState(stateFromStats(lastStats, state), stateDetail);
   } catch {
     // Older servers may lack quickfill/stats; the status bar then shows the state only.
@@ -200,8 +204,9 @@ async function showStats(): Promise<void> {
     return;
   }
   try {
-    const raw = await client.sendRequest(StatsMethod, {});
-    output.appendLine(JSON.stringify(raw, null, 2));
+    const status = await client.sendRequest(StatusMethod, {});
+    const stats = await client.sendRequest(StatsMethod, { recent: 10 });
+    output.appendLine(JSON.stringify({ status, stats }, null, 2));
     output.show(true);
   } catch (err) {
     void vscode.window.showWarningMessage(`quickfill/stats failed: ${String(err)}`);

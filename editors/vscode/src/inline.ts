@@ -19,6 +19,7 @@ export interface GhostItem {
 export const InlineCompletionMethod = 'textDocument/inlineCompletion';
 export const CompletionMethod = 'textDocument/completion';
 export const StatsMethod = 'quickfill/stats';
+export const StatusMethod = 'quickfill/status';
 
 // LSP 3.18 InlineCompletionTriggerKind: Invoked = 1, Automatic = 2.
 // vscode.InlineCompletionTriggerKind: Invoke = 0, Automatic = 1.

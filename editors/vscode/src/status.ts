@@ -3,15 +3,17 @@
 // last completion latency (from `quickfill/stats`). Pure: extension.ts only
 // copies text/tooltip onto a vscode.StatusBarItem.
 //
-// `quickfill/stats` is read tolerantly: field names are looked up in both
-// snake_case and camelCase, at the top level and under `last`/`model`, so a
-// server that adds fields keeps working.
+// `quickfill/stats` and `quickfill/status` are read tolerantly: field names are
+// looked up in camelCase and snake_case, missing fields stay undefined, so a
+// server that adds or lacks fields keeps working.
 
 export type ServerState = 'stopped' | 'starting' | 'loading' | 'ready' | 'no-model' | 'error' | 'disabled';
 
 export interface StatsView {
   modelLoaded: boolean | undefined;
+  modelLoading: boolean | undefined;
   modelName: string | undefined;
+  noModelReason: string | undefined;
   lastLatencyMs: number | undefined;
   requests: number | undefined;
   p50Ms: number | undefined;
@@ -56,22 +58,39 @@ function firstBool(obj: any, paths: string[][]): boolean | undefined {
   return undefined;
 }
 
-export function parseStats(stats: unknown): StatsView {
+// The most recent answered request of `recent` (oldest first), if any.
+function lastAnswered(stats: any): any {
+  const recent = lookup(stats, ['recent']);
+  if (!Array.isArray(recent)) return undefined;
+  for (let i = recent.length - 1; i >= 0; i--) {
+    const r = recent[i];
+    if (r && typeof r === 'object' && (r.outcome === undefined || r.outcome === 'answered')) return r;
+  }
+  return undefined;
+}
+
+// `stats`: the quickfill/stats answer (requests, totalMs percentiles, recent
+// requests oldest first). `status`: the quickfill/status answer (modelLoaded,
+// modelLoading, model description, noModelReason). Either may be missing.
+export function parseStats(stats: unknown, status?: unknown): StatsView {
   const s: any = stats && typeof stats === 'object' ? stats : {};
-  const modelName = firstString(s, [['model'], ['model', 'name'], ['model', 'path'], ['model', 'description'],
-                                    ['model_name'], ['model_path'], ['provider']]);
-  let modelLoaded = firstBool(s, [['model_loaded'], ['model', 'loaded'], ['loaded']]);
+  const st: any = status && typeof status === 'object' ? status : {};
+  const modelName = firstString(st, [['model'], ['model_path']]) ?? firstString(s, [['model'], ['model', 'name']]);
+  let modelLoaded = firstBool(st, [['model_loaded']]) ?? firstBool(s, [['model_loaded'], ['model', 'loaded']]);
   if (modelLoaded === undefined && modelName !== undefined) modelLoaded = true;
+  const last = lastAnswered(s);
   return {
     modelLoaded,
+    modelLoading: firstBool(st, [['model_loading']]),
     modelName,
-    lastLatencyMs: firstNumber(s, [['last', 'total_ms'], ['last', 'latency_ms'], ['last', 'end_to_end_ms'],
-                                   ['last_latency_ms'], ['last_total_ms'], ['latency', 'last_ms'],
-                                   ['last', 'e2e_ms']]),
-    requests: firstNumber(s, [['requests'], ['completed'], ['count'], ['total', 'requests'], ['answered']]),
-    p50Ms: firstNumber(s, [['total_ms', 'p50'], ['latency', 'p50'], ['p50_ms'], ['e2e_ms', 'p50'], ['end_to_end_ms', 'p50']]),
-    p90Ms: firstNumber(s, [['total_ms', 'p90'], ['latency', 'p90'], ['p90_ms'], ['e2e_ms', 'p90'], ['end_to_end_ms', 'p90']]),
-    p99Ms: firstNumber(s, [['total_ms', 'p99'], ['latency', 'p99'], ['p99_ms'], ['e2e_ms', 'p99'], ['end_to_end_ms', 'p99']]),
+    noModelReason: firstString(st, [['no_model_reason']]),
+    // What the user waited for: arrival to reply (wallMs), else the pipeline's end-to-end time.
+    lastLatencyMs: firstNumber(last, [['wall_ms'], ['total_ms']]) ??
+                   firstNumber(s, [['last', 'wall_ms'], ['last', 'total_ms'], ['last_latency_ms']]),
+    requests: firstNumber(s, [['requests']]),
+    p50Ms: firstNumber(s, [['total_ms', 'p50']]),
+    p90Ms: firstNumber(s, [['total_ms', 'p90']]),
+    p99Ms: firstNumber(s, [['total_ms', 'p99']]),
   };
 }
 
@@ -102,7 +121,7 @@ export function statusText(state: ServerState, stats?: StatsView, detail?: strin
   }
   if (stats) {
     if (stats.modelName) lines.push(`Model: ${stats.modelName}`);
-    else if (stats.modelLoaded === false) lines.push('Model: none loaded');
+    else if (stats.modelLoaded === false) lines.push('Model: none loaded' + (stats.noModelReason ? ` (${stats.noModelReason})` : ''));
     if (stats.lastLatencyMs !== undefined) lines.push(`Last completion: ${ms(stats.lastLatencyMs)}`);
     if (stats.p50Ms !== undefined && stats.p90Ms !== undefined && stats.p99Ms !== undefined) {
       lines.push(`p50/p90/p99: ${ms(stats.p50Ms)} / ${ms(stats.p90Ms)} / ${ms(stats.p99Ms)}`);
@@ -121,6 +140,7 @@ export function isNoModelMessage(message: string): boolean {
 // State after a stats answer arrives.
 export function stateFromStats(stats: StatsView, current: ServerState): ServerState {
   if (current === 'disabled' || current === 'stopped' || current === 'error') return current;
+  if (stats.modelLoading === true) return 'loading';
   if (stats.modelLoaded === false) return 'no-model';
   if (stats.modelLoaded === true) return 'ready';
   return current === 'starting' || current === 'loading' ? 'ready' : current;

@@ -20,7 +20,7 @@ import {
 
 import { readSettings, serverCommand, initializationOptions, didChangeConfigurationParams, ExtensionSettings } from '../src/config';
 import {
-  InlineCompletionMethod, CompletionMethod, StatsMethod, inlineCompletionParams, completionParams,
+  InlineCompletionMethod, CompletionMethod, StatsMethod, StatusMethod, inlineCompletionParams, completionParams,
   inlineItems, completionItems, usableAsGhost, Position,
 } from '../src/inline';
 import { parseStats, statusText, stateFromStats, isNoModelMessage } from '../src/status';
@@ -116,16 +116,20 @@ async function shutdown(s: Session): Promise<number | null> {
 
 function sleep(ms: number) { return new Promise((r) => setTimeout(r, ms)); }
 
-// Polls quickfill/stats until the server reports the model loaded (or a showMessage error arrives).
-async function waitForModel(s: Session): Promise<any> {
+// Polls quickfill/status until the model has finished loading; returns the last answer.
+async function waitForModelLoad(s: Session): Promise<any> {
   const until = Date.now() + WAIT_MS;
   for (;;) {
-    const raw = await s.conn.sendRequest(StatsMethod, {});
-    const view = parseStats(raw);
-    if (view.modelLoaded === true) return raw;
-    if (Date.now() > until) assert.fail(`model never reported loaded; last stats: ${JSON.stringify(raw)}`);
-    await sleep(200);
+    const raw: any = await s.conn.sendRequest(StatusMethod, {});
+    const view = parseStats(undefined, raw);
+    if (view.modelLoading !== true && view.modelLoaded !== undefined) return raw;
+    if (Date.now() > until) assert.fail(`the model load never finished; last status: ${JSON.stringify(raw)}`);
+    await sleep(100);
   }
+}
+
+async function viewOf(s: Session) {
+  return parseStats(await s.conn.sendRequest(StatsMethod, {}), await s.conn.sendRequest(StatusMethod, {}));
 }
 
 function logTail(s: Session): string {
@@ -150,8 +154,8 @@ test('initialize advertises what the extension relies on; shutdown exits 0', { s
     assert.ok(Array.isArray(caps.completionProvider.triggerCharacters), 'completion trigger characters');
     assert.ok(caps.inlineCompletionProvider, 'inlineCompletionProvider (the extension uses it for ghost text)');
     assert.equal(caps.positionEncoding ?? 'utf-16', 'utf-16', 'VS Code speaks UTF-16 positions');
-    // quickfill/stats answers; the status bar reads it.
-    const stats = parseStats(await s.conn.sendRequest(StatsMethod, {}));
+    // quickfill/stats and quickfill/status answer; the status bar reads them.
+    const stats = await viewOf(s);
     assert.ok(statusText(stateFromStats(stats, 'starting'), stats).text.includes('quickfill'));
     assert.equal(await shutdown(s), 0);
   } catch (e) {
@@ -167,6 +171,8 @@ test('without a model: empty answers and a message for the user', { skip: skipNo
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'qf-vscode-'));
   try {
     await initialize(s, settings, dir);
+    const status = await waitForModelLoad(s);
+    assert.equal(status.modelLoaded, false, `no model loaded from ${missing}`);
     const uri = pathToFileURL(path.join(dir, 'a.py')).href;
     await s.conn.sendNotification('textDocument/didOpen', {
       textDocument: { uri, languageId: 'python', version: 1, text: 'def f(x):\n    return ' },
@@ -179,8 +185,11 @@ test('without a model: empty answers and a message for the user', { skip: skipNo
     const until = Date.now() + 30000;
     while (s.messages.length === 0 && Date.now() < until) await sleep(50);
     assert.ok(s.messages.length > 0, 'window/showMessage tells the user that no model is loaded');
-    const stats = parseStats(await s.conn.sendRequest(StatsMethod, {}));
-    assert.notEqual(stats.modelLoaded, true);
+    assert.ok(s.messages.some((m) => isNoModelMessage(m.message)), JSON.stringify(s.messages));
+    const view = await viewOf(s);
+    assert.equal(view.modelLoaded, false);
+    assert.equal(stateFromStats(view, 'starting'), 'no-model');
+    assert.equal(statusText('no-model', view).text, '$(warning) quickfill: no model');
     assert.equal(await shutdown(s), 0);
   } catch (e) {
     s.proc.kill();
@@ -202,7 +211,11 @@ test('typing, then ghost text and completion items from the loaded model', { ski
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'qf-vscode-'));
   try {
     await initialize(s, settings, dir);
-    await waitForModel(s);
+    const status = await waitForModelLoad(s);
+    assert.equal(status.modelLoaded, true, `model failed to load: ${JSON.stringify(status)}`);
+    // The server reported the load as work-done progress ($/progress begin ... end).
+    const kinds = s.progress.map((p: any) => p?.value?.kind);
+    assert.ok(kinds.includes('begin') && kinds.includes('end'), `progress: ${JSON.stringify(s.progress)}`);
     const uri = pathToFileURL(path.join(dir, 'sample.py')).href;
     let text = 'import os\n\n\ndef read_lines(path):\n    with open(path) as f:\n        return f.read().splitlines()\n\n\ndef main():\n    \n';
     let version = 1;
@@ -235,9 +248,10 @@ test('typing, then ghost text and completion items from the loaded model', { ski
       assert.equal(it.textEdit.range.end.line, pos.line);
     }
     // The status bar's latency comes from quickfill/stats.
-    const statsRaw = await s.conn.sendRequest(StatsMethod, {});
-    const stats = parseStats(statsRaw);
+    const statsRaw: any = await s.conn.sendRequest(StatsMethod, {});
+    const stats = parseStats(statsRaw, await s.conn.sendRequest(StatusMethod, {}));
     assert.equal(stats.modelLoaded, true);
+    assert.ok(statsRaw.answered >= 2, `answered requests counted: ${JSON.stringify(statsRaw)}`);
     assert.ok(stats.lastLatencyMs !== undefined, `no last latency in ${JSON.stringify(statsRaw)}`);
     assert.match(statusText('ready', stats).text, /quickfill \d+(\.\d)? ms/);
     // A settings change travels as workspace/didChangeConfiguration; the server keeps serving.

@@ -1,41 +1,62 @@
-// Unit tests of status.ts: reading quickfill/stats and the status-bar text.
+// Unit tests of status.ts: reading quickfill/stats + quickfill/status and the status-bar text.
 import { test } from 'node:test';
 import * as assert from 'node:assert/strict';
 import { parseStats, statusText, stateFromStats, isNoModelMessage } from '../src/status';
 
-test('stats: snake_case and camelCase, nested last request', () => {
-  const a = parseStats({ model: 'tiny.gguf', last: { total_ms: 12.5 }, requests: 4,
-                         total_ms: { p50: 10, p90: 20, p99: 30 } });
-  assert.equal(a.modelLoaded, true);
-  assert.equal(a.modelName, 'tiny.gguf');
-  assert.equal(a.lastLatencyMs, 12.5);
-  assert.equal(a.requests, 4);
-  assert.deepEqual([a.p50Ms, a.p90Ms, a.p99Ms], [10, 20, 30]);
-  const b = parseStats({ modelLoaded: false, lastLatencyMs: 250 });
+const stats = {
+  requests: 3, answered: 2, noModel: 0,
+  ttftMs: { count: 2, p50: 5, p90: 6, p99: 6, max: 6 },
+  totalMs: { count: 2, p50: 10, p90: 20, p99: 30, max: 30 },
+  recent: [
+    { outcome: 'answered', wallMs: 11.5, totalMs: 10 },
+    { outcome: 'answered', wallMs: 42.25, totalMs: 40 },
+    { outcome: 'cancelled', wallMs: 1, totalMs: 0, reason: 'content_modified' },
+  ],
+};
+const status = { modelLoaded: true, modelLoading: false, modelPath: '/m/tiny.gguf', model: 'tiny llama q8_0 (cpu)' };
+
+test('stats + status: model, last answered latency, percentiles', () => {
+  const v = parseStats(stats, status);
+  assert.equal(v.modelLoaded, true);
+  assert.equal(v.modelLoading, false);
+  assert.equal(v.modelName, 'tiny llama q8_0 (cpu)');
+  assert.equal(v.lastLatencyMs, 42.25, 'the newest answered request, not the cancelled one');
+  assert.equal(v.requests, 3);
+  assert.deepEqual([v.p50Ms, v.p90Ms, v.p99Ms], [10, 20, 30]);
+});
+
+test('missing or partial answers stay undefined', () => {
+  const a = parseStats(null);
+  assert.equal(a.modelLoaded, undefined);
+  assert.equal(a.lastLatencyMs, undefined);
+  const b = parseStats({ recent: [] }, { modelLoaded: false, modelLoading: false, noModelReason: 'not found' });
   assert.equal(b.modelLoaded, false);
-  assert.equal(b.lastLatencyMs, 250);
-  const c = parseStats(null);
-  assert.equal(c.modelLoaded, undefined);
-  assert.equal(c.lastLatencyMs, undefined);
+  assert.equal(b.noModelReason, 'not found');
+  assert.equal(b.lastLatencyMs, undefined);
+  assert.equal(parseStats({ recent: [{ total_ms: 7 }] }).lastLatencyMs, 7);
 });
 
 test('status text shows the state and the last latency', () => {
-  const stats = parseStats({ model: { name: 'tiny', loaded: true }, last: { total_ms: 42.25 } });
-  const ready = statusText('ready', stats);
+  const v = parseStats(stats, status);
+  const ready = statusText('ready', v);
   assert.equal(ready.text, '$(sparkle) quickfill 42.3 ms');
-  assert.match(ready.tooltip, /Model: tiny/);
+  assert.match(ready.tooltip, /Model: tiny llama/);
   assert.match(ready.tooltip, /Last completion: 42.3 ms/);
-  assert.equal(statusText('ready', parseStats({ last: { total_ms: 1234 } })).text, '$(sparkle) quickfill 1234 ms');
+  assert.match(ready.tooltip, /p50\/p90\/p99: 10.0 ms \/ 20.0 ms \/ 30.0 ms/);
+  assert.equal(statusText('ready', parseStats({ recent: [{ wallMs: 1234 }] })).text, '$(sparkle) quickfill 1234 ms');
   assert.equal(statusText('no-model').text, '$(warning) quickfill: no model');
+  assert.match(statusText('no-model', parseStats({}, { modelLoaded: false, noModelReason: 'x.gguf missing' })).tooltip,
+               /none loaded \(x.gguf missing\)/);
   assert.match(statusText('loading', undefined, '40%').tooltip, /Loading model: 40%/);
   assert.equal(statusText('disabled').text, '$(circle-slash) quickfill');
 });
 
 test('state transitions from stats', () => {
-  assert.equal(stateFromStats(parseStats({ model_loaded: false }), 'starting'), 'no-model');
-  assert.equal(stateFromStats(parseStats({ model_loaded: true }), 'no-model'), 'ready');
+  assert.equal(stateFromStats(parseStats({}, { modelLoaded: false, modelLoading: true }), 'starting'), 'loading');
+  assert.equal(stateFromStats(parseStats({}, { modelLoaded: false }), 'starting'), 'no-model');
+  assert.equal(stateFromStats(parseStats({}, { modelLoaded: true }), 'no-model'), 'ready');
   assert.equal(stateFromStats(parseStats({}), 'starting'), 'ready');
-  assert.equal(stateFromStats(parseStats({ model_loaded: true }), 'disabled'), 'disabled');
-  assert.equal(isNoModelMessage('quickfill: no model is loaded; set quickfill.model'), true);
+  assert.equal(stateFromStats(parseStats({}, { modelLoaded: true }), 'disabled'), 'disabled');
+  assert.equal(isNoModelMessage('quickfill: no model is loaded, so completions will be empty.'), true);
   assert.equal(isNoModelMessage('loaded tiny.gguf'), false);
 });

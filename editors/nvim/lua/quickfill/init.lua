@@ -211,14 +211,24 @@ function M.restart()
   end
 end
 
--- quickfill/stats (model, last latency, aggregates); nil on failure.
-function M.stats(bufnr, timeout_ms)
+local function request_sync(method, params, bufnr, timeout_ms)
   local client = M.get_client(bufnr)
   if not client then return nil, 'no quickfill client attached' end
-  local resp, err = call(client, 'request_sync', 'quickfill/stats', vim.empty_dict(), timeout_ms or 5000, bufnr or 0)
-  if not resp then return nil, err end
+  local resp, err = call(client, 'request_sync', method, params, timeout_ms or 5000, bufnr or 0)
+  if not resp then return nil, err or 'timeout' end
   if resp.err then return nil, resp.err.message end
   return resp.result
+end
+
+-- quickfill/stats: request counts, latency percentiles (totalMs, ttftMs) and
+-- the most recent requests (`recent`, oldest first); nil and a message on failure.
+function M.stats(bufnr, timeout_ms)
+  return request_sync('quickfill/stats', vim.empty_dict(), bufnr, timeout_ms)
+end
+
+-- quickfill/status: modelLoaded, modelLoading, model (description), modelPath, noModelReason.
+function M.status(bufnr, timeout_ms)
+  return request_sync('quickfill/status', vim.empty_dict(), bufnr, timeout_ms)
 end
 
 -- ---------------------------------------------------------------------------
@@ -476,9 +486,10 @@ function M.setup(opts)
   vim.api.nvim_create_user_command('QuickfillRestart', M.restart, { desc = 'Restart the quickfill server' })
   vim.api.nvim_create_user_command('QuickfillStop', M.stop, { desc = 'Stop the quickfill server' })
   vim.api.nvim_create_user_command('QuickfillStats', function()
-    local s, err = M.stats()
-    print(s and vim.inspect(s) or ('quickfill: ' .. tostring(err)))
-  end, { desc = 'Show quickfill/stats' })
+    local st, err = M.status()
+    local s = M.stats()
+    print(st and vim.inspect({ status = st, stats = s }) or ('quickfill: ' .. tostring(err)))
+  end, { desc = 'Show quickfill/status and quickfill/stats' })
   vim.api.nvim_create_user_command('QuickfillLog', function()
     vim.cmd('tabnew ' .. vim.fn.fnameescape(M.config.log_file and expand(M.config.log_file) or vim.lsp.get_log_path()))
   end, { desc = "Open the server's log" })
