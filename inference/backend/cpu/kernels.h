@@ -1,0 +1,53 @@
+// Internal: the per-ISA kernel table behind ops.h.
+//
+// A weight-row kernel computes, for one weight row and nt <= k_max_tile
+// activation rows (token t at acts + t * act_stride bytes), out[t] = row · act_t.
+// Activations are in the layout matmul prepared for the weight type (see
+// quants.h: act_q8_0 / act_q8_k, or plain floats for f32/f16/bf16 weights).
+// Loading each weight block once for several tokens is what makes the prefill
+// path faster than repeated GEMV. Each ISA level fills the entries it
+// accelerates; missing entries fall back to the level below.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "inference/core/ggml_types.h"
+
+namespace qf::infer::cpu::detail {
+
+inline constexpr int k_max_tile = 4;
+
+using row_dot_fn = void (*)(int64_t n, const void* w_row, const uint8_t* acts, size_t act_stride, int nt,
+                            float* out);
+
+struct kernel_table {
+  row_dot_fn dot_f32 = nullptr;
+  row_dot_fn dot_f16 = nullptr;
+  row_dot_fn dot_bf16 = nullptr;
+  row_dot_fn dot_q8_0 = nullptr;
+  row_dot_fn dot_q4_0 = nullptr;
+  row_dot_fn dot_q4_k = nullptr;
+  row_dot_fn dot_q5_k = nullptr;
+  row_dot_fn dot_q6_k = nullptr;
+  float (*vec_dot_f32)(const float*, const float*, int64_t) = nullptr;
+  float (*vec_dot_f16_f32)(const fp16_t*, const float*, int64_t) = nullptr;
+  void (*axpy_f16)(float, const fp16_t*, float*, int64_t) = nullptr;
+  void (*f32_to_f16)(const float*, fp16_t*, int64_t) = nullptr;
+  void (*f16_to_f32)(const fp16_t*, float*, int64_t) = nullptr;
+  float (*sum_squares)(const float*, int64_t) = nullptr;
+  void (*add)(const float*, const float*, float*, int64_t) = nullptr;
+  void (*scale_mul)(const float*, const float*, float, float*, int64_t) = nullptr;  // y = x * w * s
+};
+
+// Every table is complete after fill-in (scalar fills all entries).
+const kernel_table& scalar_kernels();
+void fill_avx2_kernels(kernel_table& t);    // defined in the *_avx2.cpp files
+void fill_avx512_kernels(kernel_table& t);  // defined in the *_avx512.cpp files
+
+// The table in use (chosen by CPU detection or set_kernel_level).
+const kernel_table& active_kernels();
+
+row_dot_fn row_dot_for(const kernel_table& t, ggml_type type);
+
+}  // namespace qf::infer::cpu::detail

@@ -1,0 +1,240 @@
+// Scalar reference kernels: the definition every SIMD kernel is tested
+// against. Integer dot products are exact; each block contributes
+// (weight scale * activation scale * integer sum) in llama.cpp's order.
+#include <cmath>
+#include <cstring>
+
+#include "inference/backend/cpu/kernels.h"
+#include "inference/backend/cpu/quants.h"
+
+namespace qf::infer::cpu::detail {
+namespace {
+
+// fp16 -> f32 through a 64K-entry table (exact: built from fp16_to_f32).
+struct f16_table {
+  float v[65536];
+  f16_table() {
+    for (uint32_t i = 0; i < 65536; ++i) v[i] = fp16_to_f32(static_cast<fp16_t>(i));
+  }
+};
+const f16_table& f16() {
+  static const f16_table t;
+  return t;
+}
+
+void dot_f32(int64_t n, const void* w, const uint8_t* acts, size_t stride, int nt, float* out) {
+  const auto* a = static_cast<const float*>(w);
+  for (int t = 0; t < nt; ++t) {
+    const auto* x = reinterpret_cast<const float*>(acts + t * stride);
+    double s = 0;
+    for (int64_t i = 0; i < n; ++i) s += static_cast<double>(a[i]) * x[i];
+    out[t] = static_cast<float>(s);
+  }
+}
+
+void dot_f16(int64_t n, const void* w, const uint8_t* acts, size_t stride, int nt, float* out) {
+  const auto* a = static_cast<const fp16_t*>(w);
+  const float* tab = f16().v;
+  for (int t = 0; t < nt; ++t) {
+    const auto* x = reinterpret_cast<const float*>(acts + t * stride);
+    double s = 0;
+    for (int64_t i = 0; i < n; ++i) s += static_cast<double>(tab[a[i]]) * x[i];
+    out[t] = static_cast<float>(s);
+  }
+}
+
+void dot_bf16(int64_t n, const void* w, const uint8_t* acts, size_t stride, int nt, float* out) {
+  const auto* a = static_cast<const bf16_t*>(w);
+  for (int t = 0; t < nt; ++t) {
+    const auto* x = reinterpret_cast<const float*>(acts + t * stride);
+    double s = 0;
+    for (int64_t i = 0; i < n; ++i) s += static_cast<double>(bf16_to_f32(a[i])) * x[i];
+    out[t] = static_cast<float>(s);
+  }
+}
+
+void dot_q8_0(int64_t n, const void* w, const uint8_t* acts, size_t stride, int nt, float* out) {
+  const auto* x = static_cast<const block_q8_0*>(w);
+  const int64_t nb = n / qk8_0;
+  for (int t = 0; t < nt; ++t) {
+    const auto* y = reinterpret_cast<const block_q8_0*>(acts + t * stride + nb * sizeof(float));
+    float sum = 0;
+    for (int64_t b = 0; b < nb; ++b) {
+      int s = 0;
+      for (int j = 0; j < qk8_0; ++j) s += x[b].qs[j] * y[b].qs[j];
+      sum += s * (fp16_to_f32(x[b].d) * fp16_to_f32(y[b].d));
+    }
+    out[t] = sum;
+  }
+}
+
+void dot_q4_0(int64_t n, const void* w, const uint8_t* acts, size_t stride, int nt, float* out) {
+  const auto* x = static_cast<const block_q4_0*>(w);
+  const int64_t nb = n / qk4_0;
+  for (int t = 0; t < nt; ++t) {
+    const auto* y = reinterpret_cast<const block_q8_0*>(acts + t * stride + nb * sizeof(float));
+    float sum = 0;
+    for (int64_t b = 0; b < nb; ++b) {
+      int s = 0;
+      for (int j = 0; j < qk4_0 / 2; ++j) {
+        s += ((x[b].qs[j] & 0xF) - 8) * y[b].qs[j];
+        s += ((x[b].qs[j] >> 4) - 8) * y[b].qs[j + qk4_0 / 2];
+      }
+      sum += s * (fp16_to_f32(x[b].d) * fp16_to_f32(y[b].d));
+    }
+    out[t] = sum;
+  }
+}
+
+// Q4_K/Q5_K: sum_j sc_j * (q . y)_j * d - sum_j mn_j * ysum_j * dmin, per super-block.
+template <bool FIVE>
+void dot_qk45(int64_t n, const void* w, const uint8_t* acts, size_t stride, int nt, float* out) {
+  const int64_t nb = n / qk_k;
+  for (int t = 0; t < nt; ++t) {
+    const auto* y = reinterpret_cast<const block_q8_k*>(acts + t * stride);
+    float sum = 0;
+    for (int64_t b = 0; b < nb; ++b) {
+      const uint8_t* scales;
+      const uint8_t* qs;
+      const uint8_t* qh = nullptr;
+      float d, dmin;
+      if constexpr (FIVE) {
+        const auto& blk = static_cast<const block_q5_k*>(w)[b];
+        scales = blk.scales, qs = blk.qs, qh = blk.qh;
+        d = fp16_to_f32(blk.d), dmin = fp16_to_f32(blk.dmin);
+      } else {
+        const auto& blk = static_cast<const block_q4_k*>(w)[b];
+        scales = blk.scales, qs = blk.qs;
+        d = fp16_to_f32(blk.d), dmin = fp16_to_f32(blk.dmin);
+      }
+      uint8_t sc[8], mn[8];
+      unpack_scale_min_k4(scales, sc, mn);
+      int32_t sumi = 0, summ = 0;
+      for (int j = 0; j < 8; ++j) {
+        const uint8_t* q = qs + 32 * (j / 2);
+        const int shift = (j & 1) * 4;
+        const int8_t* yq = y[b].qs + 32 * j;
+        int s = 0;
+        for (int l = 0; l < 32; ++l) {
+          int v = (q[l] >> shift) & 0xF;
+          if constexpr (FIVE) v += ((qh[l] >> j) & 1) << 4;
+          s += v * yq[l];
+        }
+        sumi += sc[j] * s;
+        summ += mn[j] * (y[b].bsums[2 * j] + y[b].bsums[2 * j + 1]);
+      }
+      sum += y[b].d * d * sumi - y[b].d * dmin * summ;
+    }
+    out[t] = sum;
+  }
+}
+
+void dot_q6_k(int64_t n, const void* w, const uint8_t* acts, size_t stride, int nt, float* out) {
+  const auto* x = static_cast<const block_q6_k*>(w);
+  const int64_t nb = n / qk_k;
+  for (int t = 0; t < nt; ++t) {
+    const auto* y = reinterpret_cast<const block_q8_k*>(acts + t * stride);
+    float sum = 0;
+    for (int64_t b = 0; b < nb; ++b) {
+      int8_t q[qk_k];
+      const uint8_t* ql = x[b].ql;
+      const uint8_t* qh = x[b].qh;
+      for (int j = 0; j < qk_k; j += 128) {
+        for (int l = 0; l < 32; ++l) {
+          q[j + l] = static_cast<int8_t>(((ql[l] & 0xF) | (((qh[l] >> 0) & 3) << 4)) - 32);
+          q[j + l + 32] = static_cast<int8_t>(((ql[l + 32] & 0xF) | (((qh[l] >> 2) & 3) << 4)) - 32);
+          q[j + l + 64] = static_cast<int8_t>(((ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4)) - 32);
+          q[j + l + 96] = static_cast<int8_t>(((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)) - 32);
+        }
+        ql += 64;
+        qh += 32;
+      }
+      int32_t sumi = 0;
+      for (int j = 0; j < qk_k / 16; ++j) {
+        int s = 0;
+        for (int l = 0; l < 16; ++l) s += q[16 * j + l] * y[b].qs[16 * j + l];
+        sumi += x[b].scales[j] * s;
+      }
+      sum += fp16_to_f32(x[b].d) * y[b].d * sumi;
+    }
+    out[t] = sum;
+  }
+}
+
+float vec_dot_f32(const float* a, const float* b, int64_t n) {
+  double s = 0;
+  for (int64_t i = 0; i < n; ++i) s += static_cast<double>(a[i]) * b[i];
+  return static_cast<float>(s);
+}
+float vec_dot_f16_f32(const fp16_t* a, const float* b, int64_t n) {
+  const float* tab = f16().v;
+  double s = 0;
+  for (int64_t i = 0; i < n; ++i) s += static_cast<double>(tab[a[i]]) * b[i];
+  return static_cast<float>(s);
+}
+void axpy_f16(float alpha, const fp16_t* x, float* y, int64_t n) {
+  const float* tab = f16().v;
+  for (int64_t i = 0; i < n; ++i) y[i] += alpha * tab[x[i]];
+}
+void f32_to_f16(const float* s, fp16_t* d, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) d[i] = f32_to_fp16(s[i]);
+}
+void f16_to_f32(const fp16_t* s, float* d, int64_t n) {
+  const float* tab = f16().v;
+  for (int64_t i = 0; i < n; ++i) d[i] = tab[s[i]];
+}
+float sum_squares(const float* x, int64_t n) {
+  double s = 0;
+  for (int64_t i = 0; i < n; ++i) s += static_cast<double>(x[i]) * x[i];
+  return static_cast<float>(s);
+}
+void add(const float* a, const float* b, float* out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = a[i] + b[i];
+}
+void scale_mul(const float* x, const float* w, float s, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] * s * w[i];
+}
+
+kernel_table make_scalar() {
+  kernel_table t;
+  t.dot_f32 = dot_f32;
+  t.dot_f16 = dot_f16;
+  t.dot_bf16 = dot_bf16;
+  t.dot_q8_0 = dot_q8_0;
+  t.dot_q4_0 = dot_q4_0;
+  t.dot_q4_k = dot_qk45<false>;
+  t.dot_q5_k = dot_qk45<true>;
+  t.dot_q6_k = dot_q6_k;
+  t.vec_dot_f32 = vec_dot_f32;
+  t.vec_dot_f16_f32 = vec_dot_f16_f32;
+  t.axpy_f16 = axpy_f16;
+  t.f32_to_f16 = f32_to_f16;
+  t.f16_to_f32 = f16_to_f32;
+  t.sum_squares = sum_squares;
+  t.add = add;
+  t.scale_mul = scale_mul;
+  return t;
+}
+
+}  // namespace
+
+const kernel_table& scalar_kernels() {
+  static const kernel_table t = make_scalar();
+  return t;
+}
+
+row_dot_fn row_dot_for(const kernel_table& t, ggml_type type) {
+  switch (type) {
+    case ggml_type::f32: return t.dot_f32;
+    case ggml_type::f16: return t.dot_f16;
+    case ggml_type::bf16: return t.dot_bf16;
+    case ggml_type::q8_0: return t.dot_q8_0;
+    case ggml_type::q4_0: return t.dot_q4_0;
+    case ggml_type::q4_k: return t.dot_q4_k;
+    case ggml_type::q5_k: return t.dot_q5_k;
+    case ggml_type::q6_k: return t.dot_q6_k;
+    default: return nullptr;
+  }
+}
+
+}  // namespace qf::infer::cpu::detail

@@ -1,0 +1,161 @@
+// Weight preparation and the two matmul paths.
+//
+// Decode (one token): the activation is quantized once, then rows are handed
+// out in chunks through an atomic counter (robust when a core is shared with
+// other work) and each row is one streaming dot product: the whole cost is
+// reading the weights once, so this path is bound by memory bandwidth.
+// Prefill (many tokens): activations are quantized in parallel, then each
+// thread takes blocks of rows small enough to stay in L2 and sweeps all tokens
+// over them in tiles of k_max_tile, so every weight block is loaded from memory
+// once per row block and reused from L1 for several tokens.
+#include <algorithm>
+#include <atomic>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "inference/backend/cpu/kernels.h"
+#include "inference/backend/cpu/ops.h"
+#include "inference/backend/cpu/quants.h"
+
+namespace qf::infer::cpu {
+namespace {
+
+enum class act_kind { f32, q8_0, q8_k };
+
+act_kind act_kind_of(ggml_type t) {
+  switch (t) {
+    case ggml_type::q8_0: case ggml_type::q4_0: return act_kind::q8_0;
+    case ggml_type::q4_k: case ggml_type::q5_k: case ggml_type::q6_k: return act_kind::q8_k;
+    default: return act_kind::f32;
+  }
+}
+
+size_t act_bytes(act_kind k, int64_t cols) {
+  switch (k) {
+    case act_kind::q8_0: return detail::act_q8_0_bytes(cols);
+    case act_kind::q8_k: return detail::act_q8_k_bytes(cols);
+    default: return static_cast<size_t>(cols) * sizeof(float);
+  }
+}
+
+void quantize_act(act_kind k, const float* x, uint8_t* dst, int64_t cols) {
+  if (k == act_kind::q8_0) detail::quantize_act_q8_0(x, dst, cols);
+  else detail::quantize_act_q8_k(x, dst, cols);
+}
+
+std::vector<uint8_t>& scratch() {
+  thread_local std::vector<uint8_t> buf;
+  return buf;
+}
+
+}  // namespace
+
+weight_matrix prepare_weight(ggml_type type, int64_t rows, int64_t cols, const uint8_t* data) {
+  if (!detail::row_dot_for(detail::scalar_kernels(), type))
+    throw std::invalid_argument("matmul: unsupported weight type " + std::string(traits(type).name) +
+                                " (supported: " + std::string(supported_type_names()) + ")");
+  auto rs = row_size(type, cols);
+  if (!rs || rows < 0)
+    throw std::invalid_argument("matmul: row length " + std::to_string(cols) + " does not fit " +
+                                std::string(traits(type).name) + " blocks");
+  weight_matrix w;
+  w.type = type;
+  w.rows = rows;
+  w.cols = cols;
+  w.data = data;
+  w.row_bytes = *rs;
+  return w;
+}
+
+void matmul(thread_pool& pool, const weight_matrix& w, const float* x, int64_t n_tokens, float* y) {
+  if (n_tokens <= 0 || w.rows == 0) return;
+  const auto& kt = detail::active_kernels();
+  const detail::row_dot_fn dot = detail::row_dot_for(kt, w.type);
+  const act_kind kind = act_kind_of(w.type);
+  const int64_t rows = w.rows, cols = w.cols;
+  const size_t stride = act_bytes(kind, cols);
+
+  const uint8_t* acts = reinterpret_cast<const uint8_t*>(x);
+  if (kind != act_kind::f32) {
+    auto& buf = scratch();
+    if (buf.size() < stride * static_cast<size_t>(n_tokens)) buf.resize(stride * static_cast<size_t>(n_tokens));
+    uint8_t* dst = buf.data();
+    if (n_tokens == 1) {
+      quantize_act(kind, x, dst, cols);
+    } else {
+      pool.run([&](int ith, int nth) {
+        for (int64_t t = ith; t < n_tokens; t += nth) quantize_act(kind, x + t * cols, dst + t * stride, cols);
+      });
+    }
+    acts = dst;
+  }
+
+  std::atomic<int64_t> next{0};
+  if (n_tokens == 1) {
+    const int64_t chunk = std::max<int64_t>(4, std::min<int64_t>(64, rows / (8 * pool.size()) + 1));
+    pool.run([&](int, int) {
+      for (;;) {
+        const int64_t r0 = next.fetch_add(chunk, std::memory_order_relaxed);
+        if (r0 >= rows) break;
+        const int64_t r1 = std::min(rows, r0 + chunk);
+        const uint8_t* wr = w.data + r0 * w.row_bytes;
+        for (int64_t r = r0; r < r1; ++r, wr += w.row_bytes) dot(cols, wr, acts, stride, 1, y + r);
+      }
+    });
+    return;
+  }
+
+  // Rows per block: about 64 KiB of weights, at least 4 rows.
+  const int64_t block_rows = std::clamp<int64_t>(static_cast<int64_t>((64 << 10) / std::max<size_t>(1, w.row_bytes)), 4, 256);
+  pool.run([&](int, int) {
+    float out[detail::k_max_tile];
+    for (;;) {
+      const int64_t r0 = next.fetch_add(block_rows, std::memory_order_relaxed);
+      if (r0 >= rows) break;
+      const int64_t r1 = std::min(rows, r0 + block_rows);
+      for (int64_t t0 = 0; t0 < n_tokens; t0 += detail::k_max_tile) {
+        const int nt = static_cast<int>(std::min<int64_t>(detail::k_max_tile, n_tokens - t0));
+        const uint8_t* at = acts + static_cast<size_t>(t0) * stride;
+        for (int64_t r = r0; r < r1; ++r) {
+          dot(cols, w.data + r * w.row_bytes, at, stride, nt, out);
+          for (int i = 0; i < nt; ++i) y[(t0 + i) * rows + r] = out[i];
+        }
+      }
+    }
+  });
+}
+
+void dequantize_row(ggml_type type, const void* src, float* dst, int64_t n) {
+  switch (type) {
+    case ggml_type::f32: std::copy_n(static_cast<const float*>(src), n, dst); break;
+    case ggml_type::f16: f16_to_f32_row(static_cast<const fp16_t*>(src), dst, n); break;
+    case ggml_type::bf16:
+      for (int64_t i = 0; i < n; ++i) dst[i] = bf16_to_f32(static_cast<const bf16_t*>(src)[i]);
+      break;
+    case ggml_type::q8_0: detail::dequantize_row_q8_0(static_cast<const block_q8_0*>(src), dst, n); break;
+    case ggml_type::q4_0: detail::dequantize_row_q4_0(static_cast<const block_q4_0*>(src), dst, n); break;
+    case ggml_type::q4_k: detail::dequantize_row_q4_k(static_cast<const block_q4_k*>(src), dst, n); break;
+    case ggml_type::q5_k: detail::dequantize_row_q5_k(static_cast<const block_q5_k*>(src), dst, n); break;
+    case ggml_type::q6_k: detail::dequantize_row_q6_k(static_cast<const block_q6_k*>(src), dst, n); break;
+    case ggml_type::q8_k: detail::dequantize_row_q8_k(static_cast<const block_q8_k*>(src), dst, n); break;
+  }
+}
+
+void quantize_row(ggml_type type, const float* src, void* dst, int64_t n) {
+  switch (type) {
+    case ggml_type::f32: std::copy_n(src, n, static_cast<float*>(dst)); break;
+    case ggml_type::f16: f32_to_f16_row(src, static_cast<fp16_t*>(dst), n); break;
+    case ggml_type::bf16:
+      for (int64_t i = 0; i < n; ++i) static_cast<bf16_t*>(dst)[i] = f32_to_bf16(src[i]);
+      break;
+    case ggml_type::q8_0: detail::quantize_row_q8_0_ref(src, static_cast<block_q8_0*>(dst), n); break;
+    case ggml_type::q4_0: detail::quantize_row_q4_0_ref(src, static_cast<block_q4_0*>(dst), n); break;
+    case ggml_type::q4_k: detail::quantize_row_q4_k_ref(src, static_cast<block_q4_k*>(dst), n); break;
+    case ggml_type::q5_k: detail::quantize_row_q5_k_ref(src, static_cast<block_q5_k*>(dst), n); break;
+    case ggml_type::q6_k: detail::quantize_row_q6_k_ref(src, static_cast<block_q6_k*>(dst), n); break;
+    case ggml_type::q8_k: detail::quantize_row_q8_k_ref(src, static_cast<block_q8_k*>(dst), n); break;
+  }
+}
+
+}  // namespace qf::infer::cpu

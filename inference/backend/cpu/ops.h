@@ -1,0 +1,55 @@
+// CPU kernel API used by the model forward pass.
+//
+// Weights stay in their GGUF block layout (optionally repacked at load by
+// prepare_weight). matmul quantizes activations internally the way llama.cpp
+// does: Q8_0 blocks (32 values, one fp16 scale) against q8_0/q4_0 weights,
+// Q8_K blocks (256 values, f32 scale, 16-value sums) against the k-quants;
+// f32/f16/bf16 weights are dotted with the float activations directly.
+// Every op has a scalar reference; AVX2/FMA and AVX-512(+VNNI) versions are
+// chosen at run time from CPUID (set_kernel_level forces one for tests).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string_view>
+
+#include "inference/backend/cpu/thread_pool.h"
+#include "inference/core/ggml_types.h"
+
+namespace qf::infer::cpu {
+
+struct weight_matrix {  // W[rows][cols] stored in a GGUF type; row r at data + r * row_bytes
+  ggml_type type{};
+  int64_t rows = 0, cols = 0;
+  const uint8_t* data = nullptr;
+  size_t row_bytes = 0;
+  std::shared_ptr<const void> repacked;  // optional kernel-specific layout built by prepare_weight
+};
+// Wraps (and may repack) a weight at load time. Supported: f32 f16 bf16 q8_0 q4_0 q4_k q5_k q6_k.
+// Throws std::invalid_argument for another type or a row length that does not fit its blocks.
+weight_matrix prepare_weight(ggml_type type, int64_t rows, int64_t cols, const uint8_t* data);
+// y[t*rows + r] = sum_c W[r][c] * x[t*cols + c] for t < n_tokens.
+// n_tokens == 1 takes the decode (GEMV) path, n_tokens > 1 the prefill (GEMM) path.
+// Activations are quantized internally (Q8_0 blocks for q8_0/q4_0, Q8_K for k-quants).
+void matmul(thread_pool& pool, const weight_matrix& w, const float* x, int64_t n_tokens, float* y);
+void dequantize_row(ggml_type type, const void* src, float* dst, int64_t n);  // bit-exact to the layout
+void quantize_row(ggml_type type, const float* src, void* dst, int64_t n);    // reference quantizers
+void rms_norm(const float* x, const float* weight, float* y, int64_t n, float eps);
+void softmax(float* x, int64_t n);  // in place, max-subtracted
+void silu_mul(const float* gate, const float* up, float* out, int64_t n);  // out = silu(gate) * up
+void add(const float* a, const float* b, float* out, int64_t n);
+float dot_f32(const float* a, const float* b, int64_t n);
+float dot_f16_f32(const fp16_t* a, const float* b, int64_t n);           // KV cache (F16) · query
+void axpy_f16(float alpha, const fp16_t* x, float* y, int64_t n);        // y += alpha * x (V rows)
+void f32_to_f16_row(const float* src, fp16_t* dst, int64_t n);
+void f16_to_f32_row(const fp16_t* src, float* dst, int64_t n);
+struct cpu_features { bool avx2 = false, fma = false, f16c = false, avx512f = false, avx512bw = false, avx512vl = false, avx512vnni = false; };
+const cpu_features& detect_cpu();
+// Forces the scalar reference (or a given level) for testing: "scalar", "avx2", "avx512", "auto".
+// A level the CPU lacks falls back to the best one it has. Not thread-safe with running kernels.
+void set_kernel_level(std::string_view level);
+// The level in use now: "scalar", "avx2" or "avx512".
+std::string_view kernel_level();
+
+}  // namespace qf::infer::cpu

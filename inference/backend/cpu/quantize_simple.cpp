@@ -1,0 +1,94 @@
+// Reference quantizers of the 32-element types (Q8_0 round-to-nearest with a
+// max-abs scale; Q4_0 with the signed max mapped to -8) and of the Q8_K
+// activation type, following llama.cpp's reference rounding so that results
+// match its files. Also the internal activation layouts used by matmul.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "inference/backend/cpu/quants.h"
+
+namespace qf::infer::cpu::detail {
+
+void quantize_row_q8_0_ref(const float* x, block_q8_0* y, int64_t n) {
+  for (int64_t i = 0; i < n / qk8_0; ++i) {
+    const float* xb = x + i * qk8_0;
+    float amax = 0.0f;
+    for (int j = 0; j < qk8_0; ++j) amax = std::max(amax, std::fabs(xb[j]));
+    const float d = amax / 127.0f;
+    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    y[i].d = f32_to_fp16(d);
+    for (int j = 0; j < qk8_0; ++j) y[i].qs[j] = static_cast<int8_t>(std::round(xb[j] * id));
+  }
+}
+
+void quantize_row_q4_0_ref(const float* x, block_q4_0* y, int64_t n) {
+  for (int64_t i = 0; i < n / qk4_0; ++i) {
+    const float* xb = x + i * qk4_0;
+    float amax = 0.0f, max = 0.0f;
+    for (int j = 0; j < qk4_0; ++j) {
+      if (amax < std::fabs(xb[j])) {
+        amax = std::fabs(xb[j]);
+        max = xb[j];
+      }
+    }
+    const float d = max / -8.0f;
+    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    y[i].d = f32_to_fp16(d);
+    for (int j = 0; j < qk4_0 / 2; ++j) {
+      const int x0 = std::min(15, static_cast<int>(static_cast<int8_t>(xb[j] * id + 8.5f)));
+      const int x1 = std::min(15, static_cast<int>(static_cast<int8_t>(xb[j + qk4_0 / 2] * id + 8.5f)));
+      y[i].qs[j] = static_cast<uint8_t>(x0 | (x1 << 4));
+    }
+  }
+}
+
+void quantize_row_q8_k_ref(const float* x, block_q8_k* y, int64_t n) {
+  for (int64_t i = 0; i < n / qk_k; ++i) {
+    const float* xb = x + i * qk_k;
+    float amax = 0.0f, max = 0.0f;
+    for (int j = 0; j < qk_k; ++j) {
+      if (amax < std::fabs(xb[j])) {
+        amax = std::fabs(xb[j]);
+        max = xb[j];
+      }
+    }
+    if (amax == 0.0f) {
+      std::memset(&y[i], 0, sizeof(block_q8_k));
+      continue;
+    }
+    const float iscale = -127.0f / max;
+    for (int j = 0; j < qk_k; ++j) y[i].qs[j] = static_cast<int8_t>(std::min(127, nearest_int(iscale * xb[j])));
+    for (int j = 0; j < qk_k / 16; ++j) {
+      int sum = 0;
+      for (int l = 0; l < 16; ++l) sum += y[i].qs[j * 16 + l];
+      y[i].bsums[j] = static_cast<int16_t>(sum);
+    }
+    y[i].d = 1.0f / iscale;
+  }
+}
+
+size_t act_q8_0_bytes(int64_t n) {
+  const int64_t nb = n / qk8_0;
+  return static_cast<size_t>(nb) * (sizeof(float) + sizeof(block_q8_0));
+}
+
+void quantize_act_q8_0(const float* x, uint8_t* dst, int64_t n) {
+  const int64_t nb = n / qk8_0;
+  auto* sums = reinterpret_cast<float*>(dst);
+  auto* blocks = reinterpret_cast<block_q8_0*>(dst + nb * sizeof(float));
+  quantize_row_q8_0_ref(x, blocks, n);
+  for (int64_t i = 0; i < nb; ++i) {
+    int s = 0;
+    for (int j = 0; j < qk8_0; ++j) s += blocks[i].qs[j];
+    sums[i] = fp16_to_f32(blocks[i].d) * static_cast<float>(s);
+  }
+}
+
+size_t act_q8_k_bytes(int64_t n) { return static_cast<size_t>(n / qk_k) * sizeof(block_q8_k); }
+
+void quantize_act_q8_k(const float* x, uint8_t* dst, int64_t n) {
+  quantize_row_q8_k_ref(x, reinterpret_cast<block_q8_k*>(dst), n);
+}
+
+}  // namespace qf::infer::cpu::detail

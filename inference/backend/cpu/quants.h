@@ -1,0 +1,49 @@
+// Internal: block-level dequantizers, reference quantizers and helpers shared
+// by the scalar and SIMD kernels. Layouts are those of ggml_types.h.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#include "inference/core/ggml_types.h"
+
+namespace qf::infer::cpu::detail {
+
+// Round to nearest, ties to even (the default FP rounding mode).
+inline int nearest_int(float f) { return static_cast<int>(std::nearbyint(f)); }
+
+// Q4_K/Q5_K: the 8 six-bit scales and 8 six-bit mins packed in 12 bytes.
+inline void unpack_scale_min_k4(const uint8_t* q, uint8_t* sc, uint8_t* mn) {
+  for (int j = 0; j < 4; ++j) {
+    sc[j] = q[j] & 63;
+    mn[j] = q[j + 4] & 63;
+  }
+  for (int j = 4; j < 8; ++j) {
+    sc[j] = static_cast<uint8_t>((q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4));
+    mn[j] = static_cast<uint8_t>((q[j + 4] >> 4) | ((q[j] >> 6) << 4));
+  }
+}
+
+void dequantize_row_q8_0(const block_q8_0* x, float* y, int64_t n);
+void dequantize_row_q4_0(const block_q4_0* x, float* y, int64_t n);
+void dequantize_row_q4_k(const block_q4_k* x, float* y, int64_t n);
+void dequantize_row_q5_k(const block_q5_k* x, float* y, int64_t n);
+void dequantize_row_q6_k(const block_q6_k* x, float* y, int64_t n);
+void dequantize_row_q8_k(const block_q8_k* x, float* y, int64_t n);
+
+void quantize_row_q8_0_ref(const float* x, block_q8_0* y, int64_t n);
+void quantize_row_q4_0_ref(const float* x, block_q4_0* y, int64_t n);
+void quantize_row_q4_k_ref(const float* x, block_q4_k* y, int64_t n);
+void quantize_row_q5_k_ref(const float* x, block_q5_k* y, int64_t n);
+void quantize_row_q6_k_ref(const float* x, block_q6_k* y, int64_t n);
+void quantize_row_q8_k_ref(const float* x, block_q8_k* y, int64_t n);
+
+// Activation layout for q8_0/q4_0 weights: nb floats s[b] = d[b] * sum(qs of
+// block b), then nb block_q8_0 (the sums let kernels fold the Q4_0 offset of 8).
+size_t act_q8_0_bytes(int64_t n);
+void quantize_act_q8_0(const float* x, uint8_t* dst, int64_t n);
+// Activation layout for k-quant weights: nb block_q8_k.
+size_t act_q8_k_bytes(int64_t n);
+void quantize_act_q8_k(const float* x, uint8_t* dst, int64_t n);
+
+}  // namespace qf::infer::cpu::detail

@@ -1,0 +1,62 @@
+// The persistent thread pool: every share runs exactly once per run(), the
+// caller runs share 0, runs can follow each other back to back, and results
+// written by workers are visible when run() returns.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+#include <vector>
+
+#include "inference/backend/cpu/thread_pool.h"
+
+using qf::infer::cpu::thread_pool;
+
+TEST(thread_pool, each_share_runs_once_per_job) {
+  for (int n : {1, 2, 4}) {
+    thread_pool pool(n);
+    EXPECT_EQ(pool.size(), n);
+    std::vector<int> hits(static_cast<size_t>(n), 0);
+    for (int job = 0; job < 2000; ++job) {
+      pool.run([&](int ith, int nth) {
+        ASSERT_EQ(nth, n);
+        hits[static_cast<size_t>(ith)] += 1;  // each share writes only its own slot
+      });
+    }
+    for (int h : hits) EXPECT_EQ(h, 2000);
+  }
+}
+
+TEST(thread_pool, caller_runs_share_zero) {
+  thread_pool pool(3);
+  const auto me = std::this_thread::get_id();
+  std::atomic<int> zero_on_caller{0}, others_on_caller{0};
+  pool.run([&](int ith, int) {
+    if (std::this_thread::get_id() == me) (ith == 0 ? zero_on_caller : others_on_caller)++;
+  });
+  EXPECT_EQ(zero_on_caller.load(), 1);
+  EXPECT_EQ(others_on_caller.load(), 0);
+}
+
+TEST(thread_pool, default_size_and_parallel_sum) {
+  thread_pool pool(0);
+  EXPECT_GE(pool.size(), 1);
+  std::vector<long> partial(static_cast<size_t>(pool.size()));
+  pool.run([&](int ith, int nth) {
+    long s = 0;
+    for (long i = ith; i < 100000; i += nth) s += i;
+    partial[static_cast<size_t>(ith)] = s;
+  });
+  long total = 0;
+  for (long p : partial) total += p;
+  EXPECT_EQ(total, 100000L * 99999 / 2);
+}
+
+TEST(thread_pool, survives_idle_periods) {
+  thread_pool pool(2);
+  std::atomic<int> count{0};
+  for (int i = 0; i < 3; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));  // workers fall asleep
+    pool.run([&](int, int) { count++; });
+  }
+  EXPECT_EQ(count.load(), 6);
+}
