@@ -189,6 +189,15 @@ std::unique_ptr<tokenizer> tokenizer::from_vocab(vocab_data v) {
   p->scores = std::move(v.scores);
   p->types.reserve(p->tokens.size());
   for (int32_t t : v.types) p->types.push_back(t >= 0 && t <= 6 ? static_cast<token_type>(t) : token_type::normal);
+  if (v.types.empty() && p->spm) {
+    // No token types stored: recognise SentencePiece's conventional spellings.
+    for (const auto& t : p->tokens) {
+      if (parse_byte_token(t) >= 0) p->types.push_back(token_type::byte);
+      else if (t == "<unk>") p->types.push_back(token_type::unknown);
+      else if (t == "<s>" || t == "</s>") p->types.push_back(token_type::control);
+      else p->types.push_back(token_type::normal);
+    }
+  }
   p->build();
 
   if (!p->spm) {
@@ -231,10 +240,11 @@ std::unique_ptr<tokenizer> tokenizer::from_vocab(vocab_data v) {
       if (int32_t id = p->lookup(nm); id >= 0) return id;
     return int32_t{-1};
   };
+  p->unk = valid(v.unk);
   if (p->spm) {
     if (s.bos < 0) s.bos = p->lookup("<s>");
     if (s.eos < 0) s.eos = p->lookup("</s>");
-    p->unk = p->lookup("<unk>");
+    if (p->unk < 0) p->unk = p->lookup("<unk>");
   }
   for (size_t i = 0; i < p->types.size() && p->unk < 0; ++i)
     if (p->types[i] == token_type::unknown) p->unk = static_cast<int32_t>(i);

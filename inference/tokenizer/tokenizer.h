@@ -37,9 +37,11 @@ struct vocab_data {
   std::string pre;    // tokenizer.ggml.pre ("" when absent)
   std::vector<std::string> tokens;
   std::vector<float> scores;        // may be empty (all 0)
-  std::vector<int32_t> types;       // may be empty (all normal)
+  std::vector<int32_t> types;       // may be empty: all normal (SentencePiece: <0xNN> byte,
+                                    // <unk> unknown, <s> and </s> control)
   std::vector<std::string> merges;  // "left right", rank = index (gpt2 only)
   special_tokens special;
+  int32_t unk = -1;  // tokenizer.ggml.unknown_token_id
   std::optional<bool> add_bos, add_eos, add_space_prefix;
 };
 

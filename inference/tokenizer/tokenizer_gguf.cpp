@@ -50,6 +50,7 @@ std::unique_ptr<tokenizer> tokenizer::from_gguf(const gguf::file& f) {
   s.eos = id_key(f, "tokenizer.ggml.eos_token_id");
   s.eot = id_key(f, "tokenizer.ggml.eot_token_id");
   s.pad = id_key(f, "tokenizer.ggml.padding_token_id");
+  v.unk = id_key(f, "tokenizer.ggml.unknown_token_id");
   s.fim_pre = id_key(f, "tokenizer.ggml.fim_pre_token_id");
   s.fim_suf = id_key(f, "tokenizer.ggml.fim_suf_token_id");
   s.fim_mid = id_key(f, "tokenizer.ggml.fim_mid_token_id");

@@ -150,3 +150,31 @@ TEST_F(spm_synthetic, special_tokens_and_space_prefix_after_them) {
 
 }  // namespace
 }  // namespace qf::infer
+
+namespace qf::infer {
+namespace {
+
+TEST(spm_without_token_types, conventional_spellings_are_recognised) {
+  vocab_data v;
+  v.model = "llama";
+  v.tokens = {"<unk>", "<s>", "</s>"};
+  for (int b = 0; b < 256; ++b) {
+    char buf[8];
+    std::snprintf(buf, sizeof buf, "<0x%02X>", b);
+    v.tokens.push_back(buf);
+  }
+  v.tokens.push_back("\xE2\x96\x81" "a");
+  v.scores.assign(v.tokens.size(), 0.0f);
+  auto tok = tokenizer::from_vocab(v);
+  EXPECT_TRUE(tok->is_control(1));
+  EXPECT_EQ(tok->type(0), token_type::unknown);
+  EXPECT_EQ(tok->type(3 + 0xC3), token_type::byte);
+  EXPECT_EQ(tok->special().bos, 1);
+  EXPECT_EQ(tok->special().eos, 2);
+  auto ids = tok->encode("a\xC3\xA9", true);
+  EXPECT_EQ(ids, (std::vector<int32_t>{1, 259, 3 + 0xC3, 3 + 0xA9}));
+  EXPECT_EQ(tok->decode(ids, true), "a\xC3\xA9");
+}
+
+}  // namespace
+}  // namespace qf::infer
