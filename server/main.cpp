@@ -1,12 +1,52 @@
-// Temporary entry point; replaced by the LSP server's main.
+// The quickfill executable: the LSP server on stdio by default, or one of the
+// subcommands declared in server/cli/commands.h. The real completion provider
+// (server/completion/provider_factory.h) is the only one this binary uses.
+#include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <span>
+#include <string>
 
 #include "server/cli/commands.h"
+#include "server/cli/server_args.h"
+#include "server/completion/provider_factory.h"
+#include "server/logging.h"
+#include "server/stdio_server.h"
 
 int main(int argc, char** argv) {
+  std::signal(SIGPIPE, SIG_IGN);
   std::span<char*> args(argv + 1, argc > 1 ? argc - 1 : 0);
-  if (!args.empty() && std::strcmp(args[0], "gguf") == 0) return qf::cli::cmd_gguf(args);
-  if (!args.empty() && std::strcmp(args[0], "run") == 0) return qf::cli::cmd_run(args);
-  return 2;
+  if (!args.empty()) {
+    const char* sub = args[0];
+    if (std::strcmp(sub, "demo") == 0) return qf::cli::cmd_demo(args);
+    if (std::strcmp(sub, "run") == 0) return qf::cli::cmd_run(args);
+    if (std::strcmp(sub, "perplexity") == 0) return qf::cli::cmd_perplexity(args);
+    if (std::strcmp(sub, "bench") == 0) return qf::cli::cmd_bench(args);
+    if (std::strcmp(sub, "gguf") == 0) return qf::cli::cmd_gguf(args);
+  }
+  qf::cli::server_args opts;
+  std::string error;
+  if (!qf::cli::parse_server_args(args, opts, &error)) {
+    std::fprintf(stderr, "quickfill: %s\n", error.c_str());
+    return 2;
+  }
+  if (opts.help) {
+    std::fputs(qf::cli::server_usage(), stdout);
+    return 0;
+  }
+  if (opts.version) {
+    std::printf("quickfill %s\n", QUICKFILL_VERSION);
+    return 0;
+  }
+  if (!qf::server::setup_logging(opts.log_level, opts.log_file, &error)) {
+    std::fprintf(stderr, "quickfill: %s\n", error.c_str());
+    return 2;
+  }
+  qf::server::stdio_options so;
+  so.core.cli_model_path = opts.model_path;
+  so.core.n_threads = opts.threads;
+  so.core.background = opts.background;
+  so.core.factory = qf::server::make_completion_provider;
+  so.max_message_bytes = opts.max_message_bytes;
+  return qf::server::run_stdio_server(std::move(so));
 }

@@ -1,0 +1,97 @@
+// Parsing of the server-mode command line (see server_args.h).
+#include "server/cli/server_args.h"
+
+#include <charconv>
+#include <cstring>
+
+namespace qf::cli {
+
+namespace {
+
+template <class T>
+bool parse_number(const char* s, T& out) {
+  const char* end = s + std::strlen(s);
+  auto [p, ec] = std::from_chars(s, end, out);
+  return ec == std::errc() && p == end;
+}
+
+}  // namespace
+
+bool parse_server_args(std::span<char*> args, server_args& out, std::string* error) {
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    std::string a = args[i];
+    std::string value;
+    bool has_inline_value = false;
+    if (a.rfind("--", 0) == 0) {
+      std::size_t eq = a.find('=');
+      if (eq != std::string::npos) {
+        value = a.substr(eq + 1);
+        a = a.substr(0, eq);
+        has_inline_value = true;
+      }
+    }
+    auto need_value = [&](std::string& dst) {
+      if (has_inline_value) {
+        dst = value;
+        return true;
+      }
+      if (i + 1 >= args.size()) {
+        *error = a + " needs a value";
+        return false;
+      }
+      dst = args[++i];
+      return true;
+    };
+    if (a == "--stdio") continue;
+    if (a == "--help" || a == "-h") {
+      out.help = true;
+    } else if (a == "--version") {
+      out.version = true;
+    } else if (a == "--model") {
+      if (!need_value(out.model_path)) return false;
+    } else if (a == "--log-file") {
+      if (!need_value(out.log_file)) return false;
+    } else if (a == "--log-level") {
+      if (!need_value(out.log_level)) return false;
+    } else if (a == "--threads") {
+      std::string v;
+      if (!need_value(v)) return false;
+      if (!parse_number(v.c_str(), out.threads) || out.threads < 0) {
+        *error = "--threads: expected a non-negative integer, got '" + v + "'";
+        return false;
+      }
+    } else if (a == "--max-message-size") {
+      std::string v;
+      if (!need_value(v)) return false;
+      if (!parse_number(v.c_str(), out.max_message_bytes) || out.max_message_bytes == 0) {
+        *error = "--max-message-size: expected a positive number of bytes, got '" + v + "'";
+        return false;
+      }
+    } else if (a == "--no-background") {
+      out.background = false;
+    } else {
+      *error = "unknown option '" + a + "' (see --help)";
+      return false;
+    }
+  }
+  return true;
+}
+
+const char* server_usage() {
+  return "usage: quickfill [--stdio] [options]          run the LSP server on stdin/stdout (default)\n"
+         "       quickfill demo [--model PATH] [--chars N] [FILE]\n"
+         "                                               type through a file against the real server\n"
+         "       quickfill run|perplexity|bench|gguf ...  engine tools (see `quickfill <cmd> --help`)\n"
+         "\n"
+         "server options:\n"
+         "  --model PATH             GGUF model (default: the quickfill.model setting, then the\n"
+         "                           bundled models/quickfill-tiny-code.gguf when present)\n"
+         "  --threads N              inference threads (0: pick from the machine)\n"
+         "  --log-file PATH          write logs to PATH instead of stderr (stdout is never used)\n"
+         "  --log-level LEVEL        trace, debug, info (default), warn, error, off\n"
+         "  --max-message-size N     largest accepted LSP message in bytes (default 67108864)\n"
+         "  --no-background          do not run background cache work when idle\n"
+         "  --version, --help\n";
+}
+
+}  // namespace qf::cli

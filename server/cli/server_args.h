@@ -1,0 +1,27 @@
+// Command-line options of the LSP server mode (`quickfill [--stdio] ...`),
+// shared by the shipped binary and the test server so both parse alike.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <string>
+
+namespace qf::cli {
+
+struct server_args {
+  std::string model_path;
+  std::string log_file;
+  std::string log_level = "info";
+  int threads = 0;
+  std::size_t max_message_bytes = 64u << 20;
+  bool background = true;
+  bool help = false;
+  bool version = false;
+};
+
+// Parses args (without the program name). Returns false with *error set.
+bool parse_server_args(std::span<char*> args, server_args& out, std::string* error);
+
+const char* server_usage();
+
+}  // namespace qf::cli

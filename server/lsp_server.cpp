@@ -1,0 +1,328 @@
+// LSP lifecycle, documents, settings, cancellation and progress (see
+// lsp_server.h). Completion handlers live in lsp_server_completion.cpp.
+#include "server/lsp_server.h"
+
+#include <algorithm>
+
+#include <spdlog/spdlog.h>
+
+
+namespace qf::server {
+
+namespace json = boost::json;
+using lsp::error_code;
+using lsp::rpc_error;
+
+lsp_server::lsp_server(core_options opts, std::shared_ptr<lsp::outbox> out, event_loop& loop)
+    : loop_(loop),
+      out_(out),
+      rpc_(out),
+      core_(std::move(opts), [&loop](std::function<void()> fn) { loop.post(std::move(fn)); }) {
+  register_handlers();
+  core_.start();
+}
+
+lsp_server::~lsp_server() { core_.stop(); }
+
+void lsp_server::register_handlers() {
+  rpc_.on_request<lsp::initialize_params>(
+      "initialize", [this](const lsp::initialize_params& p, const lsp::reply_once& r) { on_initialize(p, r); });
+  rpc_.on_request("shutdown", [this](const json::value&, const lsp::reply_once& r) { on_shutdown(r); });
+  rpc_.on_notification("initialized", [this](const json::value&) { on_initialized(); });
+  rpc_.on_notification<lsp::did_open_text_document_params>(
+      "textDocument/didOpen", [this](const lsp::did_open_text_document_params& p) { on_did_open(p); });
+  rpc_.on_notification<lsp::did_change_text_document_params>(
+      "textDocument/didChange", [this](const lsp::did_change_text_document_params& p) { on_did_change(p); });
+  rpc_.on_notification<lsp::did_close_text_document_params>(
+      "textDocument/didClose", [this](const lsp::did_close_text_document_params& p) { on_did_close(p); });
+  rpc_.on_notification<lsp::did_save_text_document_params>(
+      "textDocument/didSave", [this](const lsp::did_save_text_document_params& p) { on_did_save(p); });
+  rpc_.on_notification<lsp::did_change_configuration_params>(
+      "workspace/didChangeConfiguration",
+      [this](const lsp::did_change_configuration_params& p) { on_did_change_configuration(p); });
+  rpc_.on_notification<lsp::cancel_params>("$/cancelRequest",
+                                           [this](const lsp::cancel_params& p) { on_cancel_request(p); });
+  rpc_.on_notification<lsp::set_trace_params>("$/setTrace", [this](const lsp::set_trace_params& p) { on_set_trace(p); });
+  rpc_.on_request<lsp::completion_params>(
+      "textDocument/completion", [this](const lsp::completion_params& p, const lsp::reply_once& r) {
+        // No context means the client cannot tell us; treat it as invoked.
+        const bool explicit_trigger = !p.context || p.context->triggerKind == 1;
+        start_completion(p.textDocument.uri, p.position, explicit_trigger, false, r);
+      });
+  rpc_.on_request<lsp::inline_completion_params>(
+      "textDocument/inlineCompletion", [this](const lsp::inline_completion_params& p, const lsp::reply_once& r) {
+        const bool explicit_trigger = p.context && p.context->triggerKind == 1;
+        start_completion(p.textDocument.uri, p.position, explicit_trigger, true, r);
+      });
+  rpc_.on_request("quickfill/stats", [this](const json::value& p, const lsp::reply_once& r) { on_stats(p, r); });
+  rpc_.on_request("quickfill/status", [this](const json::value&, const lsp::reply_once& r) { on_status(r); });
+}
+
+void lsp_server::handle_message(std::string_view body) {
+  if (phase_ == phase::exited) return;
+  lsp::incoming m = lsp::classify(body);
+  switch (m.what) {
+    case lsp::incoming::kind::invalid:
+      spdlog::warn("invalid message: {}", m.invalid_reason);
+      out_->send(lsp::make_error_response(m.id, m.invalid_code, m.invalid_reason));
+      return;
+    case lsp::incoming::kind::response:
+      rpc_.dispatch_response(m);
+      return;
+    case lsp::incoming::kind::notification:
+      if (m.method == "exit") {
+        on_exit();
+        return;
+      }
+      if (phase_ != phase::running) {
+        spdlog::info("ignoring notification {} ({})", m.method,
+                     phase_ == phase::uninitialized ? "before initialize" : "after shutdown");
+        return;
+      }
+      if (trace_ != "off" && m.method != "$/cancelRequest")
+        rpc_.notify("$/logTrace", json::object{{"message", "received notification " + m.method}});
+      rpc_.dispatch_notification(m.method, m.params);
+      return;
+    case lsp::incoming::kind::request:
+      if (phase_ == phase::uninitialized && m.method != "initialize") {
+        out_->send(lsp::make_error_response(m.id, error_code::server_not_initialized,
+                                            "the server is not initialized; send initialize first"));
+        return;
+      }
+      if (phase_ == phase::shutting_down) {
+        out_->send(lsp::make_error_response(m.id, error_code::invalid_request,
+                                            "the server is shutting down; only exit is accepted"));
+        return;
+      }
+      if (trace_ != "off")
+        rpc_.notify("$/logTrace",
+                    json::object{{"message", "received request " + m.method + " (" + json::serialize(m.id) + ")"}});
+      rpc_.dispatch_request(m.id, m.method, m.params);
+      return;
+  }
+}
+
+void lsp_server::handle_transport_problem(const lsp::read_result& r) {
+  if (phase_ == phase::exited) return;
+  spdlog::error("transport: {}", r.error);
+  const error_code code =
+      r.what == lsp::read_result::kind::too_large ? error_code::invalid_request : error_code::parse_error;
+  out_->send(lsp::make_error_response(nullptr, code, r.error));
+}
+
+void lsp_server::handle_end_of_input() {
+  if (phase_ == phase::exited) return;
+  spdlog::info("input closed {}", phase_ == phase::shutting_down ? "after shutdown" : "without shutdown");
+  finish(phase_ == phase::shutting_down ? 0 : 1);
+}
+
+void lsp_server::on_exit() { finish(phase_ == phase::shutting_down ? 0 : 1); }
+
+void lsp_server::finish(int code) {
+  if (phase_ == phase::exited) return;
+  phase_ = phase::exited;
+  core_.worker().cancel_all(cancel_reason::shutdown);
+  out_->close();
+  if (on_exit_) on_exit_(code);
+}
+
+void lsp_server::on_initialize(const lsp::initialize_params& p, const lsp::reply_once& reply) {
+  if (phase_ != phase::uninitialized) throw rpc_error(error_code::invalid_request, "initialize was already received");
+  const json::value caps(p.capabilities);
+  encoding_ = index::position_encoding::utf16;
+  for (const auto& e : lsp::strings_at(caps, "general.positionEncodings"))
+    if (e == "utf-8") encoding_ = index::position_encoding::utf8;
+  client_progress_ = lsp::bool_at(caps, "window.workDoneProgress", false);
+  if (p.trace) trace_ = *p.trace;
+  if (p.initializationOptions) apply_settings(*p.initializationOptions);
+
+  json::object capabilities{
+      {"positionEncoding", index::encoding_name(encoding_)},
+      {"textDocumentSync", json::object{{"openClose", true}, {"change", 2}, {"save", json::object{{"includeText", false}}}}},
+      {"completionProvider",
+       json::object{{"triggerCharacters", json::array{".", ":", "(", "[", "{", ",", " ", "=", ">"}},
+                    {"resolveProvider", false}}},
+      {"inlineCompletionProvider", json::object{}},
+  };
+  phase_ = phase::running;
+  spdlog::info("initialize: position encoding {}, work-done progress {}", index::encoding_name(encoding_),
+               client_progress_ ? "yes" : "no");
+  reply.result(json::object{{"capabilities", std::move(capabilities)},
+                            {"serverInfo", json::object{{"name", "quickfill"}, {"version", QUICKFILL_VERSION}}}});
+}
+
+void lsp_server::on_initialized() {
+  if (initialized_notified_) return;
+  initialized_notified_ = true;
+  begin_model_load();
+}
+
+void lsp_server::on_shutdown(const lsp::reply_once& reply) {
+  phase_ = phase::shutting_down;
+  core_.worker().cancel_all(cancel_reason::shutdown);
+  reply.result(nullptr);
+}
+
+void lsp_server::on_did_open(const lsp::did_open_text_document_params& p) {
+  const auto& d = p.textDocument;
+  core_.open(d.uri, d.languageId, d.version, d.text);
+  spdlog::debug("didOpen {} v{} ({} bytes)", d.uri, d.version, d.text.size());
+}
+
+void lsp_server::on_did_change(const lsp::did_change_text_document_params& p) {
+  std::vector<index::text_change> changes;
+  changes.reserve(p.contentChanges.size());
+  for (const auto& c : p.contentChanges) {
+    index::text_change tc;
+    tc.text = c.text;
+    if (c.range)
+      tc.range = index::text_range{c.range->start.line, c.range->start.character, c.range->end.line,
+                                   c.range->end.character};
+    changes.push_back(std::move(tc));
+  }
+  std::string error;
+  if (!core_.change(p.textDocument.uri, p.textDocument.version, changes, encoding_, &error)) {
+    const std::string msg = "didChange " + p.textDocument.uri + " v" + std::to_string(p.textDocument.version) +
+                            " rejected: " + error + " (the text is unchanged)";
+    spdlog::error("{}", msg);
+    log_message(lsp::message_type::error, msg);
+  }
+}
+
+void lsp_server::on_did_close(const lsp::did_close_text_document_params& p) { core_.close(p.textDocument.uri); }
+
+void lsp_server::on_did_save(const lsp::did_save_text_document_params& p) {
+  spdlog::debug("didSave {}", p.textDocument.uri);
+}
+
+void lsp_server::on_did_change_configuration(const lsp::did_change_configuration_params& p) {
+  apply_settings(p.settings);
+}
+
+void lsp_server::apply_settings(const json::value& payload) {
+  json::value obj = select_settings_object(payload);
+  if (obj.is_null()) return;
+  std::vector<std::string> warnings;
+  const bool model_changed = core_.apply_settings(obj, &warnings);
+  for (const auto& w : warnings) {
+    spdlog::warn("settings: {}", w);
+    log_message(lsp::message_type::warning, "quickfill settings: " + w);
+  }
+  if (model_changed && initialized_notified_) {
+    no_model_notified_ = false;  // a new model choice deserves its own answer
+    begin_model_load();
+  }
+}
+
+void lsp_server::on_cancel_request(const lsp::cancel_params& p) {
+  if (!core_.worker().cancel(lsp::id_to_string(p.id), cancel_reason::cancelled))
+    spdlog::debug("$/cancelRequest for {}: not queued or running", json::serialize(p.id));
+}
+
+void lsp_server::on_set_trace(const lsp::set_trace_params& p) {
+  if (p.value != "off" && p.value != "messages" && p.value != "verbose")
+    throw rpc_error(error_code::invalid_params, "params.value: expected \"off\", \"messages\" or \"verbose\"");
+  trace_ = p.value;
+}
+
+void lsp_server::on_stats(const json::value& params, const lsp::reply_once& reply) {
+  std::size_t recent = 50;
+  if (const json::value* r = lsp::find_path(params, "recent")) {
+    if (!r->is_int64() || r->get_int64() < 0) throw rpc_error(error_code::invalid_params, "params.recent: expected a non-negative integer");
+    recent = static_cast<std::size_t>(r->get_int64());
+  }
+  reply.result(core_.stats().to_json(recent));
+}
+
+void lsp_server::on_status(const lsp::reply_once& reply) {
+  const model_state m = core_.model();
+  json::object o{{"modelLoaded", m.loaded},
+                 {"modelLoading", m.loading},
+                 {"modelPath", m.path},
+                 {"modelSource", m.source},
+                 {"model", m.description},
+                 {"positionEncoding", index::encoding_name(encoding_)},
+                 {"openDocuments", core_.documents().size()},
+                 {"queued", core_.worker().queued()},
+                 {"workerBusy", core_.worker().busy()}};
+  if (!m.loaded && !m.error.empty()) o["noModelReason"] = m.error;
+  reply.result(std::move(o));
+}
+
+void lsp_server::begin_model_load() {
+  progress_ = progress_state{};
+  if (client_progress_) {
+    progress_.token = "quickfill/load-model/" + std::to_string(++progress_counter_);
+    const std::string token = progress_.token;
+    rpc_.call("window/workDoneProgress/create", json::value_from(lsp::work_done_progress_create_params{token}),
+              [this, token](const json::value* result, const json::value* error) {
+                if (progress_.token != token) return;
+                if (error) {
+                  progress_.failed = true;
+                  progress_.pending.clear();
+                  return;
+                }
+                progress_.created = true;
+                for (auto& v : progress_.pending)
+                  rpc_.notify("$/progress", json::value_from(lsp::progress_params{token, v}));
+                progress_.pending.clear();
+              });
+  }
+  lsp::work_done_progress begin;
+  begin.kind = "begin";
+  begin.title = "quickfill: loading model";
+  begin.percentage = 0;
+  send_progress(begin);
+  core_.load_model(
+      [this](int pct, const std::string& msg) {
+        lsp::work_done_progress r;
+        r.kind = "report";
+        r.percentage = static_cast<std::uint32_t>(std::clamp(pct, 0, 100));
+        r.message = msg;
+        send_progress(r);
+      },
+      [this](const model_state& st) { on_model_loaded(st); });
+}
+
+void lsp_server::send_progress(lsp::work_done_progress value) {
+  if (!client_progress_ || progress_.token.empty() || progress_.failed) return;
+  if (!progress_.created) {
+    progress_.pending.push_back(std::move(value));
+    return;
+  }
+  rpc_.notify("$/progress", json::value_from(lsp::progress_params{progress_.token, std::move(value)}));
+}
+
+void lsp_server::on_model_loaded(const model_state& st) {
+  lsp::work_done_progress end;
+  end.kind = "end";
+  end.message = st.loaded ? "loaded " + st.description : "no model loaded";
+  send_progress(end);
+  if (st.loaded) {
+    log_message(lsp::message_type::info, "quickfill: model loaded (" + st.description + ") from " + st.path);
+    no_model_notified_ = false;
+    return;
+  }
+  log_message(lsp::message_type::warning, "quickfill: no model loaded: " + st.error);
+  if (!no_model_notified_) {
+    no_model_notified_ = true;
+    show_message(lsp::message_type::warning,
+                 "quickfill: no model is loaded, so completions will be empty. " + st.error);
+  }
+}
+
+void lsp_server::show_message(lsp::message_type type, const std::string& message) {
+  rpc_.notify("window/showMessage", json::value_from(lsp::show_message_params{static_cast<int>(type), message}));
+}
+
+void lsp_server::log_message(lsp::message_type type, const std::string& message) {
+  rpc_.notify("window/logMessage", json::value_from(lsp::log_message_params{static_cast<int>(type), message}));
+}
+
+void lsp_server::log_to_client(lsp::message_type type, std::string message) {
+  loop_.post([this, type, message = std::move(message)] {
+    if (phase_ != phase::exited) log_message(type, message);
+  });
+}
+
+}  // namespace qf::server

@@ -1,0 +1,97 @@
+// The LSP binding of the server core: lifecycle, documents, completion,
+// cancellation, settings, progress and the custom quickfill/* requests.
+//
+// Runs on the dispatcher thread (the event loop): handle_message() receives
+// each frame body from the reader thread via the loop, and every reply leaves
+// through the outbox. Positions are converted here between the negotiated
+// encoding (UTF-16 unless the client offers UTF-8) and the UTF-8 byte columns
+// of the core. Lifecycle rules: requests before `initialize` get -32002,
+// requests after `shutdown` get -32600, `exit` ends the process with 0 after
+// shutdown and 1 otherwise (also when the input ends).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "indexing/text_position.h"
+#include "lsp/jsonrpc.h"
+#include "lsp/transport.h"
+#include "server/event_loop.h"
+#include "server/server_core.h"
+
+namespace qf::server {
+
+class lsp_server {
+ public:
+  lsp_server(core_options opts, std::shared_ptr<lsp::outbox> out, event_loop& loop);
+  ~lsp_server();
+
+  void handle_message(std::string_view body);
+  void handle_transport_problem(const lsp::read_result& r);
+  void handle_end_of_input();
+  // Called once with the process exit code when the session ends.
+  void set_exit_handler(std::function<void(int)> fn) { on_exit_ = std::move(fn); }
+  // Sends window/logMessage; callable from any thread.
+  void log_to_client(lsp::message_type type, std::string message);
+
+  server_core& core() { return core_; }
+  index::position_encoding encoding() const { return encoding_; }
+
+ private:
+  enum class phase { uninitialized, running, shutting_down, exited };
+
+  void register_handlers();
+  void on_initialize(const lsp::initialize_params& p, const lsp::reply_once& reply);
+  void on_initialized();
+  void on_shutdown(const lsp::reply_once& reply);
+  void on_exit();
+  void on_did_open(const lsp::did_open_text_document_params& p);
+  void on_did_change(const lsp::did_change_text_document_params& p);
+  void on_did_close(const lsp::did_close_text_document_params& p);
+  void on_did_save(const lsp::did_save_text_document_params& p);
+  void on_did_change_configuration(const lsp::did_change_configuration_params& p);
+  void on_cancel_request(const lsp::cancel_params& p);
+  void on_set_trace(const lsp::set_trace_params& p);
+  void on_stats(const boost::json::value& params, const lsp::reply_once& reply);
+  void on_status(const lsp::reply_once& reply);
+
+  // Completion (lsp_server_completion.cpp).
+  void start_completion(const std::string& uri, const lsp::position& pos, bool explicit_trigger,
+                        bool inline_request, const lsp::reply_once& reply);
+  boost::json::value build_reply(const index::document& doc, const completion_result& result,
+                                 bool inline_request) const;
+  lsp::position to_lsp(const index::document& doc, const text_pos& p) const;
+
+  // Model loading with work-done progress.
+  void begin_model_load();
+  void send_progress(lsp::work_done_progress value);
+  void on_model_loaded(const model_state& st);
+
+  void apply_settings(const boost::json::value& payload);
+  void show_message(lsp::message_type type, const std::string& message);
+  void log_message(lsp::message_type type, const std::string& message);
+  void finish(int code);
+
+  event_loop& loop_;
+  std::shared_ptr<lsp::outbox> out_;
+  lsp::dispatcher rpc_;
+  server_core core_;
+  phase phase_ = phase::uninitialized;
+  bool initialized_notified_ = false;
+  index::position_encoding encoding_ = index::position_encoding::utf16;
+  bool client_progress_ = false;
+  std::string trace_ = "off";
+  bool no_model_notified_ = false;
+  struct progress_state {
+    std::string token;
+    bool created = false;
+    bool failed = false;
+    std::vector<lsp::work_done_progress> pending;
+  } progress_;
+  int progress_counter_ = 0;
+  std::function<void(int)> on_exit_;
+};
+
+}  // namespace qf::server

@@ -1,0 +1,137 @@
+// textDocument/completion and textDocument/inlineCompletion: from an LSP
+// position to a completion_request on the worker, and from the provider's
+// candidates back to a CompletionList / InlineCompletionList.
+//
+// The request holds a snapshot of the document; candidate ranges (UTF-8 byte
+// columns in that snapshot) are converted back with the same snapshot. A
+// result that arrives after its document changed is answered with
+// ContentModified, never with edits for text the client no longer has.
+#include <spdlog/spdlog.h>
+
+#include "server/lsp_server.h"
+
+namespace qf::server {
+
+namespace json = boost::json;
+using lsp::error_code;
+
+namespace {
+
+std::string first_line(const std::string& s) {
+  std::size_t nl = s.find_first_of("\r\n");
+  std::string out = nl == std::string::npos ? s : s.substr(0, nl);
+  if (out.size() > 80) out = out.substr(0, 77) + "...";
+  return out;
+}
+
+}  // namespace
+
+lsp::position lsp_server::to_lsp(const index::document& doc, const text_pos& p) const {
+  const std::size_t line = index::clamp_line(doc.lines, static_cast<std::size_t>(std::max<int64_t>(0, p.line)));
+  const std::size_t ch = index::character_of(doc.text, doc.lines, line,
+                                             static_cast<std::size_t>(std::max<int64_t>(0, p.byte_col)), encoding_);
+  return lsp::position{static_cast<std::uint32_t>(line), static_cast<std::uint32_t>(ch)};
+}
+
+json::value lsp_server::build_reply(const index::document& doc, const completion_result& result,
+                                    bool inline_request) const {
+  if (inline_request) {
+    lsp::inline_completion_list list;
+    for (const auto& c : result.items) {
+      lsp::inline_completion_item item;
+      item.insertText = c.insert_text;
+      item.range = lsp::range{to_lsp(doc, c.replace_begin), to_lsp(doc, c.replace_end)};
+      if (!c.filter_text.empty()) item.filterText = c.filter_text;
+      list.items.push_back(std::move(item));
+    }
+    return json::value_from(list);
+  }
+  lsp::completion_list list;
+  list.isIncomplete = result.incomplete;
+  for (std::size_t i = 0; i < result.items.size(); ++i) {
+    const auto& c = result.items[i];
+    lsp::completion_item item;
+    item.label = c.label.empty() ? first_line(c.insert_text) : c.label;
+    item.kind = 1;  // Text
+    item.detail = "quickfill";
+    char sort[16];
+    std::snprintf(sort, sizeof sort, "%04zu", i);
+    item.sortText = sort;
+    item.filterText = c.filter_text.empty() ? c.insert_text : c.filter_text;
+    item.insertTextFormat = 1;
+    item.textEdit = lsp::text_edit{lsp::range{to_lsp(doc, c.replace_begin), to_lsp(doc, c.replace_end)}, c.insert_text};
+    list.items.push_back(std::move(item));
+  }
+  return json::value_from(list);
+}
+
+void lsp_server::start_completion(const std::string& uri, const lsp::position& pos, bool explicit_trigger,
+                                  bool inline_request, const lsp::reply_once& reply) {
+  const clock::time_point received = clock::now();
+  index::document_store::snapshot doc = core_.documents().get(uri);
+  if (!doc) throw lsp::rpc_error(error_code::invalid_params, "params.textDocument.uri: document is not open: " + uri);
+
+  // Cursor: a line past the end clamps to the end of the document, a
+  // character past the end of its line to the line's end.
+  std::size_t line = pos.line;
+  std::size_t byte_col = 0;
+  if (line >= doc->lines.line_count()) {
+    line = doc->lines.line_count() - 1;
+    byte_col = doc->lines.line_end(line) - doc->lines.line_start(line);
+  } else {
+    byte_col = *index::offset_of(doc->text, doc->lines, line, pos.character, encoding_) - doc->lines.line_start(line);
+  }
+
+  const server_settings s = core_.settings();
+  completion_request req;
+  req.uri = uri;
+  req.version = doc->version;
+  req.language_id = doc->language_id;
+  req.text = doc->text;
+  req.cursor = text_pos{static_cast<int64_t>(line), static_cast<int64_t>(byte_col)};
+  req.explicit_trigger = explicit_trigger;
+  req.inline_request = inline_request;
+  req.received = received;
+  req.deadline = received + std::chrono::milliseconds(explicit_trigger ? s.explicit_deadline_ms : s.auto_deadline_ms);
+  core_.add_context(req);
+
+  request_record base;
+  base.uri = uri;
+  base.version = doc->version;
+  base.inline_request = inline_request;
+  base.explicit_trigger = explicit_trigger;
+
+  auto on_cancel = [this, reply, base, received](cancel_reason why) {
+    if (reply.replied()) return;
+    reply.error(static_cast<error_code>(cancel_error_code(why)), cancel_message(why));
+    request_record r = base;
+    r.outcome = request_outcome::cancelled;
+    r.reason = why;
+    r.wall_ms = std::chrono::duration<double, std::milli>(clock::now() - received).count();
+    core_.stats().record(r);
+  };
+  auto done = [this, reply, base, received, doc, inline_request, on_cancel](server_core::completion_outcome out) {
+    if (reply.replied()) return;
+    if (core_.documents().get(base.uri) != doc) {
+      // The document changed (or closed) between the worker finishing and now.
+      on_cancel(cancel_reason::content_modified);
+      return;
+    }
+    request_record r = base;
+    r.wall_ms = std::chrono::duration<double, std::milli>(clock::now() - received).count();
+    if (out.no_model) {
+      r.outcome = request_outcome::no_model;
+      reply.result(inline_request ? json::value(json::object{{"items", json::array{}}})
+                                  : json::value(json::object{{"isIncomplete", false}, {"items", json::array{}}}));
+    } else {
+      r.outcome = request_outcome::answered;
+      r.items = out.result.items.size();
+      r.metrics = out.result.metrics;
+      reply.result(build_reply(*doc, out.result, inline_request));
+    }
+    core_.stats().record(r);
+  };
+  core_.complete(lsp::id_to_string(reply.id()), std::move(req), std::move(done), std::move(on_cancel));
+}
+
+}  // namespace qf::server

@@ -1,0 +1,161 @@
+// The LSP-free server core (see server_core.h).
+#include "server/server_core.h"
+
+#include <spdlog/spdlog.h>
+
+#include "server/model_locator.h"
+
+namespace qf::server {
+
+server_core::server_core(core_options opts, post_fn post)
+    : opts_(std::move(opts)), post_(std::move(post)), worker_(&stats_, opts_.background) {
+  if (!opts_.factory) opts_.factory = make_completion_provider;
+}
+
+server_core::~server_core() { stop(); }
+
+void server_core::start() { worker_.start(); }
+
+void server_core::stop() { worker_.stop(); }
+
+server_settings server_core::settings() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return settings_;
+}
+
+model_state server_core::model() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return model_;
+}
+
+bool server_core::apply_settings(const boost::json::value& quickfill, std::vector<std::string>* warnings) {
+  std::string json_text;
+  bool model_changed = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    server_settings next = parse_settings(quickfill, settings_, warnings);
+    model_changed = opts_.cli_model_path.empty() && next.model != settings_.model;
+    settings_ = std::move(next);
+    json_text = settings_.raw_json;
+  }
+  worker_.post_task([json_text](scheduler::provider_slot& p) {
+    if (p) p->configure(json_text);
+  });
+  return model_changed;
+}
+
+void server_core::load_model(std::function<void(int, const std::string&)> progress,
+                             std::function<void(const model_state&)> done) {
+  server_settings s = settings();
+  model_choice choice = choose_model(opts_.cli_model_path, s.model);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    model_.loading = true;
+    model_.path = choice.path;
+    model_.source = choice.source;
+  }
+  auto post = post_;
+  auto factory = opts_.factory;
+  const int threads = opts_.n_threads;
+  worker_.post_task([this, choice, s, post, factory, threads, progress, done](scheduler::provider_slot& slot) {
+    slot.reset();  // free the old model before loading the next one
+    model_state st;
+    st.path = choice.path;
+    st.source = choice.source;
+    if (choice.path.empty()) {
+      st.error = "no model file was given (--model or the quickfill.model setting) and the default model " +
+                 std::string(default_model_name) + " was not found";
+      if (!choice.searched.empty()) {
+        st.error += " (looked in";
+        for (const auto& p : choice.searched) st.error += " " + p;
+        st.error += ")";
+      }
+    } else {
+      provider_options po;
+      po.model_path = choice.path;
+      po.settings_json = s.raw_json;
+      po.n_threads = threads;
+      po.on_progress = [post, progress](int pct, const std::string& msg) {
+        if (progress) post([progress, pct, msg] { progress(pct, msg); });
+      };
+      std::string error;
+      std::unique_ptr<completion_provider> p;
+      try {
+        p = factory(po, &error);
+      } catch (const std::exception& e) {
+        error = e.what();
+      }
+      if (p) {
+        st.loaded = true;
+        st.description = p->describe();
+        slot = std::move(p);
+      } else {
+        st.error = error.empty() ? "the model could not be loaded" : error;
+      }
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      model_ = st;
+    }
+    if (st.loaded)
+      spdlog::info("model loaded from {} ({}): {}", st.path, st.source, st.description);
+    else
+      spdlog::warn("no model loaded: {}", st.error);
+    if (done) post([done, st] { done(st); });
+  });
+}
+
+void server_core::open(const std::string& uri, const std::string& language_id, std::int64_t version,
+                       std::string text) {
+  worker_.cancel_document(uri, cancel_reason::content_modified);
+  docs_.open(uri, language_id, version, std::move(text));
+}
+
+bool server_core::change(const std::string& uri, std::int64_t version,
+                         const std::vector<index::text_change>& changes, index::position_encoding enc,
+                         std::string* error) {
+  // Cancel first: whatever happens to the edit, the client's text moved on.
+  worker_.cancel_document(uri, cancel_reason::content_modified);
+  return docs_.change(uri, version, changes, enc, error);
+}
+
+void server_core::close(const std::string& uri) {
+  worker_.cancel_document(uri, cancel_reason::content_modified);
+  docs_.close(uri);
+  worker_.post_task([uri](scheduler::provider_slot& p) {
+    if (p) p->document_closed(uri);
+  });
+}
+
+void server_core::add_context(completion_request& req) const {
+  const std::size_t limit = static_cast<std::size_t>(settings().context_documents);
+  for (const auto& d : docs_.recent(req.uri, limit)) req.context_docs.push_back({d->uri, d->text});
+}
+
+void server_core::complete(const std::string& key, completion_request req,
+                           std::function<void(completion_outcome)> done, std::function<void(cancel_reason)> on_cancel) {
+  scheduler::job j;
+  j.key = key;
+  j.uri = req.uri;
+  j.group = req.uri + (req.inline_request ? "#inline" : "#completion");
+  auto post = post_;
+  j.run = [req = std::move(req), done = std::move(done), post](completion_provider* provider,
+                                                                 const cancel_token& cancel) {
+    completion_outcome out;
+    if (!provider) {
+      out.no_model = true;
+    } else {
+      const auto started = clock::now();
+      out.result = provider->complete(req, cancel);
+      if (out.result.metrics.queue_ms == 0)
+        out.result.metrics.queue_ms = std::chrono::duration<double, std::milli>(started - req.received).count();
+    }
+    if (cancel.is_cancelled()) return;  // already answered by on_cancel
+    post([done, out = std::move(out)]() mutable { done(std::move(out)); });
+  };
+  j.on_cancel = std::move(on_cancel);
+  docs_.touch(j.uri);
+  worker_.submit(std::move(j));
+}
+
+}  // namespace qf::server

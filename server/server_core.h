@@ -1,0 +1,105 @@
+// The LSP-free server core: open documents, the inference worker, settings,
+// the model's state and statistics, behind a plain C++ API.
+//
+// The LSP binding (lsp_server) translates messages into calls here and
+// results back into messages; nothing in this class knows JSON-RPC or
+// position encodings beyond the indexing types. Callbacks that must reach the
+// dispatcher thread go through the `post` function given at construction.
+// The completion provider is created by an injected factory (the real one in
+// the shipped binary, test doubles in tests) on the worker thread, which owns
+// it from then on.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <boost/json/value.hpp>
+
+#include "indexing/document_store.h"
+#include "server/completion/provider_factory.h"
+#include "server/scheduler.h"
+#include "server/settings.h"
+#include "server/stats.h"
+
+namespace qf::server {
+
+using provider_factory =
+    std::function<std::unique_ptr<completion_provider>(const provider_options& opts, std::string* error)>;
+
+struct core_options {
+  std::string cli_model_path;  // --model
+  int n_threads = 0;           // --threads
+  provider_factory factory;    // null: make_completion_provider
+  bool background = true;      // run provider->background_step() when idle
+};
+
+struct model_state {
+  bool loading = false;
+  bool loaded = false;
+  std::string path;
+  std::string source;       // --model / setting / default
+  std::string description;  // provider->describe() when loaded
+  std::string error;        // why no model is loaded
+};
+
+class server_core {
+ public:
+  using post_fn = std::function<void(std::function<void()>)>;
+
+  server_core(core_options opts, post_fn post);
+  ~server_core();
+
+  void start();
+  void stop();
+
+  index::document_store& documents() { return docs_; }
+  stats_collector& stats() { return stats_; }
+  scheduler& worker() { return worker_; }
+  server_settings settings() const;
+
+  // Applies a quickfill settings object; returns true when the model path it
+  // selects changed (the caller then reloads). Passes the object to the provider.
+  bool apply_settings(const boost::json::value& quickfill, std::vector<std::string>* warnings);
+
+  // Loads (or reloads) the model on the worker. Both callbacks run on the
+  // dispatcher thread.
+  void load_model(std::function<void(int percent, const std::string& message)> progress,
+                  std::function<void(const model_state&)> done);
+  model_state model() const;
+
+  // Document events. change()/close() cancel the document's queued and running
+  // completions (ContentModified) before anything else happens.
+  void open(const std::string& uri, const std::string& language_id, std::int64_t version, std::string text);
+  bool change(const std::string& uri, std::int64_t version, const std::vector<index::text_change>& changes,
+              index::position_encoding enc, std::string* error);
+  void close(const std::string& uri);
+
+  // Queues a completion. `done` runs on the dispatcher thread with the result
+  // (provider == null -> no_model) unless the job was cancelled first, in which
+  // case `on_cancel` ran instead (on the cancelling thread).
+  struct completion_outcome {
+    completion_result result;
+    bool no_model = false;
+  };
+  void complete(const std::string& key, completion_request req,
+                std::function<void(completion_outcome)> done, std::function<void(cancel_reason)> on_cancel);
+
+  // Fills context_docs with other open documents, most recently used first.
+  void add_context(completion_request& req) const;
+
+ private:
+  core_options opts_;
+  post_fn post_;
+  index::document_store docs_;
+  stats_collector stats_;
+  scheduler worker_;
+  mutable std::mutex mu_;
+  server_settings settings_;
+  model_state model_;
+  std::string loaded_choice_;  // path of the last load attempt
+};
+
+}  // namespace qf::server

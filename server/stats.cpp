@@ -1,0 +1,132 @@
+// Completion statistics (see stats.h).
+#include "server/stats.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <boost/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "server/scheduler.h"
+
+namespace qf::server {
+
+namespace json = boost::json;
+
+namespace {
+
+const char* outcome_name(request_outcome o) {
+  switch (o) {
+    case request_outcome::answered: return "answered";
+    case request_outcome::no_model: return "no_model";
+    case request_outcome::cancelled: return "cancelled";
+  }
+  return "unknown";
+}
+
+json::object percentiles_json(const percentiles& p) {
+  return json::object{{"count", p.count}, {"p50", p.p50}, {"p90", p.p90}, {"p99", p.p99}, {"max", p.max}};
+}
+
+}  // namespace
+
+percentiles compute_percentiles(std::vector<double> values) {
+  percentiles p;
+  p.count = values.size();
+  if (values.empty()) return p;
+  std::sort(values.begin(), values.end());
+  // Nearest-rank percentile.
+  auto rank = [&](double q) {
+    std::size_t k = static_cast<std::size_t>(std::ceil(q * static_cast<double>(values.size())));
+    return values[std::clamp<std::size_t>(k, 1, values.size()) - 1];
+  };
+  p.p50 = rank(0.50);
+  p.p90 = rank(0.90);
+  p.p99 = rank(0.99);
+  p.max = values.back();
+  return p;
+}
+
+void stats_collector::record(const request_record& r) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++total_;
+    if (r.outcome == request_outcome::answered) {
+      ++answered_;
+      if (r.metrics.cache_hit) ++cache_hits_;
+    } else if (r.outcome == request_outcome::no_model) {
+      ++no_model_;
+    } else {
+      ++cancellations_[cancel_reason_name(r.reason)];
+    }
+    recent_.push_back(r);
+    while (recent_.size() > history_) recent_.pop_front();
+  }
+  spdlog::debug("completion {} v{} {}{}: {} items={} wall={:.1f}ms queue={:.1f}ms ttft={:.1f}ms total={:.1f}ms "
+                "reused={} evaluated={} generated={}",
+                r.uri, r.version, r.inline_request ? "inline" : "list", r.explicit_trigger ? " explicit" : "",
+                r.outcome == request_outcome::cancelled ? cancel_reason_name(r.reason) : outcome_name(r.outcome),
+                r.items, r.wall_ms, r.metrics.queue_ms, r.metrics.ttft_ms, r.metrics.total_ms,
+                r.metrics.tokens_reused, r.metrics.tokens_evaluated, r.metrics.tokens_generated);
+}
+
+void stats_collector::record_cancel_to_free(cancel_reason why, double ms) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    cancel_to_free_.push_back(ms);
+    while (cancel_to_free_.size() > history_) cancel_to_free_.pop_front();
+  }
+  spdlog::debug("worker free {:.2f} ms after cancelling a running job ({})", ms, cancel_reason_name(why));
+}
+
+json::value stats_collector::to_json(std::size_t recent_limit) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<double> ttft, total;
+  for (const auto& r : recent_) {
+    if (r.outcome != request_outcome::answered) continue;
+    ttft.push_back(r.metrics.ttft_ms);
+    total.push_back(r.metrics.total_ms);
+  }
+  json::object cancels;
+  for (const auto& [k, v] : cancellations_) cancels[k] = v;
+  json::array recent;
+  std::size_t start = recent_.size() > recent_limit ? recent_.size() - recent_limit : 0;
+  for (std::size_t i = start; i < recent_.size(); ++i) {
+    const auto& r = recent_[i];
+    const auto& m = r.metrics;
+    json::object o{{"uri", r.uri},
+                   {"version", r.version},
+                   {"kind", r.inline_request ? "inline" : "completion"},
+                   {"explicit", r.explicit_trigger},
+                   {"outcome", outcome_name(r.outcome)},
+                   {"items", r.items},
+                   {"wallMs", r.wall_ms},
+                   {"queueMs", m.queue_ms},
+                   {"ttftMs", m.ttft_ms},
+                   {"tpotMs", m.tpot_ms},
+                   {"totalMs", m.total_ms},
+                   {"tokensReused", m.tokens_reused},
+                   {"tokensEvaluated", m.tokens_evaluated},
+                   {"tokensGenerated", m.tokens_generated},
+                   {"tokensDrafted", m.tokens_drafted},
+                   {"tokensAccepted", m.tokens_accepted},
+                   {"cacheHit", m.cache_hit},
+                   {"typeThrough", m.type_through}};
+    if (r.outcome == request_outcome::cancelled) o["reason"] = cancel_reason_name(r.reason);
+    recent.push_back(std::move(o));
+  }
+  return json::object{
+      {"requests", total_},
+      {"answered", answered_},
+      {"noModel", no_model_},
+      {"ttftMs", percentiles_json(compute_percentiles(ttft))},
+      {"totalMs", percentiles_json(compute_percentiles(total))},
+      {"cacheHitRate", answered_ ? static_cast<double>(cache_hits_) / static_cast<double>(answered_) : 0.0},
+      {"cancellations", std::move(cancels)},
+      {"cancelToFreeMs",
+       percentiles_json(compute_percentiles(std::vector<double>(cancel_to_free_.begin(), cancel_to_free_.end())))},
+      {"recent", std::move(recent)},
+  };
+}
+
+}  // namespace qf::server

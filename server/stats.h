@@ -1,0 +1,67 @@
+// Per-request completion metrics and cancellations, kept for the custom
+// `quickfill/stats` request and logged at debug level.
+//
+// Every completion request ends in exactly one record: answered (with the
+// provider's completion_metrics), answered without a model, or cancelled with
+// a reason. Aggregates are computed on demand from bounded history: count,
+// p50/p90/p99 of ttft_ms and total_ms over answered requests, the cache hit
+// rate, cancellations by reason, and the cancel-to-free latency (from the
+// moment a running job was cancelled to the worker being free again).
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <boost/json/value.hpp>
+
+#include "server/completion_provider.h"
+
+namespace qf::server {
+
+enum class request_outcome { answered, no_model, cancelled };
+
+struct request_record {
+  std::string uri;
+  std::int64_t version = 0;
+  bool inline_request = false;
+  bool explicit_trigger = false;
+  request_outcome outcome = request_outcome::answered;
+  cancel_reason reason = cancel_reason::none;  // when cancelled
+  std::size_t items = 0;
+  double wall_ms = 0;  // from arrival to the reply
+  completion_metrics metrics;
+};
+
+struct percentiles {
+  std::size_t count = 0;
+  double p50 = 0, p90 = 0, p99 = 0, max = 0;
+};
+
+percentiles compute_percentiles(std::vector<double> values);
+
+class stats_collector {
+ public:
+  explicit stats_collector(std::size_t history = 1000) : history_(history) {}
+
+  void record(const request_record& r);
+  void record_cancel_to_free(cancel_reason why, double ms);
+
+  // {"requests":N,"answered":N,"noModel":N,"ttftMs":{p50..},"totalMs":{..},
+  //  "cacheHitRate":x,"cancellations":{"content_modified":N,..},
+  //  "cancelToFreeMs":{..},"recent":[..]}
+  boost::json::value to_json(std::size_t recent_limit) const;
+
+ private:
+  std::size_t history_;
+  mutable std::mutex mu_;
+  std::deque<request_record> recent_;
+  std::deque<double> cancel_to_free_;
+  std::uint64_t total_ = 0, answered_ = 0, no_model_ = 0, cache_hits_ = 0;
+  std::map<std::string, std::uint64_t> cancellations_;
+};
+
+}  // namespace qf::server

@@ -1,0 +1,61 @@
+// stdin/stdout wiring of the LSP server (see stdio_server.h).
+#include "server/stdio_server.h"
+
+#include <thread>
+
+#include <spdlog/spdlog.h>
+
+#include "server/event_loop.h"
+#include "server/lsp_server.h"
+
+namespace qf::server {
+
+int run_stdio_server(stdio_options opts, const std::function<void(lsp_server&)>& on_ready) {
+  event_loop loop;
+  lsp::fd_writer writer(opts.out_fd);
+  // The one place that writes to stdout.
+  auto out = std::make_shared<lsp::outbox>([&writer](const std::string& body) {
+    if (!writer.write_message(body)) spdlog::error("cannot write to the client (stdout closed)");
+  });
+  lsp::fd_reader reader(opts.in_fd, opts.max_message_bytes);
+  int exit_code = 1;
+  {
+    lsp_server server(std::move(opts.core), out, loop);
+    server.set_exit_handler([&](int code) {
+      exit_code = code;
+      loop.stop();
+    });
+    if (on_ready) on_ready(server);
+
+    std::thread reader_thread([&] {
+      for (;;) {
+        lsp::read_result r = reader.read_message();
+        switch (r.what) {
+          case lsp::read_result::kind::message:
+            loop.post([&server, body = std::move(r.body)] { server.handle_message(body); });
+            continue;
+          case lsp::read_result::kind::too_large:
+          case lsp::read_result::kind::bad_header:
+            loop.post([&server, r] { server.handle_transport_problem(r); });
+            continue;
+          case lsp::read_result::kind::eof:
+          case lsp::read_result::kind::io_error:
+            if (!r.error.empty()) spdlog::warn("input: {}", r.error);
+            loop.post([&server] { server.handle_end_of_input(); });
+            return;
+          case lsp::read_result::kind::interrupted:
+            return;
+        }
+      }
+    });
+    loop.run();
+    reader.interrupt();
+    reader_thread.join();
+    server.core().stop();
+  }
+  spdlog::info("exiting with code {}", exit_code);
+  spdlog::default_logger()->flush();
+  return exit_code;
+}
+
+}  // namespace qf::server

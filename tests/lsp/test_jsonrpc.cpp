@@ -1,0 +1,123 @@
+// JSON-RPC classification, reply-once, dispatch, and InvalidParams messages
+// that name the JSON path.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "lsp/jsonrpc.h"
+
+using namespace qf::lsp;
+
+namespace {
+
+struct capture {
+  std::vector<json::value> sent;
+  std::shared_ptr<outbox> out = std::make_shared<outbox>([this](const std::string& s) { sent.push_back(json::parse(s)); });
+};
+
+}  // namespace
+
+TEST(Classify, KindsAndInvalidMessages) {
+  EXPECT_EQ(classify(R"({"jsonrpc":"2.0","id":1,"method":"m","params":{}})").what, incoming::kind::request);
+  EXPECT_EQ(classify(R"({"jsonrpc":"2.0","method":"n"})").what, incoming::kind::notification);
+  EXPECT_EQ(classify(R"({"jsonrpc":"2.0","id":"x","result":null})").what, incoming::kind::response);
+  incoming bad = classify("{not json");
+  EXPECT_EQ(bad.what, incoming::kind::invalid);
+  EXPECT_EQ(bad.invalid_code, error_code::parse_error);
+  incoming nover = classify(R"({"id":3,"method":"m"})");
+  EXPECT_EQ(nover.invalid_code, error_code::invalid_request);
+  EXPECT_EQ(nover.id, json::value(3));
+  EXPECT_EQ(classify(R"({"jsonrpc":"2.0","id":4,"method":5})").invalid_reason, "method: expected string, got integer");
+  EXPECT_EQ(classify("[1,2]").what, incoming::kind::invalid);
+  EXPECT_EQ(classify(R"({"jsonrpc":"2.0","id":[1],"method":"m"})").what, incoming::kind::invalid);
+}
+
+TEST(ReplyOnce, SecondReplyIsDroppedAndMissingReplyBecomesInternalError) {
+  capture c;
+  {
+    reply_once r(json::value(7), "m", c.out);
+    r.error(error_code::content_modified, "stale");
+    r.result(json::value(1));  // a late worker result
+    EXPECT_TRUE(r.replied());
+  }
+  ASSERT_EQ(c.sent.size(), 1u);
+  EXPECT_EQ(c.sent[0].at("error").at("code"), json::value(-32801));
+  {
+    reply_once forgotten(json::value("k"), "m", c.out);
+    reply_once copy = forgotten;
+  }
+  ASSERT_EQ(c.sent.size(), 2u);
+  EXPECT_EQ(c.sent[1].at("id"), json::value("k"));
+  EXPECT_EQ(c.sent[1].at("error").at("code"), json::value(-32603));
+}
+
+TEST(Dispatcher, TypedParamsErrorsNameThePath) {
+  capture c;
+  dispatcher d(c.out);
+  int calls = 0;
+  d.on_request<completion_params>("textDocument/completion", [&](const completion_params& p, const reply_once& r) {
+    ++calls;
+    r.result(json::value(p.position.line));
+  });
+  d.dispatch_request(json::value(1), "textDocument/completion",
+                     json::parse(R"({"textDocument":{"uri":"u"},"position":{"line":"3","character":0}})"));
+  d.dispatch_request(json::value(2), "textDocument/completion", json::parse(R"({"textDocument":{"uri":"u"}})"));
+  d.dispatch_request(json::value(3), "textDocument/completion",
+                     json::parse(R"({"textDocument":{"uri":"u"},"position":{"line":-1,"character":0}})"));
+  d.dispatch_request(json::value(4), "textDocument/completion",
+                     json::parse(R"({"textDocument":{"uri":"u"},"position":{"line":5,"character":0}})"));
+  d.dispatch_request(json::value(5), "nope", nullptr);
+  ASSERT_EQ(c.sent.size(), 5u);
+  EXPECT_EQ(c.sent[0].at("error").at("code"), json::value(-32602));
+  EXPECT_EQ(c.sent[0].at("error").at("message"), json::value("params.position.line: expected integer, got string"));
+  EXPECT_EQ(c.sent[1].at("error").at("message"), json::value("params.position: missing required field"));
+  EXPECT_EQ(c.sent[2].at("error").at("message"), json::value("params.position.line: integer -1 out of range"));
+  EXPECT_EQ(c.sent[3].at("result"), json::value(5));
+  EXPECT_EQ(c.sent[4].at("error").at("code"), json::value(-32601));
+  EXPECT_EQ(calls, 1);
+}
+
+TEST(Dispatcher, ArrayPathsAndExceptions) {
+  capture c;
+  dispatcher d(c.out);
+  d.on_request<did_change_text_document_params>("change", [&](const did_change_text_document_params&, const reply_once&) {
+    throw std::runtime_error("boom");
+  });
+  d.dispatch_request(json::value(1), "change",
+                     json::parse(R"({"textDocument":{"uri":"u","version":1},"contentChanges":[{"text":"a"},{"range":{"start":{"line":0,"character":0},"end":{"line":0}},"text":"b"}]})"));
+  d.dispatch_request(json::value(2), "change",
+                     json::parse(R"({"textDocument":{"uri":"u","version":1},"contentChanges":[{"text":"a"}]})"));
+  ASSERT_EQ(c.sent.size(), 2u);
+  EXPECT_EQ(c.sent[0].at("error").at("message"), json::value("params.contentChanges[1].range.end.character: missing required field"));
+  EXPECT_EQ(c.sent[1].at("error").at("code"), json::value(-32603));
+}
+
+TEST(Dispatcher, ResponsesAreMatchedById) {
+  capture c;
+  dispatcher d(c.out);
+  int got = 0;
+  d.call("window/workDoneProgress/create", json::object{{"token", "t"}}, [&](const json::value* r, const json::value* e) {
+    got = r ? 1 : 2;
+  });
+  ASSERT_EQ(c.sent.size(), 1u);
+  incoming resp = classify(json::serialize(json::object{{"jsonrpc", "2.0"}, {"id", c.sent[0].at("id")}, {"result", nullptr}}));
+  d.dispatch_response(resp);
+  EXPECT_EQ(got, 1);
+  d.dispatch_response(resp);  // a duplicate is ignored
+  EXPECT_EQ(got, 1);
+}
+
+TEST(Protocol, EncodingOmitsEmptyOptionalsAndKeepsCamelCase) {
+  completion_list l;
+  completion_item it;
+  it.label = "x";
+  it.filterText = "x";
+  it.textEdit = text_edit{range{{1, 2}, {1, 3}}, "xy"};
+  l.items.push_back(it);
+  json::value v = json::value_from(l);
+  EXPECT_EQ(v.at("isIncomplete"), json::value(false));
+  const json::object& item = v.at("items").at(0).as_object();
+  EXPECT_FALSE(item.contains("detail"));
+  EXPECT_EQ(item.at("insertTextFormat"), json::value(1));
+  EXPECT_EQ(item.at("textEdit").at("range").at("end").at("character"), json::value(3));
+}

@@ -1,0 +1,76 @@
+// A test double of completion_provider for tests and the test-only server.
+// It is never linked into the shipped binary.
+//
+// * A document whose text contains "BLOCK" makes complete() wait until its
+//   cancel token is set (polling it, as a real engine does between layers),
+//   so tests can hold a request queued or running for as long as they need.
+// * Otherwise it returns one deterministic candidate: the identifier before
+//   the cursor plus "_done", replacing that identifier (so range conversion
+//   back to the client's encoding is visible).
+// * Every call is announced through `notify` (the test server forwards it as
+//   window/logMessage), which lets transcripts wait for "running" without
+//   sleeping.
+#pragma once
+
+#include <atomic>
+#include <cctype>
+#include <chrono>
+#include <functional>
+#include <string>
+#include <thread>
+
+#include "server/completion_provider.h"
+
+namespace qf::server::testing {
+
+class test_provider final : public completion_provider {
+ public:
+  explicit test_provider(std::function<void(const std::string&)> notify) : notify_(std::move(notify)) {}
+
+  completion_result complete(const completion_request& req, const cancel_token& cancel) override {
+    say("running " + req.uri + " v" + std::to_string(req.version) + " " + std::to_string(req.cursor.line) + ":" +
+        std::to_string(req.cursor.byte_col) + (req.explicit_trigger ? " explicit" : " automatic") +
+        " context=" + std::to_string(req.context_docs.size()));
+    completion_result out;
+    if (req.text.find("BLOCK") != std::string::npos) {
+      const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+      while (!cancel.is_cancelled() && std::chrono::steady_clock::now() < give_up)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      return out;
+    }
+    // Find the cursor's byte offset and the identifier before it.
+    std::size_t line_start = 0;
+    for (int64_t l = 0; l < req.cursor.line; ++l) line_start = req.text.find('\n', line_start) + 1;
+    const std::size_t cursor = line_start + static_cast<std::size_t>(req.cursor.byte_col);
+    std::size_t begin = cursor;
+    while (begin > line_start && (std::isalnum(static_cast<unsigned char>(req.text[begin - 1])) || req.text[begin - 1] == '_'))
+      --begin;
+    completion_candidate c;
+    c.insert_text = req.text.substr(begin, cursor - begin) + "_done";
+    c.replace_begin = text_pos{req.cursor.line, static_cast<int64_t>(begin - line_start)};
+    c.replace_end = req.cursor;
+    out.items.push_back(c);
+    out.metrics.ttft_ms = 1;
+    out.metrics.total_ms = 2;
+    out.metrics.cache_hit = true;
+    return out;
+  }
+
+  bool background_step(const cancel_token& cancel) override {
+    ++background_steps_;
+    return false;
+  }
+  void document_closed(const std::string& uri) override { say("closed " + uri); }
+  void configure(const std::string& settings_json) override { say("configured " + settings_json); }
+  std::string describe() const override { return "test double"; }
+
+  std::atomic<int> background_steps_{0};
+
+ private:
+  void say(const std::string& what) {
+    if (notify_) notify_("test-provider: " + what);
+  }
+  std::function<void(const std::string&)> notify_;
+};
+
+}  // namespace qf::server::testing

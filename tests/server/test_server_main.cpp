@@ -1,0 +1,34 @@
+// quickfill_test_server: the real LSP server (qf_server) with the test-double
+// provider injected instead of the model-backed one, so transcripts can hold
+// requests queued or running. Test-only; never installed or shipped.
+#include <csignal>
+#include <cstdio>
+#include <span>
+
+#include "server/cli/server_args.h"
+#include "server/logging.h"
+#include "server/lsp_server.h"
+#include "server/stdio_server.h"
+#include "tests/server/test_provider.h"
+
+int main(int argc, char** argv) {
+  std::signal(SIGPIPE, SIG_IGN);
+  qf::cli::server_args opts;
+  std::string error;
+  if (!qf::cli::parse_server_args(std::span<char*>(argv + 1, argc - 1), opts, &error)) {
+    std::fprintf(stderr, "quickfill_test_server: %s\n", error.c_str());
+    return 2;
+  }
+  if (!qf::server::setup_logging(opts.log_level, opts.log_file, &error)) return 2;
+  auto server_ptr = std::make_shared<std::atomic<qf::server::lsp_server*>>(nullptr);
+  qf::server::stdio_options so;
+  so.core.cli_model_path = opts.model_path;
+  so.core.background = opts.background;
+  so.core.factory = [server_ptr](const qf::server::provider_options&, std::string*) {
+    return std::make_unique<qf::server::testing::test_provider>([server_ptr](const std::string& msg) {
+      if (auto* s = server_ptr->load()) s->log_to_client(qf::lsp::message_type::log, msg);
+    });
+  };
+  so.max_message_bytes = opts.max_message_bytes;
+  return qf::server::run_stdio_server(std::move(so), [server_ptr](qf::server::lsp_server& s) { server_ptr->store(&s); });
+}
