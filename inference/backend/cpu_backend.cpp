@@ -3,7 +3,6 @@
 // (RoPE) or by (token, head) pairs (attention). The matmul kernels split their
 // own work. Small ops of a decode step (one row) run on the calling thread:
 // waking the pool costs more than they do.
-#if __has_include("inference/backend/cpu/ops.h")  // until the kernels land
 #include "inference/backend/cpu_backend.h"
 
 #include <algorithm>
@@ -256,4 +255,3 @@ void cpu_backend::kv_rope_shift(buffer& k_cache, ggml_type kv_type, int64_t firs
 }
 
 }  // namespace qf::infer
-#endif

@@ -1,7 +1,6 @@
 // Host attention for one query head (see attention.h): dot products against
 // the cached keys with the F16 SIMD kernels, a max-subtracted softmax, and an
 // accumulation of the value rows.
-#if __has_include("inference/backend/cpu/ops.h")  // until the kernels land
 #include "inference/model/attention.h"
 
 #include <algorithm>
@@ -31,4 +30,3 @@ void attend_head_f32(const float* q, const float* k, const float* v, int64_t row
 }
 
 }  // namespace qf::infer
-#endif
