@@ -51,7 +51,12 @@ const layout* pipeline::layout_of(const std::string& uri) const {
 }
 
 void pipeline::reset_caches() {
-  docs_.clear();
+  // Layouts do not depend on the cache; keep them (same prompts before and after).
+  for (auto& [uri, ds] : docs_) {
+    ds.live_slot = -1;
+    ds.pending = layout{};
+    ds.pending_ready = false;
+  }
   tasks_.clear();
   tt_.clear();
   prefetched_.clear();
