@@ -6,6 +6,9 @@
 #include <fstream>
 #include <sstream>
 
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
 namespace qf::cli {
 
 std::unique_ptr<infer::model> load_model_or_report(const std::string& command, const std::string& path,
@@ -14,6 +17,15 @@ std::unique_ptr<infer::model> load_model_or_report(const std::string& command, c
     std::fprintf(stderr, "%s: no model given (-m MODEL.gguf)\n", command.c_str());
     return nullptr;
   }
+  // The engine logs through spdlog's default logger, which writes to stdout;
+  // stdout belongs to the command's output, so send the log to stderr.
+  static const bool logger_ready = [] {
+    auto l = spdlog::stderr_color_mt("quickfill-cli");
+    l->set_level(spdlog::default_logger()->level());
+    spdlog::set_default_logger(l);
+    return true;
+  }();
+  (void)logger_ready;
   try {
     infer::model_options o;
     o.n_threads = n_threads;

@@ -36,7 +36,7 @@ class Stories260K : public ::testing::Test {
   }
   static std::string model(const std::string& type) { return work_ + "/stories260K-" + type + ".gguf"; }
   static run_result greedy(const std::string& path) {
-    return run_quickfill({"run", "-m", path, "-n", "200", "--temp", "0", "-t", "2"});
+    return run_quickfill({"run", "-m", path, "-n", "200", "--temp", "0", "-t", "1"});
   }
   static size_t common_prefix(const std::string& a, const std::string& b) {
     size_t n = 0;
