@@ -42,8 +42,21 @@ struct kernel_table {
 
 // Every table is complete after fill-in (scalar fills all entries).
 const kernel_table& scalar_kernels();
-void fill_avx2_kernels(kernel_table& t);    // defined in the *_avx2.cpp files
-void fill_avx512_kernels(kernel_table& t);  // defined in the *_avx512.cpp files
+void fill_avx2_kernels(kernel_table& t);        // quant_kernels_avx2.cpp (calls the next one)
+void fill_avx2_float_kernels(kernel_table& t);  // float_kernels_avx2.cpp
+void fill_avx512_kernels(kernel_table& t);      // quant_kernels_avx512.cpp (calls the next one)
+void fill_avx512_float_kernels(kernel_table& t);  // float_kernels_avx512.cpp
+
+// Expands a kernel template K<NT>(n, w, acts, stride, out) into a row_dot_fn.
+#define QF_ROW_DOT_TILES(name, K)                                                                   \
+  void name(int64_t n, const void* w, const uint8_t* acts, size_t stride, int nt, float* out) {    \
+    switch (nt) {                                                                                   \
+      case 1: K<1>(n, w, acts, stride, out); break;                                                 \
+      case 2: K<2>(n, w, acts, stride, out); break;                                                 \
+      case 3: K<3>(n, w, acts, stride, out); break;                                                 \
+      default: K<4>(n, w, acts, stride, out); break;                                                \
+    }                                                                                               \
+  }
 
 // The table in use (chosen by CPU detection or set_kernel_level).
 const kernel_table& active_kernels();

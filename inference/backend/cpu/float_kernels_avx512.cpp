@@ -1,5 +1,4 @@
-// placeholder replaced below
 #include "inference/backend/cpu/kernels.h"
 namespace qf::infer::cpu::detail {
-void fill_avx2_kernels(kernel_table&) {}
+void fill_avx512_float_kernels(kernel_table&) {}
 }

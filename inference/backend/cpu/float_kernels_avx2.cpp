@@ -1,0 +1,143 @@
+// AVX2/FMA/F16C kernels for float weights (f32, f16, bf16) and the vector ops
+// of ops.h (dot products, the F16 KV-cache conversions, axpy, norms). F16C's
+// conversions round to nearest even, matching the scalar reference exactly.
+#include <immintrin.h>
+
+#include "inference/backend/cpu/kernels.h"
+
+namespace qf::infer::cpu::detail {
+namespace {
+
+inline float hsum(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+// Loads 8 weights of type W as floats.
+template <class W>
+inline __m256 load8(const W* p);
+template <>
+inline __m256 load8<float>(const float* p) { return _mm256_loadu_ps(p); }
+template <>
+inline __m256 load8<fp16_t>(const fp16_t* p) {
+  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+struct bf16_tag {
+  uint16_t v;
+};
+template <>
+inline __m256 load8<bf16_tag>(const bf16_tag* p) {
+  const __m256i u = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  return _mm256_castsi256_ps(_mm256_slli_epi32(u, 16));
+}
+inline float to_f32(float v) { return v; }
+inline float to_f32(fp16_t v) { return _cvtsh_ss(v); }
+inline float to_f32(bf16_tag v) { return bf16_to_f32(v.v); }
+
+template <class W, int NT>
+void dot_float(int64_t n, const void* wp, const uint8_t* acts, size_t stride, float* out) {
+  const W* w = static_cast<const W*>(wp);
+  const float* x[NT];
+  __m256 acc0[NT], acc1[NT];
+  for (int t = 0; t < NT; ++t) {
+    x[t] = reinterpret_cast<const float*>(acts + t * stride);
+    acc0[t] = acc1[t] = _mm256_setzero_ps();
+  }
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m256 w0 = load8(w + i), w1 = load8(w + i + 8);
+    for (int t = 0; t < NT; ++t) {
+      acc0[t] = _mm256_fmadd_ps(w0, _mm256_loadu_ps(x[t] + i), acc0[t]);
+      acc1[t] = _mm256_fmadd_ps(w1, _mm256_loadu_ps(x[t] + i + 8), acc1[t]);
+    }
+  }
+  for (; i + 8 <= n; i += 8) {
+    const __m256 w0 = load8(w + i);
+    for (int t = 0; t < NT; ++t) acc0[t] = _mm256_fmadd_ps(w0, _mm256_loadu_ps(x[t] + i), acc0[t]);
+  }
+  for (int t = 0; t < NT; ++t) {
+    float s = hsum(_mm256_add_ps(acc0[t], acc1[t]));
+    for (int64_t j = i; j < n; ++j) s += to_f32(w[j]) * x[t][j];
+    out[t] = s;
+  }
+}
+template <int NT>
+void dot_f32_t(int64_t n, const void* w, const uint8_t* a, size_t s, float* o) { dot_float<float, NT>(n, w, a, s, o); }
+template <int NT>
+void dot_f16_t(int64_t n, const void* w, const uint8_t* a, size_t s, float* o) { dot_float<fp16_t, NT>(n, w, a, s, o); }
+template <int NT>
+void dot_bf16_t(int64_t n, const void* w, const uint8_t* a, size_t s, float* o) { dot_float<bf16_tag, NT>(n, w, a, s, o); }
+QF_ROW_DOT_TILES(row_f32, dot_f32_t)
+QF_ROW_DOT_TILES(row_f16, dot_f16_t)
+QF_ROW_DOT_TILES(row_bf16, dot_bf16_t)
+
+float vec_dot_f32(const float* a, const float* b, int64_t n) {
+  float out;
+  dot_float<float, 1>(n, a, reinterpret_cast<const uint8_t*>(b), 0, &out);
+  return out;
+}
+float vec_dot_f16_f32(const fp16_t* a, const float* b, int64_t n) {
+  float out;
+  dot_float<fp16_t, 1>(n, a, reinterpret_cast<const uint8_t*>(b), 0, &out);
+  return out;
+}
+
+void axpy_f16(float alpha, const fp16_t* x, float* y, int64_t n) {
+  const __m256 a = _mm256_set1_ps(alpha);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_fmadd_ps(a, load8(x + i), _mm256_loadu_ps(y + i)));
+  for (; i < n; ++i) y[i] += alpha * _cvtsh_ss(x[i]);
+}
+
+void f32_to_f16(const float* s, fp16_t* d, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(d + i), _mm256_cvtps_ph(_mm256_loadu_ps(s + i), _MM_FROUND_TO_NEAREST_INT));
+  for (; i < n; ++i) d[i] = _cvtss_sh(s[i], _MM_FROUND_TO_NEAREST_INT);
+}
+
+void f16_to_f32(const fp16_t* s, float* d, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(d + i, load8(s + i));
+  for (; i < n; ++i) d[i] = _cvtsh_ss(s[i]);
+}
+
+float sum_squares(const float* x, int64_t n) {
+  float out;
+  dot_float<float, 1>(n, x, reinterpret_cast<const uint8_t*>(x), 0, &out);
+  return out;
+}
+
+void add(const float* a, const float* b, float* out, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(out + i, _mm256_add_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i)));
+  for (; i < n; ++i) out[i] = a[i] + b[i];
+}
+
+void scale_mul(const float* x, const float* w, float s, float* y, int64_t n) {
+  const __m256 vs = _mm256_set1_ps(s);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_mul_ps(_mm256_loadu_ps(x + i), vs), _mm256_loadu_ps(w + i)));
+  for (; i < n; ++i) y[i] = x[i] * s * w[i];
+}
+
+}  // namespace
+
+void fill_avx2_float_kernels(kernel_table& t) {
+  t.dot_f32 = row_f32;
+  t.dot_f16 = row_f16;
+  t.dot_bf16 = row_bf16;
+  t.vec_dot_f32 = vec_dot_f32;
+  t.vec_dot_f16_f32 = vec_dot_f16_f32;
+  t.axpy_f16 = axpy_f16;
+  t.f32_to_f16 = f32_to_f16;
+  t.f16_to_f32 = f16_to_f32;
+  t.sum_squares = sum_squares;
+  t.add = add;
+  t.scale_mul = scale_mul;
+}
+
+}  // namespace qf::infer::cpu::detail

@@ -1,0 +1,202 @@
+// AVX2/FMA kernels for the quantized weight types.
+//
+// Integer products use the usual x86 idiom: maddubs (unsigned x signed bytes
+// -> pairs of int16) then madd with a vector of ones or of sub-block scales
+// (-> int32). Signed x signed (Q8_0) goes through sign(): |x| * (y with x's
+// sign). Each weight block is unpacked once and dotted with up to k_max_tile
+// activation rows (the prefill tile); sub-block scale and min terms are
+// accumulated as vectors so the only horizontal sums are at the end of a row.
+#include <immintrin.h>
+
+#include "inference/backend/cpu/kernels.h"
+#include "inference/backend/cpu/quants.h"
+
+namespace qf::infer::cpu::detail {
+namespace {
+
+inline float hsum(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+inline float h2f(fp16_t h) { return _cvtsh_ss(h); }
+inline __m256i load(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
+inline __m256i pairs_i32(__m256i u8, __m256i s8) {  // sum of u8*s8 over groups of 4 -> 8 x int32
+  return _mm256_madd_epi16(_mm256_maddubs_epi16(u8, s8), _mm256_set1_epi16(1));
+}
+
+template <int NT>
+void dot_q8_0(int64_t n, const void* w, const uint8_t* acts, size_t stride, float* out) {
+  const auto* x = static_cast<const block_q8_0*>(w);
+  const int64_t nb = n / qk8_0;
+  const block_q8_0* y[NT];
+  __m256 acc[NT];
+  for (int t = 0; t < NT; ++t) {
+    y[t] = reinterpret_cast<const block_q8_0*>(acts + t * stride + nb * sizeof(float));
+    acc[t] = _mm256_setzero_ps();
+  }
+  for (int64_t b = 0; b < nb; ++b) {
+    const __m256i qx = load(x[b].qs);
+    const __m256i ax = _mm256_sign_epi8(qx, qx);
+    const float dx = h2f(x[b].d);
+    for (int t = 0; t < NT; ++t) {
+      const __m256i p = pairs_i32(ax, _mm256_sign_epi8(load(y[t][b].qs), qx));
+      acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(dx * h2f(y[t][b].d)), _mm256_cvtepi32_ps(p), acc[t]);
+    }
+  }
+  for (int t = 0; t < NT; ++t) out[t] = hsum(acc[t]);
+}
+
+template <int NT>
+void dot_q4_0(int64_t n, const void* w, const uint8_t* acts, size_t stride, float* out) {
+  const auto* x = static_cast<const block_q4_0*>(w);
+  const int64_t nb = n / qk4_0;
+  const block_q8_0* y[NT];
+  __m256 acc[NT];
+  for (int t = 0; t < NT; ++t) {
+    y[t] = reinterpret_cast<const block_q8_0*>(acts + t * stride + nb * sizeof(float));
+    acc[t] = _mm256_setzero_ps();
+  }
+  const __m256i m4 = _mm256_set1_epi8(0x0F), off = _mm256_set1_epi8(8);
+  for (int64_t b = 0; b < nb; ++b) {
+    const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x[b].qs));
+    const __m256i qx = _mm256_sub_epi8(_mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(raw, 4), raw), m4), off);
+    const __m256i ax = _mm256_sign_epi8(qx, qx);
+    const float dx = h2f(x[b].d);
+    for (int t = 0; t < NT; ++t) {
+      const __m256i p = pairs_i32(ax, _mm256_sign_epi8(load(y[t][b].qs), qx));
+      acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(dx * h2f(y[t][b].d)), _mm256_cvtepi32_ps(p), acc[t]);
+    }
+  }
+  for (int t = 0; t < NT; ++t) out[t] = hsum(acc[t]);
+}
+
+// m_j * (bsums[2j] + bsums[2j+1]) for j < 8, as 8 x int32.
+inline __m256i mins_term(__m128i mins_pairs16_lo, __m128i mins_pairs16_hi, const int16_t* bsums) {
+  const __m256i m = _mm256_set_m128i(mins_pairs16_hi, mins_pairs16_lo);
+  return _mm256_madd_epi16(m, load(bsums));
+}
+
+template <int NT, bool FIVE>
+void dot_qk45(int64_t n, const void* w, const uint8_t* acts, size_t stride, float* out) {
+  const int64_t nb = n / qk_k;
+  const block_q8_k* y[NT];
+  __m256 acc[NT], accm[NT];
+  for (int t = 0; t < NT; ++t) {
+    y[t] = reinterpret_cast<const block_q8_k*>(acts + t * stride);
+    acc[t] = accm[t] = _mm256_setzero_ps();
+  }
+  const __m256i m4 = _mm256_set1_epi8(0x0F), one = _mm256_set1_epi8(1);
+  const __m128i dup = _mm_setr_epi8(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7);
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* scales;
+    const uint8_t* qs;
+    const uint8_t* qh = nullptr;
+    float d, dmin;
+    if constexpr (FIVE) {
+      const auto& blk = static_cast<const block_q5_k*>(w)[b];
+      scales = blk.scales, qs = blk.qs, qh = blk.qh, d = h2f(blk.d), dmin = h2f(blk.dmin);
+    } else {
+      const auto& blk = static_cast<const block_q4_k*>(w)[b];
+      scales = blk.scales, qs = blk.qs, d = h2f(blk.d), dmin = h2f(blk.dmin);
+    }
+    alignas(16) uint8_t sc[8], mn[16];
+    unpack_scale_min_k4(scales, sc, mn);
+    const __m128i mp = _mm_shuffle_epi8(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(mn)), dup);
+    const __m128i mp_lo = _mm_cvtepu8_epi16(mp), mp_hi = _mm_cvtepu8_epi16(_mm_srli_si128(mp, 8));
+    __m256i sumi[NT];
+    for (int t = 0; t < NT; ++t) sumi[t] = _mm256_setzero_si256();
+    __m256i hbits = FIVE ? load(qh) : _mm256_setzero_si256();
+    for (int p = 0; p < 4; ++p) {
+      const __m256i q = load(qs + 32 * p);
+      __m256i lo = _mm256_and_si256(q, m4);
+      __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+      if constexpr (FIVE) {
+        lo = _mm256_or_si256(lo, _mm256_slli_epi16(_mm256_and_si256(hbits, one), 4));
+        hi = _mm256_or_si256(hi, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hbits, 1), one), 4));
+        hbits = _mm256_srli_epi16(hbits, 2);
+      }
+      const __m256i s_lo = _mm256_set1_epi16(sc[2 * p]), s_hi = _mm256_set1_epi16(sc[2 * p + 1]);
+      for (int t = 0; t < NT; ++t) {
+        const int8_t* yq = y[t][b].qs + 64 * p;
+        const __m256i a = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, load(yq)), s_lo);
+        const __m256i c = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, load(yq + 32)), s_hi);
+        sumi[t] = _mm256_add_epi32(sumi[t], _mm256_add_epi32(a, c));
+      }
+    }
+    for (int t = 0; t < NT; ++t) {
+      const float yd = y[t][b].d;
+      acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(d * yd), _mm256_cvtepi32_ps(sumi[t]), acc[t]);
+      const __m256i mt = mins_term(mp_lo, mp_hi, y[t][b].bsums);
+      accm[t] = _mm256_fmadd_ps(_mm256_set1_ps(dmin * yd), _mm256_cvtepi32_ps(mt), accm[t]);
+    }
+  }
+  for (int t = 0; t < NT; ++t) out[t] = hsum(acc[t]) - hsum(accm[t]);
+}
+template <int NT>
+void dot_q4_k_t(int64_t n, const void* w, const uint8_t* a, size_t s, float* o) { dot_qk45<NT, false>(n, w, a, s, o); }
+template <int NT>
+void dot_q5_k_t(int64_t n, const void* w, const uint8_t* a, size_t s, float* o) { dot_qk45<NT, true>(n, w, a, s, o); }
+
+template <int NT>
+void dot_q6_k(int64_t n, const void* w, const uint8_t* acts, size_t stride, float* out) {
+  const auto* x = static_cast<const block_q6_k*>(w);
+  const int64_t nb = n / qk_k;
+  const block_q8_k* y[NT];
+  __m256 acc[NT];
+  for (int t = 0; t < NT; ++t) {
+    y[t] = reinterpret_cast<const block_q8_k*>(acts + t * stride);
+    acc[t] = _mm256_setzero_ps();
+  }
+  const __m256i m4 = _mm256_set1_epi8(0x0F), m2 = _mm256_set1_epi8(3);
+  for (int64_t b = 0; b < nb; ++b) {
+    const int8_t* sc = x[b].scales;
+    const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sc)));
+    __m256i sumi[NT];
+    for (int t = 0; t < NT; ++t)  // the -32 offset: -32 * sum_j sc_j * bsum_j
+      sumi[t] = _mm256_slli_epi32(_mm256_sub_epi32(_mm256_setzero_si256(), _mm256_madd_epi16(sc16, load(y[t][b].bsums))), 5);
+    for (int c = 0; c < 2; ++c) {
+      const __m256i ql0 = load(x[b].ql + 64 * c), ql1 = load(x[b].ql + 64 * c + 32);
+      const __m256i qh = load(x[b].qh + 32 * c);
+      const __m256i q[4] = {
+          _mm256_or_si256(_mm256_and_si256(ql0, m4), _mm256_slli_epi16(_mm256_and_si256(qh, m2), 4)),
+          _mm256_or_si256(_mm256_and_si256(ql1, m4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2), m2), 4)),
+          _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), m4),
+                          _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 4), m2), 4)),
+          _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), m4),
+                          _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 6), m2), 4))};
+      __m256i s[4];
+      for (int k = 0; k < 4; ++k)
+        s[k] = _mm256_set_m128i(_mm_set1_epi16(sc[8 * c + 2 * k + 1]), _mm_set1_epi16(sc[8 * c + 2 * k]));
+      for (int t = 0; t < NT; ++t) {
+        const int8_t* yq = y[t][b].qs + 128 * c;
+        for (int k = 0; k < 4; ++k)
+          sumi[t] = _mm256_add_epi32(sumi[t], _mm256_madd_epi16(_mm256_maddubs_epi16(q[k], load(yq + 32 * k)), s[k]));
+      }
+    }
+    const float d = h2f(x[b].d);
+    for (int t = 0; t < NT; ++t)
+      acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(d * y[t][b].d), _mm256_cvtepi32_ps(sumi[t]), acc[t]);
+  }
+  for (int t = 0; t < NT; ++t) out[t] = hsum(acc[t]);
+}
+
+QF_ROW_DOT_TILES(row_q8_0, dot_q8_0)
+QF_ROW_DOT_TILES(row_q4_0, dot_q4_0)
+QF_ROW_DOT_TILES(row_q4_k, dot_q4_k_t)
+QF_ROW_DOT_TILES(row_q5_k, dot_q5_k_t)
+QF_ROW_DOT_TILES(row_q6_k, dot_q6_k)
+
+}  // namespace
+
+void fill_avx2_kernels(kernel_table& t) {
+  t.dot_q8_0 = row_q8_0;
+  t.dot_q4_0 = row_q4_0;
+  t.dot_q4_k = row_q4_k;
+  t.dot_q5_k = row_q5_k;
+  t.dot_q6_k = row_q6_k;
+  fill_avx2_float_kernels(t);
+}
+
+}  // namespace qf::infer::cpu::detail
