@@ -92,6 +92,39 @@ TEST(bpe_synthetic, special_tokens_and_flags) {
   EXPECT_TRUE(tok->is_control(eot));
 }
 
+TEST(bpe_synthetic, qwen25_coder_fim_spellings) {
+  auto v = tiny_bpe({"a b"});
+  const std::vector<std::string> names = {"<|fim_prefix|>", "<|fim_middle|>", "<|fim_suffix|>", "<|fim_pad|>",
+                                          "<|repo_name|>",  "<|file_sep|>",   "<|im_end|>"};
+  std::vector<int32_t> ids;
+  for (const auto& n : names) {
+    ids.push_back(static_cast<int32_t>(v.tokens.size()));
+    v.tokens.push_back(n);
+    v.types.push_back(3);
+  }
+  auto tok = tokenizer::from_vocab(v);
+  const auto& s = tok->special();
+  EXPECT_EQ(s.fim_pre, ids[0]);
+  EXPECT_EQ(s.fim_mid, ids[1]);
+  EXPECT_EQ(s.fim_suf, ids[2]);
+  EXPECT_EQ(s.fim_pad, ids[3]);
+  EXPECT_EQ(s.fim_rep, ids[4]);
+  EXPECT_EQ(s.fim_sep, ids[5]);
+  EXPECT_EQ(s.eot, ids[6]);  // <|im_end|> preferred over <|endoftext|>
+  for (int i : {3, 4, 5, 6}) EXPECT_TRUE(tok->is_eog(ids[i])) << names[i];
+  for (int i : {0, 1, 2}) EXPECT_FALSE(tok->is_eog(ids[i])) << names[i];
+  EXPECT_TRUE(tok->is_eog(s.eos));  // <|endoftext|>
+  // Metadata ids win over spellings.
+  v.special.fim_pre = ids[1];
+  EXPECT_EQ(tokenizer::from_vocab(v)->special().fim_pre, ids[1]);
+  // A FIM prompt assembled from ids and text round-trips through parse_special.
+  std::string prompt = "<|fim_prefix|>ab<|fim_suffix|>ba<|fim_middle|>";
+  auto enc = tok->encode(prompt, false, true);
+  ASSERT_GE(enc.size(), 5u);
+  EXPECT_EQ(enc.front(), ids[0]);
+  EXPECT_EQ(enc.back(), ids[1]);
+}
+
 TEST(bpe_synthetic, loader_errors_name_the_problem) {
   auto v = tiny_bpe({"a b"});
   v.model = "wordpiece";
