@@ -74,7 +74,7 @@ class Block(nn.Module):
         self.w_up = nn.Linear(cfg.dim, cfg.ffn, bias=False)
         self.w_down = nn.Linear(cfg.ffn, cfg.dim, bias=False)
 
-    def forward(self, x, rot, mask):
+    def forward(self, x, rot, mask, cache=None):
         cfg = self.cfg
         B, T, _ = x.shape
         hd = cfg.head_dim
@@ -83,6 +83,11 @@ class Block(nn.Module):
         k = self.wk(h).view(B, T, cfg.n_head_kv, hd).transpose(1, 2)
         v = self.wv(h).view(B, T, cfg.n_head_kv, hd).transpose(1, 2)
         q, k = apply_rope(q, rot), apply_rope(k, rot)
+        if cache is not None:             # cache: dict holding this layer's roped K and V so far
+            if "k" in cache:
+                k = torch.cat((cache["k"], k), dim=2)
+                v = torch.cat((cache["v"], v), dim=2)
+            cache["k"], cache["v"] = k, v
         rep = cfg.n_head // cfg.n_head_kv
         if rep > 1:
             k = k.repeat_interleave(rep, dim=1)
@@ -113,13 +118,16 @@ class Llama(nn.Module):
         if isinstance(m, (nn.Linear, nn.Embedding)):
             nn.init.normal_(m.weight, std=0.02)
 
-    def forward(self, idx):
+    def forward(self, idx, caches=None):
+        """Logits for every position. With `caches` (one dict per layer, initially empty)
+        the tokens are appended after those already cached (incremental decoding)."""
         B, T = idx.shape
-        rot = rope_tables(self.cfg, T, idx.device)
-        mask = torch.full((T, T), float("-inf"), device=idx.device).triu(1)
+        past = caches[0]["k"].shape[2] if caches and "k" in caches[0] else 0
+        rot = rope_tables(self.cfg, past + T, idx.device)[past:]
+        mask = torch.full((T, past + T), float("-inf"), device=idx.device).triu(past + 1)
         x = self.tok(idx)
-        for b in self.blocks:
-            x = b(x, rot, mask)
+        for i, b in enumerate(self.blocks):
+            x = b(x, rot, mask, None if caches is None else caches[i])
         x = self.norm(x)
         w = self.tok.weight if self.out is None else self.out.weight
         return x @ w.t()
@@ -129,18 +137,22 @@ class Llama(nn.Module):
 
 
 @torch.no_grad()
-def greedy(model, prompt, n_new, stop_ids=()):
-    """Greedy continuation (argmax, lowest id on ties) without a KV cache: recomputes the
-    whole sequence each step, the simplest reference for the engine's output."""
+def greedy(model, prompt, n_new, stop_ids=(), stop_fn=None, cached=True):
+    """Greedy continuation (argmax, lowest id on ties) of `prompt`, at most n_new tokens and
+    never past the training context. Stops after a token in stop_ids or when stop_fn(out)
+    is true. cached=False recomputes the whole sequence each step (the simplest reference)."""
     ids = list(prompt)
     out = []
+    caches = [dict() for _ in model.blocks] if cached else None
+    step_in = ids
     for _ in range(n_new):
         if len(ids) >= model.cfg.ctx:
             break
-        logits = model(torch.tensor([ids]))[0, -1]
+        logits = model(torch.tensor([step_in if cached else ids]), caches)[0, -1]
         nxt = int(torch.argmax(logits).item())   # torch.argmax returns the first maximum
         out.append(nxt)
         ids.append(nxt)
-        if nxt in stop_ids:
+        step_in = [nxt]
+        if nxt in stop_ids or (stop_fn and stop_fn(out)):
             break
     return out
