@@ -1,4 +1,257 @@
+// AVX-512 + VNNI kernels for the quantized weight types.
+//
+// vpdpbusd multiplies unsigned by signed bytes and sums groups of four
+// straight into int32 lanes, replacing the maddubs/madd pair of AVX2:
+//  - Q8_0: two 32-byte blocks per register; x's sign is moved onto y
+//    (|x| * ±y) with a mask, and per-block scales are applied as a vector
+//    whose low half holds block b's scale and high half block b+1's.
+//  - Q4_0: nibbles stay unsigned (0..15); the -8 offset is folded in once per
+//    block with the activation block sums s = d_y * sum(q_y) that matmul
+//    stored next to the Q8_0 activation blocks.
+//  - Q4_K/Q5_K/Q6_K: sub-block dot products land in their own int32 lanes and
+//    are multiplied by the matching integer sub-block scales; min/offset terms
+//    come from the Q8_K 16-value sums.
+#include <immintrin.h>
+
 #include "inference/backend/cpu/kernels.h"
+#include "inference/backend/cpu/quants.h"
+
 namespace qf::infer::cpu::detail {
-void fill_avx512_kernels(kernel_table& t) { fill_avx512_float_kernels(t); }
+namespace {
+
+inline float h2f(fp16_t h) { return _cvtsh_ss(h); }
+inline __m256i load256(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
+inline __m512i load512(const void* p) { return _mm512_loadu_si512(p); }
+inline __m512i join(__m256i lo, __m256i hi) { return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1); }
+inline __m512 halves(float lo, float hi) { return _mm512_mask_blend_ps(0xFF00, _mm512_set1_ps(lo), _mm512_set1_ps(hi)); }
+inline __m512i halves_i32(int lo, int hi) {
+  return _mm512_mask_blend_epi32(0xFF00, _mm512_set1_epi32(lo), _mm512_set1_epi32(hi));
 }
+inline float hsum256(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+template <int NT>
+void dot_q8_0(int64_t n, const void* w, const uint8_t* acts, size_t stride, float* out) {
+  const auto* x = static_cast<const block_q8_0*>(w);
+  const int64_t nb = n / qk8_0;
+  const block_q8_0* y[NT];
+  __m512 acc[NT];
+  for (int t = 0; t < NT; ++t) {
+    y[t] = reinterpret_cast<const block_q8_0*>(acts + t * stride + nb * sizeof(float));
+    acc[t] = _mm512_setzero_ps();
+  }
+  const __m512i zero = _mm512_setzero_si512();
+  int64_t b = 0;
+  for (; b + 2 <= nb; b += 2) {
+    const __m512i qx = join(load256(x[b].qs), load256(x[b + 1].qs));
+    const __mmask64 neg = _mm512_movepi8_mask(qx);
+    const __m512i ax = _mm512_abs_epi8(qx);
+    const float d0 = h2f(x[b].d), d1 = h2f(x[b + 1].d);
+    for (int t = 0; t < NT; ++t) {
+      const __m512i qy = join(load256(y[t][b].qs), load256(y[t][b + 1].qs));
+      const __m512i sy = _mm512_mask_sub_epi8(qy, neg, zero, qy);
+      const __m512i p = _mm512_dpbusd_epi32(zero, ax, sy);
+      acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), halves(d0 * h2f(y[t][b].d), d1 * h2f(y[t][b + 1].d)), acc[t]);
+    }
+  }
+  for (int t = 0; t < NT; ++t) {
+    float s = _mm512_reduce_add_ps(acc[t]);
+    for (int64_t r = b; r < nb; ++r) {  // odd block count: one 256-bit step
+      const __m256i qx = load256(x[r].qs);
+      const __m256i p = _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_abs_epi8(qx),
+                                            _mm256_sign_epi8(load256(y[t][r].qs), qx));
+      s += hsum256(_mm256_cvtepi32_ps(p)) * (h2f(x[r].d) * h2f(y[t][r].d));
+    }
+    out[t] = s;
+  }
+}
+
+template <int NT>
+void dot_q4_0(int64_t n, const void* w, const uint8_t* acts, size_t stride, float* out) {
+  const auto* x = static_cast<const block_q4_0*>(w);
+  const int64_t nb = n / qk4_0;
+  const block_q8_0* y[NT];
+  const float* ys[NT];
+  __m512 acc[NT];
+  float off[NT];
+  for (int t = 0; t < NT; ++t) {
+    ys[t] = reinterpret_cast<const float*>(acts + t * stride);
+    y[t] = reinterpret_cast<const block_q8_0*>(acts + t * stride + nb * sizeof(float));
+    acc[t] = _mm512_setzero_ps();
+    off[t] = 0;
+  }
+  const __m512i zero = _mm512_setzero_si512();
+  const __m256i m4 = _mm256_set1_epi8(0x0F);
+  int64_t b = 0;
+  for (; b + 2 <= nb; b += 2) {
+    const __m256i raw = _mm256_set_m128i(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x[b + 1].qs)),
+                                         _mm_loadu_si128(reinterpret_cast<const __m128i*>(x[b].qs)));
+    const __m256i lo = _mm256_and_si256(raw, m4), hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4);
+    __m512i q = join(lo, hi);                            // [lo b, lo b+1, hi b, hi b+1]
+    q = _mm512_shuffle_i64x2(q, q, _MM_SHUFFLE(3, 1, 2, 0));  // [lo b, hi b, lo b+1, hi b+1]
+    const float d0 = h2f(x[b].d), d1 = h2f(x[b + 1].d);
+    for (int t = 0; t < NT; ++t) {
+      const __m512i qy = join(load256(y[t][b].qs), load256(y[t][b + 1].qs));
+      const __m512i p = _mm512_dpbusd_epi32(zero, q, qy);
+      acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), halves(d0 * h2f(y[t][b].d), d1 * h2f(y[t][b + 1].d)), acc[t]);
+      off[t] += d0 * ys[t][b] + d1 * ys[t][b + 1];
+    }
+  }
+  for (int t = 0; t < NT; ++t) {
+    float s = _mm512_reduce_add_ps(acc[t]) - 8.0f * off[t];
+    for (int64_t r = b; r < nb; ++r) {
+      int sum = 0;
+      for (int j = 0; j < qk4_0 / 2; ++j)
+        sum += ((x[r].qs[j] & 0xF) - 8) * y[t][r].qs[j] + ((x[r].qs[j] >> 4) - 8) * y[t][r].qs[j + 16];
+      s += sum * (h2f(x[r].d) * h2f(y[t][r].d));
+    }
+    out[t] = s;
+  }
+}
+
+template <int NT, bool FIVE>
+void dot_qk45(int64_t n, const void* w, const uint8_t* acts, size_t stride, float* out) {
+  const int64_t nb = n / qk_k;
+  const block_q8_k* y[NT];
+  __m512 acc[NT];
+  __m256 accm[NT];
+  for (int t = 0; t < NT; ++t) {
+    y[t] = reinterpret_cast<const block_q8_k*>(acts + t * stride);
+    acc[t] = _mm512_setzero_ps();
+    accm[t] = _mm256_setzero_ps();
+  }
+  const __m512i m4 = _mm512_set1_epi8(0x0F), sixteen = _mm512_set1_epi8(16), zero = _mm512_setzero_si512();
+  const __m128i dup = _mm_setr_epi8(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7);
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* scales;
+    const uint8_t* qs;
+    const uint8_t* qh = nullptr;
+    float d, dmin;
+    if constexpr (FIVE) {
+      const auto& blk = static_cast<const block_q5_k*>(w)[b];
+      scales = blk.scales, qs = blk.qs, qh = blk.qh, d = h2f(blk.d), dmin = h2f(blk.dmin);
+    } else {
+      const auto& blk = static_cast<const block_q4_k*>(w)[b];
+      scales = blk.scales, qs = blk.qs, d = h2f(blk.d), dmin = h2f(blk.dmin);
+    }
+    alignas(16) uint8_t sc[8], mn[16];
+    unpack_scale_min_k4(scales, sc, mn);
+    const __m256i mp = _mm256_cvtepu8_epi16(_mm_shuffle_epi8(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(mn)), dup));
+    const __m512i qhz = FIVE ? _mm512_broadcast_i64x4(load256(qh)) : zero;
+    __m512i sumi[NT];
+    for (int t = 0; t < NT; ++t) sumi[t] = zero;
+    for (int h = 0; h < 2; ++h) {
+      // Bytes 0..31: sub-blocks 4h (low nibbles) and 4h+1 (high); 32..63: 4h+2 and 4h+3.
+      const __m512i q = load512(qs + 64 * h);
+      __m512i lo = _mm512_and_si512(q, m4);                         // sub-blocks 4h | 4h+2
+      __m512i hi = _mm512_and_si512(_mm512_srli_epi16(q, 4), m4);  // sub-blocks 4h+1 | 4h+3
+      if constexpr (FIVE) {
+        const __mmask64 klo = _mm512_test_epi8_mask(
+            qhz, _mm512_mask_blend_epi32(0xFF00, _mm512_set1_epi8(static_cast<char>(1 << (4 * h))),
+                                         _mm512_set1_epi8(static_cast<char>(1 << (4 * h + 2)))));
+        const __mmask64 khi = _mm512_test_epi8_mask(
+            qhz, _mm512_mask_blend_epi32(0xFF00, _mm512_set1_epi8(static_cast<char>(1 << (4 * h + 1))),
+                                         _mm512_set1_epi8(static_cast<char>(1 << (4 * h + 3)))));
+        lo = _mm512_mask_add_epi8(lo, klo, lo, sixteen);
+        hi = _mm512_mask_add_epi8(hi, khi, hi, sixteen);
+      }
+      const __m512i s_lo = halves_i32(sc[4 * h], sc[4 * h + 2]);
+      const __m512i s_hi = halves_i32(sc[4 * h + 1], sc[4 * h + 3]);
+      for (int t = 0; t < NT; ++t) {
+        const int8_t* yq = y[t][b].qs + 128 * h;
+        const __m512i ylo = join(load256(yq), load256(yq + 64));
+        const __m512i yhi = join(load256(yq + 32), load256(yq + 96));
+        const __m512i a = _mm512_mullo_epi32(_mm512_dpbusd_epi32(zero, lo, ylo), s_lo);
+        const __m512i c = _mm512_mullo_epi32(_mm512_dpbusd_epi32(zero, hi, yhi), s_hi);
+        sumi[t] = _mm512_add_epi32(sumi[t], _mm512_add_epi32(a, c));
+      }
+    }
+    for (int t = 0; t < NT; ++t) {
+      const float yd = y[t][b].d;
+      acc[t] = _mm512_fmadd_ps(_mm512_set1_ps(d * yd), _mm512_cvtepi32_ps(sumi[t]), acc[t]);
+      const __m256i mt = _mm256_madd_epi16(mp, load256(y[t][b].bsums));
+      accm[t] = _mm256_fmadd_ps(_mm256_set1_ps(dmin * yd), _mm256_cvtepi32_ps(mt), accm[t]);
+    }
+  }
+  for (int t = 0; t < NT; ++t) out[t] = _mm512_reduce_add_ps(acc[t]) - hsum256(accm[t]);
+}
+template <int NT>
+void dot_q4_k_t(int64_t n, const void* w, const uint8_t* a, size_t s, float* o) { dot_qk45<NT, false>(n, w, a, s, o); }
+template <int NT>
+void dot_q5_k_t(int64_t n, const void* w, const uint8_t* a, size_t s, float* o) { dot_qk45<NT, true>(n, w, a, s, o); }
+
+template <int NT>
+void dot_q6_k(int64_t n, const void* w, const uint8_t* acts, size_t stride, float* out) {
+  const auto* x = static_cast<const block_q6_k*>(w);
+  const int64_t nb = n / qk_k;
+  const block_q8_k* y[NT];
+  __m512 acc[NT];
+  __m256 accb[NT];
+  for (int t = 0; t < NT; ++t) {
+    y[t] = reinterpret_cast<const block_q8_k*>(acts + t * stride);
+    acc[t] = _mm512_setzero_ps();
+    accb[t] = _mm256_setzero_ps();
+  }
+  const __m512i m4 = _mm512_set1_epi8(0x0F), m2 = _mm512_set1_epi8(3), zero = _mm512_setzero_si512();
+  // Lane k of a dot product covers bytes 4k..4k+3, i.e. 16-value sub-block k / 4 of the 64 bytes.
+  const __m512i idx[4] = {
+      _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3),
+      _mm512_setr_epi32(4, 4, 4, 4, 5, 5, 5, 5, 6, 6, 6, 6, 7, 7, 7, 7),
+      _mm512_setr_epi32(8, 8, 8, 8, 9, 9, 9, 9, 10, 10, 10, 10, 11, 11, 11, 11),
+      _mm512_setr_epi32(12, 12, 12, 12, 13, 13, 13, 13, 14, 14, 14, 14, 15, 15, 15, 15)};
+  for (int64_t b = 0; b < nb; ++b) {
+    const __m128i sc8 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x[b].scales));
+    const __m512i sc32 = _mm512_cvtepi8_epi32(sc8);
+    const __m256i sc16 = _mm256_cvtepi8_epi16(sc8);
+    __m512i sumi[NT];
+    for (int t = 0; t < NT; ++t) sumi[t] = zero;
+    for (int c = 0; c < 2; ++c) {
+      const __m512i ql = load512(x[b].ql + 64 * c);
+      const __m256i qh = load256(x[b].qh + 32 * c);
+      const __m512i qhA = join(qh, _mm256_srli_epi16(qh, 2));
+      const __m512i qhB = join(_mm256_srli_epi16(qh, 4), _mm256_srli_epi16(qh, 6));
+      const __m512i q12 = _mm512_or_si512(_mm512_and_si512(ql, m4), _mm512_slli_epi16(_mm512_and_si512(qhA, m2), 4));
+      const __m512i q34 = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(ql, 4), m4),
+                                          _mm512_slli_epi16(_mm512_and_si512(qhB, m2), 4));
+      const __m512i s12 = _mm512_permutexvar_epi32(idx[2 * c], sc32);
+      const __m512i s34 = _mm512_permutexvar_epi32(idx[2 * c + 1], sc32);
+      for (int t = 0; t < NT; ++t) {
+        const int8_t* yq = y[t][b].qs + 128 * c;
+        const __m512i a = _mm512_mullo_epi32(_mm512_dpbusd_epi32(zero, q12, load512(yq)), s12);
+        const __m512i e = _mm512_mullo_epi32(_mm512_dpbusd_epi32(zero, q34, load512(yq + 64)), s34);
+        sumi[t] = _mm512_add_epi32(sumi[t], _mm512_add_epi32(a, e));
+      }
+    }
+    const float d = h2f(x[b].d);
+    for (int t = 0; t < NT; ++t) {
+      const float dd = d * y[t][b].d;
+      acc[t] = _mm512_fmadd_ps(_mm512_set1_ps(dd), _mm512_cvtepi32_ps(sumi[t]), acc[t]);
+      const __m256i bias = _mm256_madd_epi16(sc16, load256(y[t][b].bsums));
+      accb[t] = _mm256_fmadd_ps(_mm256_set1_ps(32.0f * dd), _mm256_cvtepi32_ps(bias), accb[t]);
+    }
+  }
+  for (int t = 0; t < NT; ++t) out[t] = _mm512_reduce_add_ps(acc[t]) - hsum256(accb[t]);
+}
+
+QF_ROW_DOT_TILES(row_q8_0, dot_q8_0)
+QF_ROW_DOT_TILES(row_q4_0, dot_q4_0)
+QF_ROW_DOT_TILES(row_q4_k, dot_q4_k_t)
+QF_ROW_DOT_TILES(row_q5_k, dot_q5_k_t)
+QF_ROW_DOT_TILES(row_q6_k, dot_q6_k)
+
+}  // namespace
+
+void fill_avx512_kernels(kernel_table& t) {
+  t.dot_q8_0 = row_q8_0;
+  t.dot_q4_0 = row_q4_0;
+  t.dot_q4_k = row_q4_k;
+  t.dot_q5_k = row_q5_k;
+  t.dot_q6_k = row_q6_k;
+  fill_avx512_float_kernels(t);
+}
+
+}  // namespace qf::infer::cpu::detail
