@@ -24,7 +24,34 @@ local function check(cond, msg)
   out('ok ' .. checks .. ' - ' .. msg)
 end
 
+-- The module's conversion of LSP items into complete-items, on a scratch buffer.
+local function unit_checks(qf)
+  local b = vim.api.nvim_create_buf(false, true)
+  vim.api.nvim_buf_set_lines(b, 0, -1, false, { 'x = 1', '    fo', 'é = foo' })
+  local function te(l1, c1, l2, c2, text)
+    return { label = text, textEdit = { newText = text, range = {
+      start = { line = l1, character = c1 }, ['end'] = { line = l2, character = c2 } } } }
+  end
+  -- Cursor after "    fo" (row 1, byte 6); one item replaces "fo", one inserts at the cursor.
+  local start, items = qf.to_complete_items(b, { isIncomplete = false, items = {
+    te(1, 4, 1, 6, 'for x in y:'), te(1, 6, 1, 6, 'o()\n    pass'), { label = 'lbl' }, te(0, 0, 0, 0, 'other line'),
+  } }, 1, 6)
+  check(start == 4, 'complete-items start at the earliest edit start')
+  check(#items == 3, 'items on other lines are dropped')
+  check(items[1].word == 'for x in y:', 'replacing edit keeps its text')
+  check(items[2].word == 'foo()' and items[2].user_data.quickfill.rest == '    pass',
+        'inserting edit gets the replaced prefix; further lines go to user_data')
+  check(items[3].word == 'folbl', 'items without textEdit insert at the cursor')
+  -- UTF-16 columns: "é" is 1 UTF-16 unit but 2 bytes.
+  local s2, it2 = qf.to_complete_items(b, { te(2, 4, 2, 7, 'foo.bar') }, 2, 8)
+  check(s2 == 5 and it2[1].word == 'foo.bar', 'UTF-16 character offsets become byte columns')
+  check(#select(2, qf.to_complete_items(b, vim.NIL, 0, 0)) == 0, 'null answer, no items')
+  check(#select(2, qf.to_complete_items(b, { items = {} }, 0, 0)) == 0, 'empty list, no items')
+  vim.api.nvim_buf_delete(b, { force = true })
+end
+
 local function run()
+  unit_checks(require('quickfill'))
   local bin = os.getenv('QUICKFILL_BIN') or ''
   local model = os.getenv('QUICKFILL_MODEL') or ''
   if bin == '' or vim.fn.executable(bin) ~= 1 then
@@ -103,6 +130,9 @@ local function run()
   check(status.modelLoaded == true, 'model loaded: ' .. vim.inspect(status))
 
   -- Type "for line in " on line 10 character by character, as a user would.
+  -- The script runs in normal mode: 'virtualedit' lets the cursor sit after the
+  -- last character, where it is in insert mode while typing.
+  vim.o.virtualedit = 'onemore'
   vim.api.nvim_win_set_cursor(0, { 10, 4 })
   for ch in ('for line in '):gmatch('.') do
     local cur = vim.api.nvim_win_get_cursor(0)
@@ -137,7 +167,10 @@ local function run()
   local marks = vim.api.nvim_buf_get_extmarks(bufnr, vim.api.nvim_create_namespace('quickfill_ghost'), 0, -1, { details = true })
   check(#marks == 1 and marks[1][2] == 9, 'one ghost-text extmark on the cursor line')
   local vt = marks[1][4].virt_text
-  check(vt and vt[1] and vt[1][1] == vim.split(text, '\n', { plain = true })[1], 'extmark shows the first line of the item')
+  local first_line = vim.split(text, '\n', { plain = true })[1]
+  -- Neovim shows bytes that are not valid UTF-8 as <xx>, as strtrans() does.
+  check(vt and vt[1] and (vt[1][1] == first_line or vt[1][1] == vim.fn.strtrans(first_line)),
+        'extmark shows the first line of the item: ' .. vim.inspect(vt) .. ' vs ' .. vim.inspect(first_line))
   check(qf.ghost_accept(bufnr), 'accepting ghost text inserts it')
   local joined = table.concat(vim.api.nvim_buf_get_lines(bufnr, 9, -1, false), '\n')
   check(joined:sub(1, #line_before + #text) == line_before .. text, 'buffer holds the accepted text')

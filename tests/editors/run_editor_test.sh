@@ -2,12 +2,21 @@
 # Runs one editor test against the real quickfill binary (registered with CTest
 # in CMakeLists.txt). Usage:
 #   run_editor_test.sh KIND SOURCE_DIR QUICKFILL_BIN WORK_DIR [MODEL_CANDIDATE...]
-# KIND: vscode | nvim | emacs. The model is the first of: $QUICKFILL_TEST_MODEL,
-# then each MODEL_CANDIDATE that exists. Exit status: 0 pass, 1 fail, 77 skip
-# (editor, eglot, node modules or model missing; the message says which).
+# KIND: vscode | nvim | emacs. The model is the first of:
+#   1. $QUICKFILL_TEST_MODEL;
+#   2. each MODEL_CANDIDATE that exists (the default embedded model);
+#   3. stories260K from the shared test data ($QUICKFILL_TEST_DATA, else
+#      $QUICKFILL_TEST_DATA_DEFAULT that CTest sets), converted with
+#      `quickfill gguf from-llama2c` into the build tree: a real trained
+#      (story-telling) model, so its items are real text;
+#   4. a random-weight model written by `quickfill gguf synth`.
+# Exit status: 0 pass, 1 fail, 77 skip (editor, eglot or node modules missing,
+# or no model could be found or built; the message says which).
 set -u
 kind=$1; src=$2; bin=$3; work=$4
 shift 4
+data=${QUICKFILL_TEST_DATA_DEFAULT:-}
+if [ -n "${QUICKFILL_TEST_DATA:-}" ]; then data=$QUICKFILL_TEST_DATA; fi
 
 model=""
 if [ -n "${QUICKFILL_TEST_MODEL:-}" ]; then
@@ -20,14 +29,32 @@ if [ -z "$model" ]; then
   done
 fi
 if [ ! -x "$bin" ]; then echo "quickfill binary not found: $bin" >&2; exit 1; fi
+models="$(dirname "$work")/models"
+if [ -z "$model" ] && [ -f "$data/stories260K/stories260K.bin" ] && [ -f "$data/stories260K/tok512.bin" ]; then
+  mkdir -p "$models"
+  m="$models/stories260K.gguf"
+  if [ ! -f "$m" ]; then
+    "$bin" gguf from-llama2c "$data/stories260K/stories260K.bin" "$data/stories260K/tok512.bin" -o "$m.tmp.$$" &&
+      mv "$m.tmp.$$" "$m"
+  fi
+  [ -f "$m" ] && model=$m
+fi
+if [ -z "$model" ]; then
+  mkdir -p "$models"
+  m="$models/synth-tiny.gguf"
+  if [ ! -f "$m" ]; then
+    "$bin" gguf synth --preset tiny --ctx 2048 -o "$m.tmp.$$" && mv "$m.tmp.$$" "$m"
+  fi
+  [ -f "$m" ] && model=$m
+fi
 echo "binary: $bin"
-echo "model:  ${model:-<none found; tried: \$QUICKFILL_TEST_MODEL $*>}"
+echo "model:  ${model:-<none found or built; tried: \$QUICKFILL_TEST_MODEL $* $data/stories260K, gguf synth>}"
 
 mkdir -p "$work"
 export QUICKFILL_BIN="$bin"
 export QUICKFILL_MODEL="$model"
 no_model_skip() {
-  echo "SKIP: no model file found (set QUICKFILL_TEST_MODEL, or commit models/quickfill-tiny-code.gguf);"
+  echo "SKIP: no model file could be found or built (set QUICKFILL_TEST_MODEL);"
   echo "      the checks that need no model passed, completion items were not checked"
   exit 77
 }

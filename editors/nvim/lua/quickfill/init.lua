@@ -237,7 +237,8 @@ end
 -- Converts a CompletionList / CompletionItem[] to a start byte column and
 -- complete-items (:help complete-items) for the cursor at (row, col).
 function M.to_complete_items(bufnr, result, row, col)
-  local items = result and (result.items or result) or {}
+  local items = {}
+  if type(result) == 'table' then items = result.items or result end
   local start = col
   local out = {}
   for _, it in ipairs(items) do
@@ -395,7 +396,7 @@ function M.ghost_request(bufnr, explicit, callback)
   }
   call(client, 'request', 'textDocument/inlineCompletion', params, function(err, result)
     local text = nil
-    if not err and result and vim.api.nvim_buf_is_valid(bufnr)
+    if not err and type(result) == 'table' and vim.api.nvim_buf_is_valid(bufnr)
         and vim.api.nvim_buf_get_changedtick(bufnr) == tick then
       local items = result.items or result
       local it = items[1]
