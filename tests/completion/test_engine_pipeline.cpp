@@ -71,6 +71,16 @@ completion_request request(const std::string& text, int64_t line, int64_t col) {
   return r;
 }
 
+// Removes the files the tests wrote.
+class temp_cleanup : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(temp_dir(), ec);
+  }
+};
+const auto* const k_cleanup = ::testing::AddGlobalTestEnvironment(new temp_cleanup);
+
 std::string test_data() {
   if (const char* e = std::getenv("QUICKFILL_TEST_DATA")) return e;
   return QUICKFILL_TEST_DATA_DIR;
