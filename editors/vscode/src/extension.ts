@@ -20,7 +20,7 @@ import {
 } from 'vscode-languageclient/node';
 
 import {
-  ExtensionSettings, readSettings, serverCommand, initializationOptions,
+  ExtensionSettings, readSettings, serverCommand, initializationOptions, serverSettings,
   didChangeConfigurationParams, classifyChange,
 } from './config';
 import {
@@ -132,6 +132,15 @@ async function startClient(): Promise<void> {
     middleware: {
       provideCompletionItem: (document, position, context, token, next) =>
         settings.suggestEnable ? next(document, position, context, token) : undefined,
+      // workspace/configuration for the "quickfill" section gets the server-shaped
+      // object (as initializationOptions), not the extension's own settings.
+      workspace: {
+        configuration: async (params, token, next) => {
+          const res = await next(params, token);
+          if (!Array.isArray(res)) return res;
+          return params.items.map((it, i) => (it.section === 'quickfill' ? serverSettings(settings) : res[i]));
+        },
+      },
     },
   };
   output.appendLine(`starting: ${cmd.command} ${cmd.args.join(' ')}`);
@@ -149,9 +158,6 @@ async function startClient(): Promise<void> {
       `quickfill: could not start '${cmd.command}'. Set quickfill.serverPath (see the quickfill output).`);
     return;
   }
-  client.onNotification('window/showMessage', (p: { type: number; message: string }) => {
-    if (/no model/i.test(p.message)) setState('no-model');
-  });
   await refreshStats();
   // While a model is still loading, ask again every few seconds.
   if (pollTimer) clearInterval(pollTimer);

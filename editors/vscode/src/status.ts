@@ -1,5 +1,5 @@
 // The status-bar item's state: whether the server runs, whether a model is
-// loaded (from `quickfill/stats`, $/progress and window/showMessage), and the
+// loaded and whether one is loading (from `quickfill/status`), and the
 // last completion latency (from `quickfill/stats`). Pure: extension.ts only
 // copies text/tooltip onto a vscode.StatusBarItem.
 //

@@ -108,20 +108,34 @@ local function quickfill_clients(bufnr)
   return out
 end
 
--- Position of the cursor (or `row`/`byte_col`) as LSP UTF-16 position.
+-- UTF-16 <-> byte columns. Neovim 0.11 changed the signatures of
+-- vim.str_utfindex / vim.str_byteindex (an encoding argument first).
+local new_index_api = vim.fn.has('nvim-0.11') == 1
+
+local function utf16_col(line, byte_col)
+  if new_index_api then return vim.str_utfindex(line, 'utf-16', byte_col, false) end
+  local _, utf16 = vim.str_utfindex(line, byte_col)
+  return utf16
+end
+
+-- LSP position (UTF-16 character) of byte column `byte_col` on `row`.
 local function lsp_position(bufnr, row, byte_col)
   local line = vim.api.nvim_buf_get_lines(bufnr, row, row + 1, false)[1] or ''
   byte_col = math.min(byte_col, #line)
-  local _, utf16 = vim.str_utfindex(line, byte_col)
-  return { line = row, character = utf16 }
+  return { line = row, character = utf16_col(line, byte_col) }
 end
 
--- Byte column of an LSP UTF-16 position on `row`.
+-- Byte column of an LSP UTF-16 position on `row` (clamped to the line's end).
 local function byte_col(bufnr, row, character)
   local line = vim.api.nvim_buf_get_lines(bufnr, row, row + 1, false)[1] or ''
-  local ok, col = pcall(vim.str_byteindex, line, character, true)
-  if not ok then return #line end
-  return col
+  local ok, col
+  if new_index_api then
+    ok, col = pcall(vim.str_byteindex, line, 'utf-16', character, false)
+  else
+    ok, col = pcall(vim.str_byteindex, line, character, true)
+  end
+  if not ok or col == nil then return #line end
+  return math.min(col, #line)
 end
 
 function M.get_client(bufnr)
