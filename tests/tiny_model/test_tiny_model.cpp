@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
+#include <cctype>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -175,7 +176,9 @@ TEST_F(TinyModel, ShippedFileHasLlamaMetadataAndFimTokens) {
   EXPECT_TRUE(hp.tied_embeddings);
   EXPECT_EQ(hp.rope, rope_style::norm);
   EXPECT_GT(hp.n_ctx_train, 0);
-  EXPECT_EQ(m->weight_type_name(), "Q8_0");
+  std::string wt = m->weight_type_name();
+  for (auto& ch : wt) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  EXPECT_EQ(wt, "q8_0");
   const tokenizer& tok = m->vocab();
   EXPECT_EQ(tok.model_kind(), "llama");
   EXPECT_TRUE(tok.add_bos_default());
