@@ -306,8 +306,9 @@ void lsp_server::on_model_loaded(const model_state& st) {
   log_message(lsp::message_type::warning, "quickfill: no model loaded: " + st.error);
   if (!no_model_notified_) {
     no_model_notified_ = true;
-    show_message(lsp::message_type::warning,
-                 "quickfill: no model is loaded, so completions will be empty. " + st.error);
+    std::string why = st.error;
+    if (!st.path.empty()) why = "Could not load " + st.path + " (from " + st.source + "): " + st.error;
+    show_message(lsp::message_type::warning, "quickfill: no model is loaded, so completions will be empty. " + why);
   }
 }
 

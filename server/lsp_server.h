@@ -36,6 +36,11 @@ class lsp_server {
   // Sends window/logMessage; callable from any thread.
   void log_to_client(lsp::message_type type, std::string message);
 
+  // Extra methods (custom extensions, test hooks); call before serving.
+  void add_notification(const std::string& method, std::function<void(const boost::json::value&)> fn) {
+    rpc_.on_notification(method, std::move(fn));
+  }
+
   server_core& core() { return core_; }
   index::position_encoding encoding() const { return encoding_; }
 

@@ -9,7 +9,6 @@ namespace qf::server {
 
 server_core::server_core(core_options opts, post_fn post)
     : opts_(std::move(opts)), post_(std::move(post)), worker_(&stats_, opts_.background) {
-  if (!opts_.factory) opts_.factory = make_completion_provider;
 }
 
 server_core::~server_core() { stop(); }
@@ -81,7 +80,10 @@ void server_core::load_model(std::function<void(int, const std::string&)> progre
       std::string error;
       std::unique_ptr<completion_provider> p;
       try {
-        p = factory(po, &error);
+        if (factory)
+          p = factory(po, &error);
+        else
+          error = "this build has no completion engine";
       } catch (const std::exception& e) {
         error = e.what();
       }

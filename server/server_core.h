@@ -32,7 +32,7 @@ using provider_factory =
 struct core_options {
   std::string cli_model_path;  // --model
   int n_threads = 0;           // --threads
-  provider_factory factory;    // null: make_completion_provider
+  provider_factory factory;    // the binary injects make_completion_provider; tests a double
   bool background = true;      // run provider->background_step() when idle
 };
 

@@ -4,6 +4,8 @@
 // * A document whose text contains "BLOCK" makes complete() wait until its
 //   cancel token is set (polling it, as a real engine does between layers),
 //   so tests can hold a request queued or running for as long as they need.
+//   "STUBBORN" ignores the token until the test releases it, which shows that
+//   cancelled requests are answered while the worker is still busy.
 // * Otherwise it returns one deterministic candidate: the identifier before
 //   the cursor plus "_done", replacing that identifier (so range conversion
 //   back to the client's encoding is visible).
@@ -23,6 +25,9 @@
 
 namespace qf::server::testing {
 
+// Set by the test server's "test/release" notification: lets a STUBBORN job end.
+inline std::atomic<bool> release_stubborn{false};
+
 class test_provider final : public completion_provider {
  public:
   explicit test_provider(std::function<void(const std::string&)> notify) : notify_(std::move(notify)) {}
@@ -32,6 +37,15 @@ class test_provider final : public completion_provider {
         std::to_string(req.cursor.byte_col) + (req.explicit_trigger ? " explicit" : " automatic") +
         " context=" + std::to_string(req.context_docs.size()));
     completion_result out;
+    if (req.text.find("STUBBORN") != std::string::npos) {
+      // Ignores cancellation until released: the server must still answer
+      // the cancelled request at once, from the dispatcher.
+      const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+      while (!release_stubborn.load() && std::chrono::steady_clock::now() < give_up)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      say(std::string("stubborn job released, cancelled=") + (cancel.is_cancelled() ? "yes" : "no"));
+      return out;
+    }
     if (req.text.find("BLOCK") != std::string::npos) {
       const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
       while (!cancel.is_cancelled() && std::chrono::steady_clock::now() < give_up)

@@ -73,8 +73,9 @@ struct fixture {
     provider = p.get();
     sched.start();
     std::promise<void> installed;
-    sched.post_task([&, q = std::move(p)](scheduler::provider_slot& slot) mutable {
-      slot = std::move(q);
+    auto holder = std::make_shared<std::unique_ptr<gate_provider>>(std::move(p));
+    sched.post_task([&installed, holder](scheduler::provider_slot& slot) {
+      slot = std::move(*holder);
       installed.set_value();
     });
     installed.get_future().wait();

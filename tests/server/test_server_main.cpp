@@ -30,5 +30,10 @@ int main(int argc, char** argv) {
     });
   };
   so.max_message_bytes = opts.max_message_bytes;
-  return qf::server::run_stdio_server(std::move(so), [server_ptr](qf::server::lsp_server& s) { server_ptr->store(&s); });
+  return qf::server::run_stdio_server(std::move(so), [server_ptr](qf::server::lsp_server& s) {
+    server_ptr->store(&s);
+    s.add_notification("test/release", [](const boost::json::value&) {
+      qf::server::testing::release_stubborn.store(true);
+    });
+  });
 }
