@@ -60,3 +60,23 @@ TEST(thread_pool, survives_idle_periods) {
   }
   EXPECT_EQ(count.load(), 6);
 }
+
+TEST(thread_pool, dynamic_jobs_share_claimed_work_exactly_once) {
+  thread_pool pool(3);
+  for (int job = 0; job < 3000; ++job) {
+    std::atomic<int> next{0}, total{0};
+    std::vector<std::atomic<int>> seen(64);
+    pool.run_dynamic([&](int, int) {
+      for (int i; (i = next.fetch_add(1)) < 64;) {
+        seen[static_cast<size_t>(i)]++;
+        total++;
+      }
+    });
+    ASSERT_EQ(total.load(), 64);  // all work done when run_dynamic returns
+    for (auto& s : seen) ASSERT_EQ(s.load(), 1);
+    // Static jobs interleaved with dynamic ones still run every share once.
+    std::atomic<int> shares{0};
+    pool.run([&](int, int) { shares++; });
+    ASSERT_EQ(shares.load(), 3);
+  }
+}

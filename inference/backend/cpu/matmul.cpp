@@ -84,8 +84,10 @@ void matmul(thread_pool& pool, const weight_matrix& w, const float* x, int64_t n
     if (n_tokens == 1) {
       quantize_act(kind, x, dst, cols);
     } else {
-      pool.run([&](int ith, int nth) {
-        for (int64_t t = ith; t < n_tokens; t += nth) quantize_act(kind, x + t * cols, dst + t * stride, cols);
+      std::atomic<int64_t> next_tok{0};
+      pool.run_dynamic([&](int, int) {
+        for (int64_t t; (t = next_tok.fetch_add(1, std::memory_order_relaxed)) < n_tokens;)
+          quantize_act(kind, x + t * cols, dst + t * stride, cols);
       });
     }
     acts = dst;
@@ -94,7 +96,7 @@ void matmul(thread_pool& pool, const weight_matrix& w, const float* x, int64_t n
   std::atomic<int64_t> next{0};
   if (n_tokens == 1) {
     const int64_t chunk = std::max<int64_t>(4, std::min<int64_t>(64, rows / (8 * pool.size()) + 1));
-    pool.run([&](int, int) {
+    pool.run_dynamic([&](int, int) {
       for (;;) {
         const int64_t r0 = next.fetch_add(chunk, std::memory_order_relaxed);
         if (r0 >= rows) break;
@@ -108,7 +110,7 @@ void matmul(thread_pool& pool, const weight_matrix& w, const float* x, int64_t n
 
   // Rows per block: about 64 KiB of weights, at least 4 rows.
   const int64_t block_rows = std::clamp<int64_t>(static_cast<int64_t>((64 << 10) / std::max<size_t>(1, w.row_bytes)), 4, 256);
-  pool.run([&](int, int) {
+  pool.run_dynamic([&](int, int) {
     float out[detail::k_max_tile];
     for (;;) {
       const int64_t r0 = next.fetch_add(block_rows, std::memory_order_relaxed);

@@ -5,7 +5,7 @@
 
 namespace qf::infer::cpu {
 namespace {
-constexpr int k_spin = 1 << 14;  // ~tens of microseconds of polling before sleeping
+constexpr int k_spin = 1 << 12;  // a few hundred microseconds of polling before sleeping
 inline void cpu_relax() { _mm_pause(); }
 }  // namespace
 
@@ -26,25 +26,29 @@ thread_pool::~thread_pool() {
 
 int thread_pool::size() const { return n_threads_; }
 
-void thread_pool::run(const std::function<void(int ith, int nth)>& fn) {
+void thread_pool::run(const std::function<void(int ith, int nth)>& fn) { run_job(fn, false); }
+void thread_pool::run_dynamic(const std::function<void(int ith, int nth)>& fn) { run_job(fn, true); }
+
+void thread_pool::run_job(const std::function<void(int, int)>& fn, bool dynamic) {
   if (n_threads_ == 1) {
     fn(0, 1);
     return;
   }
   job_ = &fn;
-  pending_.store(n_threads_ - 1, std::memory_order_relaxed);
-  generation_.fetch_add(1, std::memory_order_release);
+  done_.store(0, std::memory_order_relaxed);
+  const uint32_t g = generation_.load(std::memory_order_relaxed) + 1;
+  ctl_.store(static_cast<uint64_t>(g) << 32, std::memory_order_release);  // publishes job_ to joiners
+  generation_.store(g, std::memory_order_release);
   generation_.notify_all();
   fn(0, n_threads_);
-  for (int spins = 0; pending_.load(std::memory_order_acquire) != 0; ++spins) {
-    if (spins < k_spin) {
-      cpu_relax();
-    } else {
-      int p = pending_.load(std::memory_order_acquire);
-      if (p != 0) pending_.wait(p, std::memory_order_acquire);
-    }
+  uint32_t expected = static_cast<uint32_t>(n_threads_ - 1);
+  if (dynamic) expected = static_cast<uint32_t>(ctl_.fetch_or(k_closed, std::memory_order_acq_rel) & k_joined_mask);
+  for (int spins = 0;; ++spins) {
+    const uint32_t d = done_.load(std::memory_order_acquire);
+    if (d == expected) break;
+    if (spins < k_spin) cpu_relax();
+    else done_.wait(d, std::memory_order_acquire);
   }
-  job_ = nullptr;
 }
 
 void thread_pool::worker(int ith) {
@@ -52,17 +56,25 @@ void thread_pool::worker(int ith) {
   for (;;) {
     uint32_t g = generation_.load(std::memory_order_acquire);
     for (int spins = 0; g == seen; ++spins) {
-      if (spins < k_spin) {
-        cpu_relax();
-      } else {
-        generation_.wait(seen, std::memory_order_acquire);
-      }
+      if (spins < k_spin) cpu_relax();
+      else generation_.wait(seen, std::memory_order_acquire);
       g = generation_.load(std::memory_order_acquire);
     }
     seen = g;
     if (stop_.load(std::memory_order_acquire)) return;
+    // Join job g unless it is closed or already replaced by a newer one.
+    uint64_t v = ctl_.load(std::memory_order_acquire);
+    bool joined = false;
+    while ((v >> 32) == g && !(v & k_closed)) {
+      if (ctl_.compare_exchange_weak(v, v + 1, std::memory_order_acq_rel, std::memory_order_acquire)) {
+        joined = true;
+        break;
+      }
+    }
+    if (!joined) continue;
     (*job_)(ith, n_threads_);
-    if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) pending_.notify_one();
+    done_.fetch_add(1, std::memory_order_acq_rel);
+    done_.notify_one();
   }
 }
 

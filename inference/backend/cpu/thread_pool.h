@@ -3,8 +3,15 @@
 // Workers are created once and park between jobs: they spin briefly on a
 // generation counter (a decode step issues many small jobs back to back) and
 // then sleep on it with std::atomic::wait. run() publishes a job, runs share 0
-// on the calling thread and returns when every share is done. One run() at a
-// time; the pool is not reentrant.
+// on the calling thread and returns when every share is done.
+//
+// A worker joins a job by incrementing a control word that also holds the
+// job's generation, and reads the job only after joining, so it can never run
+// a job that is over. run_dynamic() closes the job when the caller's share
+// returns: workers that have not joined by then skip it. That is right for
+// jobs whose shares claim work from a shared counter (matmul) and keeps a
+// worker the OS has not scheduled yet (a busy machine) from stalling the
+// caller. One run at a time; the pool is not reentrant.
 #pragma once
 
 #include <atomic>
@@ -24,15 +31,23 @@ class thread_pool {  // persistent workers, created once; no thread creation per
   // Runs fn(ith, nth) for every ith in [0, nth) concurrently (the caller runs ith == 0)
   // and returns when all have finished.
   void run(const std::function<void(int ith, int nth)>& fn);
+  // Like run(), but shares that have not started when share 0 returns are
+  // skipped: only for jobs where any share may end up doing all the work.
+  void run_dynamic(const std::function<void(int ith, int nth)>& fn);
 
  private:
+  void run_job(const std::function<void(int, int)>& fn, bool dynamic);
   void worker(int ith);
+
+  static constexpr uint64_t k_closed = 1ull << 31;
+  static constexpr uint64_t k_joined_mask = k_closed - 1;
 
   int n_threads_;
   std::vector<std::thread> workers_;
-  const std::function<void(int, int)>* job_ = nullptr;
+  const std::function<void(int, int)>* job_ = nullptr;  // valid while a joined worker runs it
   alignas(64) std::atomic<uint32_t> generation_{0};
-  alignas(64) std::atomic<int> pending_{0};
+  alignas(64) std::atomic<uint64_t> ctl_{0};  // generation << 32 | closed | joined
+  alignas(64) std::atomic<uint32_t> done_{0};
   std::atomic<bool> stop_{false};
 };
 
