@@ -1,28 +1,69 @@
 #!/usr/bin/env bash
 # Installs everything quickfill needs on a fresh Debian 12 (bookworm) machine
-# and builds it in ./build. Safe to run again.
+# and builds it in ./build (Release). Safe to run again: installed packages are
+# skipped and the build is incremental.
+#
+# This script is the ONE place that installs system or npm packages. To add a
+# dependency, add one line to the matching list below (apt) or one step to
+# "Extra steps" (npm, generated files, ...).
+#
+# Environment:
+#   QUICKFILL_JOBS        parallel build jobs (default: nproc)
+#   QUICKFILL_CMAKE_ARGS  extra CMake arguments (e.g. -DQUICKFILL_CUDA=OFF)
+#   QUICKFILL_BUILD_DIR   build folder (default: build)
+#   QUICKFILL_SKIP_APT=1  do not touch system packages (already provisioned)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# ---------------------------------------------------------------- packages --
+# Toolchain.
 APT_PACKAGES=(
-  build-essential cmake ninja-build pkg-config git
+  build-essential cmake ninja-build pkg-config git ccache
+)
+# Libraries (Boost.JSON needs Boost >= 1.75: bookworm's default libboost-dev is 1.74).
+APT_PACKAGES+=(
   libboost1.81-dev libboost-json1.81-dev libspdlog-dev libtree-sitter-dev
   libgtest-dev libgmock-dev
-  python3-numpy
+)
+# Python used by tools and reference tests (/usr/bin/python3).
+APT_PACKAGES+=(
+  python3 python3-numpy
+)
+# Editor integration tests (tests/editors): Neovim, Emacs + eglot, Node for VS Code.
+APT_PACKAGES+=(
   neovim emacs-nox elpa-eglot
   nodejs npm
 )
+
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
-missing=()
-for p in "${APT_PACKAGES[@]}"; do
-  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
-done
-if [ "${#missing[@]}" -gt 0 ]; then
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+if [ "${QUICKFILL_SKIP_APT:-0}" != "1" ]; then
+  missing=()
+  for p in "${APT_PACKAGES[@]}"; do
+    dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+  done
+  if [ "${#missing[@]}" -gt 0 ]; then
+    echo "setup: installing ${missing[*]}"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  fi
 fi
 
+# ------------------------------------------------------------- extra steps --
+# npm modules of the VS Code extension (its tests run under ctest).
+if [ -f editors/vscode/package-lock.json ] && command -v npm >/dev/null 2>&1; then
+  if [ ! -d editors/vscode/node_modules ] || [ editors/vscode/package-lock.json -nt editors/vscode/node_modules ]; then
+    echo "setup: npm ci in editors/vscode"
+    (cd editors/vscode && npm ci --no-audit --no-fund --loglevel=error)
+  fi
+fi
+
+# ------------------------------------------------------------------- build --
+BUILD_DIR="${QUICKFILL_BUILD_DIR:-build}"
 JOBS="${QUICKFILL_JOBS:-$(nproc)}"
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release ${QUICKFILL_CMAKE_ARGS:-}
-cmake --build build -j "$JOBS"
+LAUNCHER=()
+if command -v ccache >/dev/null 2>&1; then LAUNCHER=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
+# shellcheck disable=SC2086
+cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release "${LAUNCHER[@]}" ${QUICKFILL_CMAKE_ARGS:-}
+cmake --build "$BUILD_DIR" -j "$JOBS"
+echo "setup: built $BUILD_DIR/server/quickfill"
