@@ -1,0 +1,118 @@
+// Whole-model quantization: per-tensor type choice of each recipe (the
+// Q4_K_M layer rule, classifier, fallbacks, 1-D tensors), metadata copy and
+// file type, and the quantized weights decode close to the originals.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "inference/backend/cpu/ops.h"
+#include "inference/gguf/gguf.h"
+#include "inference/gguf/quantize_model.h"
+#include "tests/inference_core/temp_file.h"
+#include "tests/inference_core/test_util.h"
+
+using namespace qf::infer;
+using namespace qf::infer::gguf;
+
+namespace {
+
+std::vector<uint8_t> f32_bytes(const std::vector<float>& v) {
+  std::vector<uint8_t> b(v.size() * 4);
+  std::memcpy(b.data(), v.data(), b.size());
+  return b;
+}
+
+// A small llama-like F32 model with 8 layers and untied output.
+void write_model(const std::string& path, bool tied) {
+  writer w;
+  w.add_string("general.architecture", "llama");
+  w.add_u32("llama.block_count", 8);
+  w.add_string_array("tokenizer.ggml.tokens", {"a", "b"});
+  uint32_t seed = 1;
+  auto mat = [&](const std::string& name, int64_t cols, int64_t rows) {
+    w.add_tensor(name, ggml_type::f32, {cols, rows}, f32_bytes(qf::test::random_floats(cols * rows, seed++)));
+  };
+  mat("token_embd.weight", 256, 8);
+  if (!tied) mat("output.weight", 256, 8);
+  w.add_tensor("output_norm.weight", ggml_type::f32, {256}, f32_bytes(std::vector<float>(256, 1.0f)));
+  for (int i = 0; i < 8; ++i) {
+    const std::string p = "blk." + std::to_string(i) + ".";
+    mat(p + "attn_v.weight", 256, 4);
+    mat(p + "ffn_down.weight", 512, 4);
+    mat(p + "attn_q.weight", 256, 4);
+    w.add_tensor(p + "attn_norm.weight", ggml_type::f32, {256}, f32_bytes(std::vector<float>(256, 1.0f)));
+  }
+  mat("odd.weight", 96, 3);   // fits Q8_0 blocks but not K-quant ones
+  mat("odder.weight", 40, 2); // fits nothing but F16
+  w.write(path);
+}
+
+}  // namespace
+
+TEST(quantize_model, q4_k_m_mix_follows_llama_rules) {
+  qf::test::temp_file in("qm_in"), out("qm_out");
+  write_model(in.path(), false);
+  quantize_model(in.path(), out.path(), "q4_k_m", 2);
+  auto f = file::open(out.path());
+  EXPECT_EQ(f->get_int("general.file_type"), 15);
+  EXPECT_EQ(f->get_int("general.quantization_version"), 2);
+  EXPECT_EQ(f->get_int("llama.block_count"), 8);
+  EXPECT_EQ(f->get_string_array("tokenizer.ggml.tokens"), (std::vector<std::string>{"a", "b"}));
+  // 8 layers: more bits for layers 0 (first eighth), 7 (last eighth), and (i - 1) % 3 == 2 -> 3, 6.
+  for (int i = 0; i < 8; ++i) {
+    const bool more = i == 0 || i == 3 || i == 6 || i == 7;
+    const std::string p = "blk." + std::to_string(i) + ".";
+    EXPECT_EQ(f->find_tensor(p + "attn_v.weight")->type, more ? ggml_type::q6_k : ggml_type::q4_k) << i;
+    EXPECT_EQ(f->find_tensor(p + "ffn_down.weight")->type, more ? ggml_type::q6_k : ggml_type::q4_k) << i;
+    EXPECT_EQ(f->find_tensor(p + "attn_q.weight")->type, ggml_type::q4_k);
+    EXPECT_EQ(f->find_tensor(p + "attn_norm.weight")->type, ggml_type::f32);
+  }
+  EXPECT_EQ(f->find_tensor("output.weight")->type, ggml_type::q6_k);
+  EXPECT_EQ(f->find_tensor("token_embd.weight")->type, ggml_type::q4_k);
+  EXPECT_EQ(f->find_tensor("odd.weight")->type, ggml_type::q8_0);
+  EXPECT_EQ(f->find_tensor("odder.weight")->type, ggml_type::f16);
+
+  // Decoded weights stay close to the originals.
+  auto src = file::open(in.path());
+  for (const char* name : {"blk.1.ffn_down.weight", "blk.0.ffn_down.weight", "odd.weight", "output.weight"}) {
+    const auto* a = src->find_tensor(name);
+    const auto* b = f->find_tensor(name);
+    std::vector<float> orig(static_cast<size_t>(a->n_elements())), dec(orig.size());
+    std::memcpy(orig.data(), src->tensor_data(*a), a->n_bytes);
+    const size_t rb = b->n_bytes / static_cast<size_t>(b->n_rows());
+    for (int64_t r = 0; r < b->n_rows(); ++r)
+      cpu::dequantize_row(b->type, f->tensor_data(*b) + r * rb, dec.data() + r * b->ne[0], b->ne[0]);
+    EXPECT_LT(qf::test::nmse(dec, orig), 1e-2) << name;
+  }
+}
+
+TEST(quantize_model, tied_embeddings_and_other_recipes) {
+  qf::test::temp_file in("qm_in2"), out("qm_out2");
+  write_model(in.path(), true);
+  quantize_model(in.path(), out.path(), "q4_0", 1);
+  auto f = file::open(out.path());
+  EXPECT_EQ(f->get_int("general.file_type"), 2);
+  EXPECT_EQ(f->find_tensor("token_embd.weight")->type, ggml_type::q6_k);  // the classifier when tied
+  EXPECT_EQ(f->find_tensor("blk.0.attn_v.weight")->type, ggml_type::q4_0);
+  quantize_model(in.path(), out.path(), "q8_0", 2);
+  f = file::open(out.path());
+  EXPECT_EQ(f->get_int("general.file_type"), 7);
+  EXPECT_EQ(f->find_tensor("token_embd.weight")->type, ggml_type::q8_0);
+  EXPECT_EQ(f->find_tensor("odder.weight")->type, ggml_type::f16);
+  // Already-quantized input is copied unchanged.
+  qf::test::temp_file again("qm_out3");
+  quantize_model(out.path(), again.path(), "q4_k", 2);
+  auto g = file::open(again.path());
+  EXPECT_EQ(g->get_int("general.file_type"), 14);
+  EXPECT_EQ(g->find_tensor("blk.2.attn_q.weight")->type, ggml_type::q8_0);
+}
+
+TEST(quantize_model, bad_input_is_a_gguf_error) {
+  qf::test::temp_file in("qm_in4"), out("qm_out4");
+  write_model(in.path(), false);
+  EXPECT_THROW(quantize_model(in.path(), out.path(), "q3_k", 1), gguf_error);
+  EXPECT_THROW(quantize_model("/nonexistent.gguf", out.path(), "q8_0", 1), gguf_error);
+  qf::test::temp_file junk("qm_junk");
+  junk.write({1, 2, 3, 4, 5, 6, 7, 8});
+  EXPECT_THROW(quantize_model(junk.path(), out.path(), "q8_0", 1), gguf_error);
+}
