@@ -73,7 +73,7 @@ case "$kind" in
     # The compiled files live outside the extension folder: resolve its modules.
     export NODE_PATH="$ext/node_modules"
     node --test "$out/test/config.test.js" "$out/test/inline.test.js" "$out/test/status.test.js" \
-      "$out/test/server.test.js" || exit 1
+      "$out/test/server.test.js" "$out/test/extension.test.js" || exit 1
     [ -n "$model" ] || no_model_skip
     exit 0
     ;;

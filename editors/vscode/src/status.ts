@@ -88,9 +88,10 @@ export function parseStats(stats: unknown, status?: unknown): StatsView {
     lastLatencyMs: firstNumber(last, [['wall_ms'], ['total_ms']]) ??
                    firstNumber(s, [['last', 'wall_ms'], ['last', 'total_ms'], ['last_latency_ms']]),
     requests: firstNumber(s, [['requests']]),
-    p50Ms: firstNumber(s, [['total_ms', 'p50']]),
-    p90Ms: firstNumber(s, [['total_ms', 'p90']]),
-    p99Ms: firstNumber(s, [['total_ms', 'p99']]),
+    // Percentiles only once something was answered (count 0 reports zeros).
+    p50Ms: firstNumber(s, [['total_ms', 'count']]) === 0 ? undefined : firstNumber(s, [['total_ms', 'p50']]),
+    p90Ms: firstNumber(s, [['total_ms', 'count']]) === 0 ? undefined : firstNumber(s, [['total_ms', 'p90']]),
+    p99Ms: firstNumber(s, [['total_ms', 'count']]) === 0 ? undefined : firstNumber(s, [['total_ms', 'p99']]),
   };
 }
 
@@ -120,8 +121,8 @@ export function statusText(state: ServerState, stats?: StatsView, detail?: strin
       lines.push('quickfill is ready');
   }
   if (stats) {
-    if (stats.modelName) lines.push(`Model: ${stats.modelName}`);
-    else if (stats.modelLoaded === false) lines.push('Model: none loaded' + (stats.noModelReason ? ` (${stats.noModelReason})` : ''));
+    if (stats.modelLoaded === false) lines.push('Model: none loaded' + (stats.noModelReason ? ` (${stats.noModelReason})` : ''));
+    else if (stats.modelName) lines.push(`Model: ${stats.modelName}`);
     if (stats.lastLatencyMs !== undefined) lines.push(`Last completion: ${ms(stats.lastLatencyMs)}`);
     if (stats.p50Ms !== undefined && stats.p90Ms !== undefined && stats.p99Ms !== undefined) {
       lines.push(`p50/p90/p99: ${ms(stats.p50Ms)} / ${ms(stats.p90Ms)} / ${ms(stats.p99Ms)}`);

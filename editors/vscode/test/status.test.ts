@@ -34,6 +34,12 @@ test('missing or partial answers stay undefined', () => {
   assert.equal(b.noModelReason, 'not found');
   assert.equal(b.lastLatencyMs, undefined);
   assert.equal(parseStats({ recent: [{ total_ms: 7 }] }).lastLatencyMs, 7);
+  const none = parseStats({ totalMs: { count: 0, p50: 0, p90: 0, p99: 0 } },
+                          { modelLoaded: false, modelPath: '/x.gguf', noModelReason: 'cannot open /x.gguf' });
+  assert.equal(none.p50Ms, undefined, 'no percentiles before any answer');
+  const tip = statusText('no-model', none).tooltip;
+  assert.match(tip, /Model: none loaded \(cannot open \/x.gguf\)/);
+  assert.doesNotMatch(tip, /p50/);
 });
 
 test('status text shows the state and the last latency', () => {

@@ -1,0 +1,148 @@
+// Runs the real extension (src/extension.ts) with the real vscode-languageclient
+// against the real quickfill binary, with `vscode` replaced by the test double
+// in vscode_double.ts: activation starts the server with the configured
+// settings, the client sends didOpen/didChange for a document the test opens
+// and types into, the extension's inline-completion provider returns ghost
+// text from the server, the status bar shows the model state and the last
+// latency, and the commands (showStats, disable, enable, restart) and settings
+// changes act on the server.
+//
+// Environment as in server.test.ts: QUICKFILL_BIN, QUICKFILL_MODEL.
+import { test } from 'node:test';
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import * as vscodeDouble from './vscode_double';
+
+const bin = process.env.QUICKFILL_BIN ?? '';
+const model = process.env.QUICKFILL_MODEL ?? '';
+const haveBin = bin !== '' && fs.existsSync(bin);
+const haveModel = model !== '' && fs.existsSync(model);
+const WAIT_MS = Number(process.env.QUICKFILL_TEST_WAIT_MS ?? 300000);  // safety net only
+
+// `require('vscode')` from the extension and from vscode-languageclient gets the double.
+// eslint-disable-next-line @typescript-eslint/no-var-requires
+const Module = require('node:module');
+const vscodeModule = vscodeDouble.moduleObject(vscodeDouble as unknown as Record<string, unknown>);
+const originalLoad = Module._load;
+Module._load = function (request: string, ...rest: unknown[]) {
+  if (request === 'vscode') return vscodeModule;
+  return originalLoad.call(this, request, ...rest);
+};
+
+const { recorded, TextDocument, Uri, Position, openDocument, commands, workspace } = vscodeDouble;
+
+function sleep(ms: number) { return new Promise((r) => setTimeout(r, ms)); }
+
+async function waitFor<T>(what: string, probe: () => T | undefined | false): Promise<T> {
+  const until = Date.now() + WAIT_MS;
+  for (;;) {
+    const v = probe();
+    if (v) return v;
+    if (Date.now() > until) assert.fail(`timed out waiting for ${what}`);
+    await sleep(25);
+  }
+}
+
+function log(): string {
+  return recorded.outputChannels.map((c) => `--- ${c.name} ---\n${c.lines.slice(-60).join('\n')}`).join('\n');
+}
+
+test('the extension end to end: activation, ghost text, status bar, commands, settings',
+  { skip: !haveBin ? 'QUICKFILL_BIN is not set to an existing quickfill binary'
+               : !haveModel ? 'no model: set QUICKFILL_MODEL to a GGUF file' : false },
+  async () => {
+    const s = recorded.settings;
+    s.set('quickfill.serverPath', bin);
+    s.set('quickfill.modelPath', model);
+    s.set('quickfill.logLevel', 'debug');
+    s.set('quickfill.completion.autoDeadlineMs', 60000);
+    s.set('quickfill.completion.explicitDeadlineMs', 60000);
+    // eslint-disable-next-line @typescript-eslint/no-var-requires
+    const ext = require('../src/extension');
+    const context = { subscriptions: [] as { dispose(): unknown }[] };
+    try {
+      await ext.activate(context);
+      const status = recorded.statusBarItems[0];
+      assert.ok(status, 'a status-bar item');
+      assert.equal(status.command, 'quickfill.showLog');
+      for (const id of ['quickfill.restart', 'quickfill.enable', 'quickfill.disable', 'quickfill.toggle',
+                        'quickfill.showLog', 'quickfill.showStats']) {
+        assert.ok(recorded.commands.has(id), `command ${id} registered`);
+      }
+      assert.equal(recorded.inlineProviders.length, 1, 'one inline-completion provider');
+      // The model loads in the background; the status bar follows quickfill/status.
+      await waitFor('the ready status', () => status.text.startsWith('$(sparkle) quickfill'));
+      assert.match(String(status.tooltip), /Model: /);
+
+      // Open a document and type into it; the client sends didOpen and didChange.
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'qf-ext-'));
+      const doc = new TextDocument(Uri.file(path.join(dir, 'sample.py')), 'python',
+        'import os\n\n\ndef read_lines(path):\n    with open(path) as f:\n        return f.read().splitlines()\n\n\ndef main():\n    \n');
+      openDocument(doc);
+      let pos = new Position(9, 4);
+      for (const ch of 'for line in ') {
+        doc.insert(pos, ch);
+        pos = pos.translate(0, 1);
+      }
+      const provider = recorded.inlineProviders[0].provider;
+      const token = new vscodeDouble.CancellationTokenSource().token;
+      const items = await provider.provideInlineCompletionItems(doc, pos,
+        { triggerKind: vscodeDouble.InlineCompletionTriggerKind.Invoke, selectedCompletionInfo: undefined }, token);
+      assert.ok(Array.isArray(items) && items.length > 0, `ghost text items: ${JSON.stringify(items)}`);
+      for (const it of items) {
+        assert.ok(it instanceof vscodeDouble.InlineCompletionItem);
+        assert.equal(typeof it.insertText, 'string');
+        assert.ok(it.insertText.length > 0);
+        assert.ok(it.range?.contains(pos), 'the item range contains the cursor');
+      }
+      // The status bar picks up the latency of that completion (stats refresh after ~1 s).
+      await waitFor('a latency in the status bar', () => /quickfill \d+(\.\d)? ms$/.test(status.text));
+
+      // The suggestion list is off by default: the client's completion provider answers nothing.
+      const cp = recorded.completionProviders[0]?.provider;
+      assert.ok(cp, 'the language client registered a completion provider');
+      const list = await cp.provideCompletionItems(doc, pos, { triggerKind: 0 }, token);
+      assert.equal(list, undefined, 'quickfill.suggest.enable is false');
+      await workspace.getConfiguration('quickfill').update('suggest.enable', true);
+      const list2 = await cp.provideCompletionItems(doc, pos, { triggerKind: 0 }, token);
+      const listItems = Array.isArray(list2) ? list2 : list2?.items;
+      assert.ok(Array.isArray(listItems) && listItems.length > 0, 'with quickfill.suggest.enable the list has the server items');
+      assert.ok(listItems.every((it: any) => typeof it.insertText === 'string' || typeof it.textEdit?.newText === 'string'
+        || (it.range && typeof it.label === 'string')), `list items carry their text: ${JSON.stringify(listItems)}`);
+
+      // showStats writes quickfill/status and quickfill/stats to the output channel.
+      await commands.executeCommand('quickfill.showStats');
+      assert.match(log(), /"modelLoaded": true/);
+      assert.match(log(), /"answered": \d+/);
+
+      // Disable stops the server; the status bar says so; no ghost text.
+      await commands.executeCommand('quickfill.disable');
+      await waitFor('the disabled status', () => status.text === '$(circle-slash) quickfill');
+      assert.equal(await provider.provideInlineCompletionItems(doc, pos, { triggerKind: 0 }, token), undefined);
+      // Enable starts it again.
+      await commands.executeCommand('quickfill.enable');
+      await waitFor('ready after enable', () => status.text.startsWith('$(sparkle) quickfill'));
+
+      // A model setting that points nowhere goes to the running server, which then has no model.
+      await workspace.getConfiguration('quickfill').update('modelPath', path.join(dir, 'missing.gguf'));
+      await waitFor('the no-model status', () => status.text === '$(warning) quickfill: no model');
+      assert.match(String(status.tooltip), /none loaded/);
+      // Back to the model; restart keeps working.
+      await workspace.getConfiguration('quickfill').update('modelPath', model);
+      await waitFor('ready with the model again', () => status.text.startsWith('$(sparkle) quickfill'));
+      await commands.executeCommand('quickfill.restart');
+      await waitFor('ready after restart', () => status.text.startsWith('$(sparkle) quickfill'));
+      openDocument(doc);  // VS Code keeps the document open across the restart
+      const again = await provider.provideInlineCompletionItems(doc, pos, { triggerKind: 0 }, token);
+      assert.ok(Array.isArray(again) && again.length > 0, 'ghost text after restart');
+      assert.equal(recorded.messages.filter((m) => m.kind === 'error').length, 0,
+        `no error messages: ${JSON.stringify(recorded.messages)}`);
+    } catch (e) {
+      throw new Error(`${String(e)}\n${log()}`);
+    } finally {
+      await ext.deactivate();
+      for (const d of context.subscriptions) d.dispose();
+    }
+  });
