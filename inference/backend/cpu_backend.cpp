@@ -6,6 +6,7 @@
 #include "inference/backend/cpu_backend.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <new>
 #include <stdexcept>
@@ -38,7 +39,7 @@ std::unique_ptr<backend> make_cpu_backend(int n_threads) { return std::make_uniq
 std::string cpu_backend::describe() const {
   const auto& f = cpu::detect_cpu();
   const char* isa = f.avx512f ? (f.avx512vnni ? "AVX-512 VNNI" : "AVX-512") : (f.avx2 && f.fma) ? "AVX2" : "scalar";
-  const int n = const_cast<cpu::thread_pool&>(pool_).size();
+  const int n = pool_.size();
   return std::string("cpu (") + isa + ", " + std::to_string(n) + (n == 1 ? " thread)" : " threads)");
 }
 
@@ -46,7 +47,7 @@ backend_caps cpu_backend::caps() const {
   backend_caps c;
   c.host_memory = true;
   c.kv_f32 = true;
-  c.n_threads = const_cast<cpu::thread_pool&>(pool_).size();
+  c.n_threads = pool_.size();
   return c;
 }
 
@@ -182,45 +183,59 @@ void cpu_backend::kv_store(f32_ref src, int64_t n_rows, int64_t row_len, buffer&
 
 void cpu_backend::attention(f32_ref q, const buffer& k_cache, const buffer& v_cache, f32_ref out,
                             const attention_params& ap) {
-  const float* qs = f32(q);
-  float* os = f32(out);
+  // Work items are (token, KV head, chunk of the query heads sharing it). A
+  // whole group shares each converted K/V row; when there are few items (a
+  // decode step) groups are split so that every thread gets work. Threads take
+  // items from a shared counter, which balances the causal triangle of a prefill.
+  const int nth = pool_.size();
   const int64_t group = ap.n_head / ap.n_head_kv;  // query heads per KV head
-  const int64_t q_stride = ap.n_head * ap.head_dim;
-  const int64_t kv_stride = ap.n_head_kv * ap.head_dim;
-  const int64_t n_items = ap.n_tokens * ap.n_head;
+  const int64_t base = ap.n_tokens * ap.n_head_kv;
+  const int64_t target = 4 * static_cast<int64_t>(nth);
+  const int64_t chunks_wanted = base >= target ? 1 : std::min(group, (target + base - 1) / base);
+  const int64_t chunk = (group + chunks_wanted - 1) / chunks_wanted;  // heads per item
+  const int64_t n_chunks = (group + chunk - 1) / chunk;
   const size_t n_kv_max = static_cast<size_t>(ap.pos0 + ap.n_tokens);
-  for (int i = 0; i < pool_.size(); ++i) scratch(i, n_kv_max);  // grow before the threads start
+  for (int i = 0; i < nth; ++i) scratch(i, n_kv_max * chunk);  // grow before the threads start
 
-  struct job { const attention_params* ap; const float* qs; float* os; const uint8_t* k; const uint8_t* v;
-               int64_t group, q_stride, kv_stride, n_items; cpu_backend* self; } jb{
-      &ap, qs, os, bytes_of(k_cache), bytes_of(v_cache), group, q_stride, kv_stride, n_items, this};
-  auto body = [](const job& j, int ith, int nth) {
+  struct job {
+    const attention_params* ap;
+    const float* qs;
+    float* os;
+    const uint8_t* k;
+    const uint8_t* v;
+    int64_t group, chunk, n_chunks, n_items;
+    std::vector<std::vector<float>>* scratch;
+    std::atomic<int64_t> next{0};
+  } jb{&ap, f32(q), f32(out), bytes_of(k_cache), bytes_of(v_cache), group, chunk, n_chunks,
+       base * n_chunks, &scratch_};
+  auto body = [](job& j, int ith) {
     const attention_params& a = *j.ap;
-    float* scores = j.self->scratch_[ith].data();
-    // Interleaved items balance the causal triangle (later tokens see more cells).
-    for (int64_t it = ith; it < j.n_items; it += nth) {
-      const int64_t t = it / a.n_head, h = it % a.n_head;
-      const int64_t kvh = h / j.group;
-      const int64_t n_kv = a.pos0 + t + 1;
-      const float* qh = j.qs + t * j.q_stride + h * a.head_dim;
-      float* oh = j.os + t * j.q_stride + h * a.head_dim;
+    const int64_t q_stride = a.n_head * a.head_dim, kv_stride = a.n_head_kv * a.head_dim;
+    float* scores = (*j.scratch)[ith].data();
+    for (int64_t it = j.next.fetch_add(1); it < j.n_items; it = j.next.fetch_add(1)) {
+      const int64_t c = it % j.n_chunks, g = (it / j.n_chunks) % a.n_head_kv, t = it / (j.n_chunks * a.n_head_kv);
+      const int64_t h0 = g * j.group + c * j.chunk;                 // first query head of the item
+      const int64_t n_q = std::min(j.chunk, (g + 1) * j.group - h0);  // heads in the item
+      const int64_t n_kv = a.pos0 + t + 1;                           // causal: cells [0, pos0 + t]
+      const float* qh = j.qs + t * q_stride + h0 * a.head_dim;
+      float* oh = j.os + t * q_stride + h0 * a.head_dim;
       if (a.kv_type == ggml_type::f16) {
-        const fp16_t* k = reinterpret_cast<const fp16_t*>(j.k) + kvh * a.head_dim;
-        const fp16_t* v = reinterpret_cast<const fp16_t*>(j.v) + kvh * a.head_dim;
-        attend_head_f16(qh, k, v, j.kv_stride, n_kv, a.head_dim, a.scale, scores, oh);
+        const fp16_t* k = reinterpret_cast<const fp16_t*>(j.k) + g * a.head_dim;
+        const fp16_t* v = reinterpret_cast<const fp16_t*>(j.v) + g * a.head_dim;
+        attend_group_f16(qh, n_q, k, v, kv_stride, n_kv, a.head_dim, a.scale, scores, oh);
       } else {
-        const float* k = reinterpret_cast<const float*>(j.k) + kvh * a.head_dim;
-        const float* v = reinterpret_cast<const float*>(j.v) + kvh * a.head_dim;
-        attend_head_f32(qh, k, v, j.kv_stride, n_kv, a.head_dim, a.scale, scores, oh);
+        const float* k = reinterpret_cast<const float*>(j.k) + g * a.head_dim;
+        const float* v = reinterpret_cast<const float*>(j.v) + g * a.head_dim;
+        attend_group_f32(qh, n_q, k, v, kv_stride, n_kv, a.head_dim, a.scale, scores, oh);
       }
     }
   };
-  if (pool_.size() == 1 || n_items == 1) {
-    body(jb, 0, 1);
+  if (nth == 1 || jb.n_items == 1) {
+    body(jb, 0);
     return;
   }
-  const job* pj = &jb;
-  pool_.run([pj, &body](int ith, int nth) { body(*pj, ith, nth); });
+  job* pj = &jb;
+  pool_.run([pj, &body](int ith, int) { body(*pj, ith); });
 }
 
 void cpu_backend::kv_move(buffer& cache, ggml_type kv_type, int64_t row_len, int64_t src, int64_t dst, int64_t n) {

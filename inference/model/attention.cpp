@@ -1,6 +1,6 @@
-// Host attention for one query head (see attention.h): dot products against
-// the cached keys with the F16 SIMD kernels, a max-subtracted softmax, and an
-// accumulation of the value rows.
+// Host attention for a group of query heads (see attention.h): the portable
+// path calls the F16 SIMD kernels row by row; the AVX2 path is picked at run
+// time when the CPU supports it.
 #include "inference/model/attention.h"
 
 #include <algorithm>
@@ -9,23 +9,49 @@
 
 namespace qf::infer {
 
-void attend_head_f16(const float* q, const fp16_t* k, const fp16_t* v, int64_t row_stride, int64_t n_kv,
-                     int64_t head_dim, float scale, float* scores, float* out) {
-  for (int64_t j = 0; j < n_kv; ++j) scores[j] = scale * cpu::dot_f16_f32(k + j * row_stride, q, head_dim);
-  cpu::softmax(scores, n_kv);
-  std::fill(out, out + head_dim, 0.0f);
-  for (int64_t j = 0; j < n_kv; ++j) cpu::axpy_f16(scores[j], v + j * row_stride, out, head_dim);
+bool attention_avx2_usable(int64_t head_dim) {
+  static const bool cpu_ok = [] {
+    const auto& f = cpu::detect_cpu();
+    return f.avx2 && f.fma && f.f16c;
+  }();
+  return cpu_ok && head_dim % 8 == 0 && head_dim <= 256;
 }
 
-void attend_head_f32(const float* q, const float* k, const float* v, int64_t row_stride, int64_t n_kv,
-                     int64_t head_dim, float scale, float* scores, float* out) {
-  for (int64_t j = 0; j < n_kv; ++j) scores[j] = scale * cpu::dot_f32(k + j * row_stride, q, head_dim);
-  cpu::softmax(scores, n_kv);
-  std::fill(out, out + head_dim, 0.0f);
-  for (int64_t j = 0; j < n_kv; ++j) {
-    const float p = scores[j];
-    const float* vr = v + j * row_stride;
-    for (int64_t d = 0; d < head_dim; ++d) out[d] += p * vr[d];
+void attend_group_f16_generic(const float* q, int64_t n_q, const fp16_t* k, const fp16_t* v, int64_t row_stride,
+                              int64_t n_kv, int64_t head_dim, float scale, float* scores, float* out) {
+  for (int64_t h = 0; h < n_q; ++h) {
+    const float* qh = q + h * head_dim;
+    float* s = scores + h * n_kv;
+    float* oh = out + h * head_dim;
+    for (int64_t j = 0; j < n_kv; ++j) s[j] = scale * cpu::dot_f16_f32(k + j * row_stride, qh, head_dim);
+    cpu::softmax(s, n_kv);
+    std::fill(oh, oh + head_dim, 0.0f);
+    for (int64_t j = 0; j < n_kv; ++j) cpu::axpy_f16(s[j], v + j * row_stride, oh, head_dim);
+  }
+}
+
+void attend_group_f16(const float* q, int64_t n_q, const fp16_t* k, const fp16_t* v, int64_t row_stride,
+                      int64_t n_kv, int64_t head_dim, float scale, float* scores, float* out) {
+  if (attention_avx2_usable(head_dim))
+    attend_group_f16_avx2(q, n_q, k, v, row_stride, n_kv, head_dim, scale, scores, out);
+  else
+    attend_group_f16_generic(q, n_q, k, v, row_stride, n_kv, head_dim, scale, scores, out);
+}
+
+void attend_group_f32(const float* q, int64_t n_q, const float* k, const float* v, int64_t row_stride,
+                      int64_t n_kv, int64_t head_dim, float scale, float* scores, float* out) {
+  for (int64_t h = 0; h < n_q; ++h) {
+    const float* qh = q + h * head_dim;
+    float* s = scores + h * n_kv;
+    float* oh = out + h * head_dim;
+    for (int64_t j = 0; j < n_kv; ++j) s[j] = scale * cpu::dot_f32(k + j * row_stride, qh, head_dim);
+    cpu::softmax(s, n_kv);
+    std::fill(oh, oh + head_dim, 0.0f);
+    for (int64_t j = 0; j < n_kv; ++j) {
+      const float p = s[j];
+      const float* vr = v + j * row_stride;
+      for (int64_t d = 0; d < head_dim; ++d) oh[d] += p * vr[d];
+    }
   }
 }
 

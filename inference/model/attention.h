@@ -1,12 +1,17 @@
-// Attention of one query head over the KV cache, on the host (used by the
-// CPU backend, which spreads (token, head) pairs over its thread pool).
+// Attention over the KV cache on the host (used by the CPU backend, which
+// spreads (token, KV head) work items over its thread pool).
 //
-//   scores[j] = scale * q . K[j]          for cells j < n_kv
-//   p         = softmax(scores)
-//   out       = sum_j p[j] * V[j]
+// For each query head h of a group that shares one KV head:
+//   scores[h][j] = scale * q_h . K[j]     for cells j < n_kv
+//   p[h]         = softmax(scores[h])
+//   out_h        = sum_j p[h][j] * V[j]
 //
-// K and V point at this head's KV head in cell 0; consecutive cells are
-// `row_stride` elements apart (n_head_kv * head_dim).
+// K and V point at the group's KV head in cell 0; consecutive cells are
+// `row_stride` elements apart (n_head_kv * head_dim). The heads of a group are
+// consecutive in q and out ([n_q][head_dim]). Processing a group together
+// reads and converts each F16 key and value row once for all its heads; the
+// AVX2 version (attention_avx2.cpp) is chosen at run time when the CPU has
+// AVX2, FMA and F16C.
 #pragma once
 
 #include <cstdint>
@@ -15,10 +20,18 @@
 
 namespace qf::infer {
 
-// scores: scratch of n_kv floats. out: head_dim floats.
-void attend_head_f16(const float* q, const fp16_t* k, const fp16_t* v, int64_t row_stride, int64_t n_kv,
-                     int64_t head_dim, float scale, float* scores, float* out);
-void attend_head_f32(const float* q, const float* k, const float* v, int64_t row_stride, int64_t n_kv,
-                     int64_t head_dim, float scale, float* scores, float* out);
+// scores: scratch of n_q * n_kv floats. out: n_q * head_dim floats.
+void attend_group_f16(const float* q, int64_t n_q, const fp16_t* k, const fp16_t* v, int64_t row_stride,
+                      int64_t n_kv, int64_t head_dim, float scale, float* scores, float* out);
+void attend_group_f32(const float* q, int64_t n_q, const float* k, const float* v, int64_t row_stride,
+                      int64_t n_kv, int64_t head_dim, float scale, float* scores, float* out);
+
+// The portable version (per-row kernel calls), for tests and CPUs without AVX2.
+void attend_group_f16_generic(const float* q, int64_t n_q, const fp16_t* k, const fp16_t* v, int64_t row_stride,
+                              int64_t n_kv, int64_t head_dim, float scale, float* scores, float* out);
+// The AVX2/FMA/F16C version; only call when attention_avx2_usable(head_dim).
+void attend_group_f16_avx2(const float* q, int64_t n_q, const fp16_t* k, const fp16_t* v, int64_t row_stride,
+                           int64_t n_kv, int64_t head_dim, float scale, float* scores, float* out);
+bool attention_avx2_usable(int64_t head_dim);
 
 }  // namespace qf::infer

@@ -1,0 +1,73 @@
+// Host attention: the AVX2 group kernel against the portable one and against
+// a direct double-precision computation.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "inference/model/attention.h"
+
+namespace qf::infer {
+namespace {
+
+struct case_data {
+  int64_t n_q, n_kv, hd, stride;
+  std::vector<float> q;
+  std::vector<fp16_t> k, v;
+};
+
+case_data make_case(int64_t n_q, int64_t n_kv, int64_t hd, uint32_t seed) {
+  std::mt19937 g(seed);
+  std::normal_distribution<float> d(0.0f, 1.0f);
+  case_data c{n_q, n_kv, hd, 3 * hd, {}, {}, {}};  // 3 KV heads per row; use the middle one
+  c.q.resize(n_q * hd);
+  for (auto& x : c.q) x = d(g);
+  c.k.resize(n_kv * c.stride);
+  c.v.resize(n_kv * c.stride);
+  for (auto& x : c.k) x = f32_to_fp16(d(g));
+  for (auto& x : c.v) x = f32_to_fp16(d(g));
+  return c;
+}
+
+std::vector<double> direct(const case_data& c, float scale) {
+  std::vector<double> out(c.n_q * c.hd, 0.0);
+  for (int64_t h = 0; h < c.n_q; ++h) {
+    std::vector<double> s(c.n_kv);
+    double mx = -1e300, sum = 0;
+    for (int64_t j = 0; j < c.n_kv; ++j) {
+      double dot = 0;
+      for (int64_t i = 0; i < c.hd; ++i) dot += c.q[h * c.hd + i] * fp16_to_f32(c.k[j * c.stride + c.hd + i]);
+      s[j] = scale * dot;
+      mx = std::max(mx, s[j]);
+    }
+    for (auto& x : s) sum += (x = std::exp(x - mx));
+    for (int64_t j = 0; j < c.n_kv; ++j)
+      for (int64_t i = 0; i < c.hd; ++i) out[h * c.hd + i] += s[j] / sum * fp16_to_f32(c.v[j * c.stride + c.hd + i]);
+  }
+  return out;
+}
+
+TEST(attention, group_kernels_match_direct) {
+  for (int64_t hd : {8, 16, 24, 64, 128}) {
+    for (int64_t n_q : {1, 3, 7}) {
+      for (int64_t n_kv : {1, 5, 130}) {
+        const case_data c = make_case(n_q, n_kv, hd, static_cast<uint32_t>(hd * 1000 + n_q * 10 + n_kv));
+        const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+        const auto ref = direct(c, scale);
+        std::vector<float> scores(n_q * n_kv), out(n_q * hd, 123.0f);
+        attend_group_f16_generic(c.q.data(), n_q, c.k.data() + hd, c.v.data() + hd, c.stride, n_kv, hd, scale,
+                                 scores.data(), out.data());
+        for (size_t i = 0; i < out.size(); ++i) ASSERT_NEAR(out[i], ref[i], 1e-4) << "generic hd " << hd;
+        if (!attention_avx2_usable(hd)) continue;
+        std::fill(out.begin(), out.end(), 123.0f);
+        attend_group_f16_avx2(c.q.data(), n_q, c.k.data() + hd, c.v.data() + hd, c.stride, n_kv, hd, scale,
+                              scores.data(), out.data());
+        for (size_t i = 0; i < out.size(); ++i) ASSERT_NEAR(out[i], ref[i], 1e-4) << "avx2 hd " << hd;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace qf::infer
