@@ -9,8 +9,10 @@
 //    the Q8_0 blocks) with an F32 KV cache, the engine's greedy continuation equals the
 //    PyTorch one token for token, and its last-prompt logits agree to 1e-3;
 //  * on the shipped Q8_0 file itself, whose matmuls also quantise the activations to 8
-//    bits, the first kQ8FirstTokens greedy tokens must equal the reference and the
-//    last-prompt logits must stay within kQ8LogitBound of it.
+//    bits, the first kQ8FirstTokens greedy tokens must equal the reference (stopping
+//    early at a step where the reference's top-two logits are closer than kQ8MinMargin,
+//    a near tie that 8-bit rounding may legitimately flip) and the last-prompt logits must
+//    stay within kQ8LogitBound of it.
 // The model is part of the repository, so a missing file is a failure, not a skip.
 #include <gtest/gtest.h>
 
@@ -39,6 +41,7 @@ using namespace qf::infer;
 const std::string kModel = QF_MODELS_DIR "/quickfill-tiny-code.gguf";
 const std::string kGolden = QF_MODELS_DIR "/quickfill-tiny-code.golden.json";
 constexpr size_t kQ8FirstTokens = 3;
+constexpr double kQ8MinMargin = 0.1;  // steps where the reference is this close to a tie are not asserted
 constexpr float kQ8LogitBound = 0.5f;
 constexpr float kF32LogitBound = 1e-3f;
 
@@ -46,6 +49,7 @@ struct golden_case {
   std::string name, layout, prefix_text, prefix_line_text, suffix_text;
   std::vector<int32_t> prefix_ids, prefix_line_ids, suffix_ids, prompt, expected;
   std::vector<std::pair<int32_t, float>> top;  // ten largest last-prompt logits
+  std::vector<double> margins;                 // best minus second-best logit at each step
 };
 
 struct golden {
@@ -83,6 +87,7 @@ golden load_golden() {
     gc.suffix_ids = ids_of(c.at("suffix_ids"));
     gc.prompt = ids_of(c.at("prompt"));
     gc.expected = ids_of(c.at("expected"));
+    for (const auto& m : c.at("top_margins").as_array()) gc.margins.push_back(m.to_number<double>());
     for (const auto& t : c.at("last_logits_top").as_array())
       gc.top.emplace_back(static_cast<int32_t>(t.as_array()[0].to_number<int64_t>()),
                           static_cast<float>(t.as_array()[1].to_number<double>()));
@@ -230,7 +235,9 @@ TEST_F(TinyModel, Q8_0GreedyStartsLikePyTorch) {
   size_t equal_total = 0, n_total = 0;
   for (const auto& c : g_.cases) {
     const run_result r = run_greedy(*m, c.prompt, g_.n_predict, g_.eos, ggml_type::f16);
-    const size_t n_first = std::min(kQ8FirstTokens, c.expected.size());
+    size_t n_first = std::min(kQ8FirstTokens, c.expected.size());
+    for (size_t i = 0; i < n_first && i < c.margins.size(); ++i)
+      if (c.margins[i] < kQ8MinMargin) n_first = i;
     ASSERT_GE(r.tokens.size(), n_first) << c.name;
     EXPECT_EQ(std::vector<int32_t>(r.tokens.begin(), r.tokens.begin() + n_first),
               std::vector<int32_t>(c.expected.begin(), c.expected.begin() + n_first)) << c.name;
