@@ -42,6 +42,11 @@ server_settings parse_settings(const json::value& obj, const server_settings& ba
     else if (!m->is_null() && warnings)
       warnings->push_back("model: expected a string path");
   }
+  // Flat keys ("completion.autoDeadlineMs") as some editors send them.
+  read_int(o, "completion.autoDeadlineMs", "completion.autoDeadlineMs", 1, 600000, s.auto_deadline_ms, warnings);
+  read_int(o, "completion.explicitDeadlineMs", "completion.explicitDeadlineMs", 1, 600000, s.explicit_deadline_ms,
+           warnings);
+  read_int(o, "completion.contextDocuments", "completion.contextDocuments", 0, 64, s.context_documents, warnings);
   if (const json::value* c = o.if_contains("completion")) {
     if (c->is_object()) {
       const json::object& co = c->get_object();

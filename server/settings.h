@@ -5,7 +5,8 @@
 // object itself). The server reads only what it needs for scheduling (the
 // model path and the per-trigger deadlines); the whole object is passed on, as
 // JSON text, to the completion provider, whose settings are documented in
-// docs/configuration.md. Mistyped values keep their defaults and produce a
+// docs/configuration.md. Keys may be nested ({"completion":{"autoDeadlineMs":..}})
+// or flat ("completion.autoDeadlineMs"). Mistyped values keep their defaults and produce a
 // warning instead of failing the request.
 #pragma once
 

@@ -79,3 +79,10 @@ TEST(Settings, ParsesDeadlinesAndKeepsDefaultsOnBadValues) {
   EXPECT_NE(warnings[0].find("completion.explicitDeadlineMs"), std::string::npos);
   EXPECT_NE(s.raw_json.find("soon"), std::string::npos);  // passed on whole
 }
+
+TEST(Settings, AcceptsFlatKeys) {
+  server_settings s = parse_settings(json::parse(R"({"completion.autoDeadlineMs":75,"completion.contextDocuments":2})"),
+                                     server_settings{}, nullptr);
+  EXPECT_EQ(s.auto_deadline_ms, 75);
+  EXPECT_EQ(s.context_documents, 2);
+}
