@@ -77,6 +77,42 @@ case "$kind" in
     [ -n "$model" ] || no_model_skip
     exit 0
     ;;
+  vscode-package)
+    # `npm run package` (vsce) produces a .vsix holding the compiled extension.
+    command -v node >/dev/null 2>&1 || { echo "SKIP: node is not installed (apt install nodejs npm)"; exit 77; }
+    ext="$src/editors/vscode"
+    if [ ! -f "$ext/node_modules/@vscode/vsce/vsce" ] && [ ! -f "$ext/node_modules/.bin/vsce" ]; then
+      echo "SKIP: the extension's npm modules are missing (run: cd editors/vscode && npm ci)"
+      exit 77
+    fi
+    major=$(node -p 'process.versions.node.split(".")[0]')
+    if [ "$major" -lt 20 ]; then
+      echo "SKIP: @vscode/vsce's dependencies declare Node.js >= 20 (this is $(node --version)); packaging not checked"
+      exit 77
+    fi
+    mkdir -p "$work"
+    rm -f "$work/quickfill.vsix"
+    (cd "$ext" && node node_modules/@vscode/vsce/vsce package --skip-license --out "$work/quickfill.vsix") || exit 1
+    node -e '
+      const fs = require("fs");
+      const buf = fs.readFileSync(process.argv[1]);
+      // Names in the zip central directory (PK\x01\x02 records).
+      const names = [];
+      for (let i = buf.lastIndexOf(Buffer.from("PK\x05\x06")), n = buf.readUInt16LE(i + 10), o = buf.readUInt32LE(i + 16), k = 0;
+           k < n; k++) {
+        const len = buf.readUInt16LE(o + 28), extra = buf.readUInt16LE(o + 30), comment = buf.readUInt16LE(o + 32);
+        names.push(buf.toString("utf8", o + 46, o + 46 + len));
+        o += 46 + len + extra + comment;
+      }
+      const need = ["extension/package.json", "extension/out/src/extension.js", "extension/out/src/config.js",
+                    "extension/node_modules/vscode-languageclient/package.json"];
+      const missing = need.filter((n) => !names.includes(n));
+      const tests = names.filter((n) => n.startsWith("extension/out/test/"));
+      if (missing.length || tests.length) { console.error("vsix: missing", missing, "unexpected", tests); process.exit(1); }
+      console.log("vsix ok: " + names.length + " files");
+    ' "$work/quickfill.vsix" || exit 1
+    exit 0
+    ;;
   nvim)
     command -v nvim >/dev/null 2>&1 || { echo "SKIP: nvim is not installed (apt install neovim)"; exit 77; }
     nvim --version | head -n 1
