@@ -272,12 +272,21 @@ std::unique_ptr<tokenizer> tokenizer::from_vocab(vocab_data v) {
 }
 
 std::vector<int32_t> tokenizer::encode(std::string_view text, bool add_bos, bool parse_special) const {
+  return encode_impl(text, add_bos, parse_special, true);
+}
+
+std::vector<int32_t> tokenizer::encode_continuation(std::string_view text, bool parse_special) const {
+  return encode_impl(text, false, parse_special, false);
+}
+
+std::vector<int32_t> tokenizer::encode_impl(std::string_view text, bool add_bos, bool parse_special,
+                                            bool dummy_prefix) const {
   const impl& m = *impl_;
   std::vector<int32_t> out;
   out.reserve(text.size() / 3 + 4);
   if (add_bos && m.sp.bos >= 0) out.push_back(m.sp.bos);
 
-  bool prev_special = true;  // SentencePiece: a dummy space before the first fragment
+  bool prev_special = dummy_prefix;  // SentencePiece: a dummy space before the first fragment
   std::string spm_buf;
   auto raw = [&](std::string_view frag) {
     if (frag.empty()) return;

@@ -60,6 +60,10 @@ class tokenizer {
   // parse_special, spellings of control tokens in the text become those tokens;
   // without it they are tokenized as ordinary text.
   std::vector<int32_t> encode(std::string_view text, bool add_bos, bool parse_special = false) const;
+  // Tokens of text that continues earlier text (a chunk in the middle of a buffer): no
+  // BOS and, for SentencePiece vocabularies, no dummy space before the first word. For
+  // byte-level BPE this is encode(text, false, parse_special).
+  std::vector<int32_t> encode_continuation(std::string_view text, bool parse_special = false) const;
   // Raw bytes of a token as it appears in text (byte tokens decoded, ▁ -> space, GPT-2
   // byte alphabet undone). Control tokens give their spelling (the detokenizer skips
   // them). An out-of-range id gives an empty string.
@@ -83,6 +87,7 @@ class tokenizer {
   struct impl;
 
  private:
+  std::vector<int32_t> encode_impl(std::string_view text, bool add_bos, bool parse_special, bool dummy_prefix) const;
   explicit tokenizer(std::unique_ptr<impl> p);
   std::unique_ptr<impl> impl_;
 };

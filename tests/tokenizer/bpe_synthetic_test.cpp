@@ -37,6 +37,7 @@ TEST(bpe_synthetic, merges_apply_lowest_rank_first) {
   EXPECT_EQ(tok->encode("abc", false), (std::vector<int32_t>{id_of(*tok, "a"), id_of(*tok, "bc")}));
   EXPECT_EQ(tok->encode("ab", false), (std::vector<int32_t>{id_of(*tok, "ab")}));
   EXPECT_EQ(tok->encode("hello", false), (std::vector<int32_t>{id_of(*tok, "hello")}));
+  EXPECT_EQ(tok->encode_continuation("hello"), tok->encode("hello", false));
   // Word boundaries stop merges: "hel lo" never becomes "hello".
   auto ids = tok->encode("hel lo", false);
   EXPECT_EQ(std::count(ids.begin(), ids.end(), id_of(*tok, "hello")), 0);

@@ -103,6 +103,14 @@ TEST_F(spm_synthetic, score_order_and_dummy_prefix) {
   EXPECT_EQ(tok_->encode("", true), (std::vector<int32_t>{1}));
 }
 
+TEST_F(spm_synthetic, continuation_has_no_dummy_prefix) {
+  EXPECT_EQ(tok_->encode_continuation("ab"), (std::vector<int32_t>{ab_}));
+  EXPECT_EQ(tok_->encode_continuation(" ab"), (std::vector<int32_t>{sp_ab_}));
+  EXPECT_EQ(tok_->decode(tok_->encode_continuation("b ab")), "b ab");
+  // After a special token the dummy space comes back, as in encode().
+  EXPECT_EQ(tok_->encode_continuation("b<tag>ab"), (std::vector<int32_t>{b_, user_, sp_ab_}));
+}
+
 TEST_F(spm_synthetic, byte_fallback_for_unknown_characters) {
   // é = C3 A9 and 🦙 = F0 9F A6 99 are not tokens: emitted as <0xNN>.
   auto ids = tok_->encode("a\xC3\xA9", false);
