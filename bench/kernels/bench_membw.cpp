@@ -1,6 +1,8 @@
 // Stream-style read bandwidth: sums a buffer much larger than the caches with
 // 1 and 2 threads (the thread pool the kernels use) and prints the median
 // GB/s over several passes. This is the ceiling decode GEMV is compared to.
+// GB per CPU-second (process CPU time) is printed too: on a shared machine it
+// compares with bench_matmul's GB/CPU-s column when wall-clock time is diluted.
 //
 //   bench_membw [--mib 512] [--reps 9] [--threads 1,2]
 #include <immintrin.h>
@@ -54,20 +56,24 @@ int main(int argc, char** argv) {
   for (const auto& ts : threads) {
     const int nt = std::atoi(ts.c_str());
     infer::cpu::thread_pool pool(nt);
-    std::vector<double> gbs;
+    std::vector<double> gbs, gb_cpu;
     for (int r = 0; r < reps + 1; ++r) {
-      const double t0 = bench::now_s();
+      const double t0 = bench::now_s(), c0 = bench::cpu_s();
       pool.run([&](int ith, int nth) {
         const size_t chunk = (bytes / static_cast<size_t>(nth)) & ~size_t{4095};
         const uint8_t* p = buf + chunk * static_cast<size_t>(ith);
         const size_t n = ith == nth - 1 ? bytes - chunk * static_cast<size_t>(ith) : chunk;
         sink = sink + (avx2 ? read_avx2(p, n) : read_scalar(p, n));
       });
-      const double dt = bench::now_s() - t0;
-      if (r > 0) gbs.push_back(static_cast<double>(bytes) / dt / 1e9);  // first pass is a warm-up
+      const double dt = bench::now_s() - t0, dc = bench::cpu_s() - c0;
+      if (r > 0) {  // the first pass is a warm-up
+        gbs.push_back(static_cast<double>(bytes) / dt / 1e9);
+        gb_cpu.push_back(static_cast<double>(bytes) / dc / 1e9);
+      }
     }
-    std::printf("threads %d: read bandwidth %.2f GB/s (median of %d; min %.2f, max %.2f)\n", nt, bench::median(gbs),
-                reps, *std::min_element(gbs.begin(), gbs.end()), *std::max_element(gbs.begin(), gbs.end()));
+    std::printf("threads %d: read bandwidth %.2f GB/s (median of %d; min %.2f, max %.2f); %.2f GB per CPU-second\n", nt,
+                bench::median(gbs), reps, *std::min_element(gbs.begin(), gbs.end()),
+                *std::max_element(gbs.begin(), gbs.end()), bench::median(gb_cpu));
   }
   std::free(buf);
   return 0;
