@@ -85,6 +85,9 @@ function isCancellation(err: unknown): boolean {
   return code === ContentModified || code === RequestCancelled;
 }
 
+// Documents the server sees (the client's document selector) and gets asked about.
+const documentSelector = [{ scheme: 'file' }, { scheme: 'untitled' }];
+
 const inlineProvider: vscode.InlineCompletionItemProvider = {
   async provideInlineCompletionItems(document, position, context, token) {
     if (!client || client.state !== State.Running || !settings.enable || !settings.inlineEnable) return undefined;
@@ -126,7 +129,7 @@ async function startClient(): Promise<void> {
     debug: { command: cmd.command, args: cmd.args, transport: TransportKind.stdio },
   };
   const clientOptions: LanguageClientOptions = {
-    documentSelector: [{ scheme: 'file' }, { scheme: 'untitled' }],
+    documentSelector,
     outputChannel: output,
     initializationOptions: initializationOptions(settings),
     middleware: {
@@ -231,7 +234,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand('quickfill.toggle', () => setEnabled(!settings.enable)),
     vscode.commands.registerCommand('quickfill.showLog', () => output.show(true)),
     vscode.commands.registerCommand('quickfill.showStats', showStats),
-    vscode.languages.registerInlineCompletionItemProvider({ pattern: '**' }, inlineProvider),
+    vscode.languages.registerInlineCompletionItemProvider(documentSelector, inlineProvider),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (e.affectsConfiguration('quickfill')) void onConfigurationChanged();
     }),

@@ -97,6 +97,13 @@ test('the extension end to end: activation, ghost text, status bar, commands, se
         assert.ok(it.insertText.length > 0);
         assert.ok(it.range?.contains(pos), 'the item range contains the cursor');
       }
+      // Typing on while a request runs: VS Code cancels it; the provider gives up quietly.
+      const cts = new vscodeDouble.CancellationTokenSource();
+      const pending = provider.provideInlineCompletionItems(doc, pos, { triggerKind: 1 }, cts.token);
+      cts.cancel();
+      const cancelled = await pending;
+      assert.ok(cancelled === undefined || Array.isArray(cancelled), 'a cancelled request answers nothing or items');
+      assert.ok(!log().includes('inline completion failed'), 'cancellation is not reported as a failure');
       // The status bar picks up the latency of that completion (stats refresh after ~1 s).
       await waitFor('a latency in the status bar', () => /quickfill \d+(\.\d)? ms$/.test(status.text));
 
