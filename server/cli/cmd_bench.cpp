@@ -9,12 +9,19 @@
 // rows also show the decode bandwidth: weight bytes x tokens/s (every weight is
 // read once per decoded token). -p/-n/-t accept comma-separated lists. Text
 // table by default, --json for a JSON array.
+//
+// On a shared machine wall-clock figures are diluted by other processes, so
+// the process CPU time of each run is measured too: "t/CPU-s" is tokens per
+// CPU-second of this process, i.e. roughly what one fully available core
+// gives (x threads is the unloaded estimate when the work scales).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <exception>
 #include <random>
 #include <sstream>
+
+#include <ctime>
 
 #include <boost/json.hpp>
 
@@ -42,6 +49,12 @@ bool parse_list(const std::string& s, std::vector<int64_t>& out) {
 struct stats {
   double median = 0, mean = 0, stddev = 0;
 };
+
+double cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
 
 stats summarize(std::vector<double> v) {
   stats s;
@@ -105,16 +118,16 @@ int cmd_bench(std::span<char*> args) {
         std::printf("model: %s\n", desc.c_str());
         std::printf("weights: %.2f MiB, %.1fM parameters (%s)\n\n", m->weight_bytes() / (1024.0 * 1024.0),
                     m->n_params() / 1e6, m->weight_type_name().c_str());
-        std::printf("| %7s | %8s | %18s | %18s | %12s |\n", "threads", "test", "t/s (median)", "mean ± sd",
-                    "weights GB/s");
-        std::printf("|--------:|---------:|-------------------:|-------------------:|-------------:|\n");
+        std::printf("| %7s | %8s | %12s | %18s | %12s | %10s |\n", "threads", "test", "t/s (median)", "mean ± sd",
+                    "weights GB/s", "t/CPU-s");
+        std::printf("|--------:|---------:|-------------:|-------------------:|-------------:|-----------:|\n");
         header = true;
       }
       auto run_test = [&](bool is_pp, int64_t n) {
-        std::vector<double> tps;
+        std::vector<double> tps, tpcpu;
         for (int64_t r = -1; r < reps; ++r) {  // r == -1: warm-up
           ctx.clear();
-          double t0 = 0;
+          double t0 = 0, c0 = cpu_seconds();
           if (is_pp) {
             std::vector<int32_t> toks(static_cast<size_t>(n));
             for (auto& t : toks) t = pick(rng);
@@ -129,10 +142,13 @@ int cmd_bench(std::span<char*> args) {
               t = pick(rng);
             }
           }
-          double dt = now_seconds() - t0;
-          if (r >= 0) tps.push_back(dt > 0 ? n / dt : 0.0);
+          double dt = now_seconds() - t0, dc = cpu_seconds() - c0;
+          if (r >= 0) {
+            tps.push_back(dt > 0 ? n / dt : 0.0);
+            tpcpu.push_back(dc > 0 ? n / dc : 0.0);
+          }
         }
-        stats s = summarize(tps);
+        stats s = summarize(tps), sc = summarize(tpcpu);
         std::string test = (is_pp ? "pp" : "tg") + std::to_string(n);
         double gbs = is_pp ? 0.0 : s.median * static_cast<double>(m->weight_bytes()) / 1e9;
         if (json) {
@@ -143,13 +159,14 @@ int cmd_bench(std::span<char*> args) {
               {"weight_bytes", m->weight_bytes()}, {"n_params", m->n_params()}, {"n_threads", th},
               {"test", test}, {"n_tokens", n}, {"repetitions", reps}, {"tokens_per_s_median", s.median},
               {"tokens_per_s_mean", s.mean}, {"tokens_per_s_stddev", s.stddev}, {"samples", samples},
-              {"weight_gb_per_s", gbs}});
+              {"weight_gb_per_s", gbs},
+              {"tokens_per_cpu_s_median", sc.median}});
         } else {
           char ms[64], bw[32] = "";
           std::snprintf(ms, sizeof ms, "%.2f ± %.2f", s.mean, s.stddev);
           if (!is_pp) std::snprintf(bw, sizeof bw, "%.2f", gbs);
-          std::printf("| %7lld | %8s | %18.2f | %18s | %12s |\n", static_cast<long long>(th), test.c_str(), s.median,
-                      ms, bw);
+          std::printf("| %7lld | %8s | %12.2f | %18s | %12s | %10.2f |\n", static_cast<long long>(th), test.c_str(),
+                      s.median, ms, bw, sc.median);
           std::fflush(stdout);
         }
       };
