@@ -15,6 +15,8 @@
 
 int main(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);
+  // Logs go to stderr from the very start (spdlog's own default is stdout).
+  qf::server::setup_logging("info", "", nullptr);
   std::span<char*> args(argv + 1, argc > 1 ? argc - 1 : 0);
   if (!args.empty()) {
     const char* sub = args[0];
