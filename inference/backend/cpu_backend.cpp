@@ -155,10 +155,11 @@ void cpu_backend::rope(f32_ref x, const buffer& pos_buf, int64_t n_tokens, int64
                        const rope_params& rp) {
   float* xs = f32(x);
   const int32_t* pos = reinterpret_cast<const int32_t*>(bytes_of(pos_buf));
+  const float* factors = rp.freq_factors ? f32c(*rp.freq_factors) : nullptr;
   parallel_for(n_tokens, 4, [&](int64_t b, int64_t e, int ith) {
     float* cs = scratch(ith, rp.n_rot);  // [n_rot/2][cos, sin]
     for (int64_t t = b; t < e; ++t) {
-      rope_cos_sin(pos[t], rp, cs);
+      rope_cos_sin(pos[t], rp, cs, factors);
       rope_apply(xs + t * n_heads * head_dim, n_heads, head_dim, cs, rp);
     }
   });
@@ -252,7 +253,7 @@ void cpu_backend::kv_rope_shift(buffer& k_cache, ggml_type kv_type, int64_t firs
   if (static_cast<size_t>(first + n) * row_len * kv_elem_size(kv_type) > k_cache.size())
     throw std::out_of_range("kv_rope_shift beyond the cache");
   std::vector<float> cs(static_cast<size_t>(rp.n_rot));  // once per shift, not per token
-  rope_cos_sin(delta, rp, cs.data());
+  rope_cos_sin(delta, rp, cs.data(), rp.freq_factors ? f32c(*rp.freq_factors) : nullptr);
   uint8_t* base = bytes_of(k_cache);
   parallel_for(n, 16, [&](int64_t b, int64_t e, int ith) {
     float* row = scratch(ith, row_len);

@@ -71,6 +71,7 @@ void load_llama_like_weights(weight_loader& ld, hparams& hp, model_weights& w, b
   const int64_t E = hp.n_embd, Q = hp.n_embd_q(), KV = hp.n_embd_kv(), F = hp.n_ff, V = hp.n_vocab;
   w.tok_embd = ld.matrix("token_embd.weight", V, E);
   w.output_norm = ld.vector("output_norm.weight", E);
+  if (ld.has("rope_freqs.weight")) w.rope_freqs = ld.vector("rope_freqs.weight", hp.n_rot / 2);
   hp.tied_embeddings = !ld.has("output.weight");
   if (!hp.tied_embeddings) w.output = ld.matrix("output.weight", V, E);
   w.layers.resize(static_cast<size_t>(hp.n_layer));
@@ -92,6 +93,11 @@ void load_llama_like_weights(weight_loader& ld, hparams& hp, model_weights& w, b
     L.ffn_up = ld.matrix(p + "ffn_up.weight", F, E);
     L.ffn_down = ld.matrix(p + "ffn_down.weight", E, F);
   }
+}
+
+rope_params rope_params_of(const model& m) {
+  const hparams& hp = m.hp();
+  return rope_params{hp.rope, hp.n_rot, hp.rope_freq_base, hp.rope_freq_scale, m.weights().rope_freqs.get()};
 }
 
 }  // namespace qf::infer

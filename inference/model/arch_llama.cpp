@@ -37,7 +37,7 @@ class llama_arch final : public architecture {
     const model_weights& w = m.weights();
     const int64_t n = b.n_tokens;
     const int64_t E = hp.n_embd, F = hp.n_ff;
-    const rope_params rp{hp.rope, hp.n_rot, hp.rope_freq_base, hp.rope_freq_scale};
+    const rope_params rp = rope_params_of(m);
     const attention_params ap{n, b.pos0, hp.n_head, hp.n_head_kv, hp.head_dim,
                               1.0f / std::sqrt(static_cast<float>(hp.head_dim)), s.kv_type};
 

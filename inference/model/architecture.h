@@ -52,5 +52,7 @@ void read_llama_like_hparams(const gguf::file& f, const weight_loader& ld, hpara
 // Loads the tensors every llama-like architecture shares (with q/k/v biases
 // when `biases`), checking shapes against hp; sets hp.tied_embeddings.
 void load_llama_like_weights(weight_loader& ld, hparams& hp, model_weights& w, bool biases);
+// RoPE parameters of a loaded model (style, dims, base, scaling, frequency factors).
+rope_params rope_params_of(const model& m);
 
 }  // namespace qf::infer

@@ -81,7 +81,7 @@ void context::move_range(int64_t src_begin, int64_t src_end, int64_t dst_begin) 
   if (delta != 0 && n > 0) {
     const hparams& hp = model_.hp();
     backend& be = model_.be();
-    const rope_params rp{hp.rope, hp.n_rot, hp.rope_freq_base, hp.rope_freq_scale};
+    const rope_params rp = rope_params_of(model_);
     context_state& s = *st_;
     for (int64_t il = 0; il < hp.n_layer; ++il) {
       be.kv_move(*s.k_cache[il], s.kv_type, hp.n_embd_kv(), src_begin, dst_begin, n);

@@ -6,12 +6,13 @@
 
 namespace qf::infer {
 
-void rope_cos_sin(int64_t pos, const rope_params& p, float* cs) {
+void rope_cos_sin(int64_t pos, const rope_params& p, float* cs, const float* factors) {
   const int64_t half = p.n_rot / 2;
   for (int64_t i = 0; i < half; ++i) {
     // As llama2.c: freq = 1 / base^(2i / n_rot), angle = pos * freq.
     const float freq = 1.0f / std::pow(p.freq_base, static_cast<float>(2 * i) / static_cast<float>(p.n_rot));
-    const float theta = static_cast<float>(pos) * freq * p.freq_scale;
+    float theta = static_cast<float>(pos) * freq * p.freq_scale;
+    if (factors) theta /= factors[i];
     cs[2 * i] = std::cos(theta);
     cs[2 * i + 1] = std::sin(theta);
   }

@@ -33,6 +33,7 @@ struct model_weights {
   weight_ptr tok_embd;     // [n_vocab][n_embd]
   buffer_ptr output_norm;  // f32 [n_embd]
   weight_ptr output;       // [n_vocab][n_embd]; null when tied to tok_embd
+  buffer_ptr rope_freqs;   // f32 [n_rot/2] Llama 3.1 rope frequency factors; null when absent
   std::vector<layer_weights> layers;
   const weight& classifier() const { return output ? *output : *tok_embd; }
 };

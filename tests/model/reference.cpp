@@ -27,11 +27,12 @@ vec rmsnorm(const vec& x, const std::vector<float>& w, double eps) {
 }
 
 // Rotates each head of x at position pos. llama: pairs (2i, 2i+1); qwen2: (i, i + hd/2).
-void rope(vec& x, int64_t n_heads, int64_t hd, int64_t pos, double base, bool neox) {
+void rope(vec& x, int64_t n_heads, int64_t hd, int64_t pos, double base, bool neox, const std::vector<float>& factors) {
   for (int64_t h = 0; h < n_heads; ++h) {
     double* v = x.data() + h * hd;
     for (int64_t i = 0; i < hd / 2; ++i) {
-      const double theta = static_cast<double>(pos) * std::pow(base, -2.0 * i / static_cast<double>(hd));
+      double theta = static_cast<double>(pos) * std::pow(base, -2.0 * i / static_cast<double>(hd));
+      if (!factors.empty()) theta /= factors[i];
       const double c = std::cos(theta), s = std::sin(theta);
       const int64_t a = neox ? i : 2 * i, b = neox ? i + hd / 2 : 2 * i + 1;
       const double va = v[a], vb = v[b];
@@ -64,8 +65,8 @@ std::vector<std::vector<double>> reference_logits(const synth_model& m, const st
         for (int64_t i = 0; i < H * hd; ++i) q[t][i] += L.bq[i];
         for (int64_t i = 0; i < HKV * hd; ++i) k[t][i] += L.bk[i], v[t][i] += L.bv[i];
       }
-      rope(q[t], H, hd, t, c.rope_base, neox);
-      rope(k[t], HKV, hd, t, c.rope_base, neox);
+      rope(q[t], H, hd, t, c.rope_base, neox, m.rope_freqs);
+      rope(k[t], HKV, hd, t, c.rope_base, neox, m.rope_freqs);
     }
     for (int64_t t = 0; t < n; ++t) {
       vec att(H * hd, 0.0);

@@ -129,6 +129,8 @@ synth_model make_synth(const synth_config& cfg) {
   m.tok_embd = rnd(g, m.n_vocab * E, 1.0f);
   m.output_norm = norm_weights(g, E);
   if (!cfg.tied) m.output = rnd(g, m.n_vocab * E, se);
+  if (cfg.rope_freqs)
+    for (int64_t i = 0; i < hd / 2; ++i) m.rope_freqs.push_back(1.0f + static_cast<float>(i % 4) * 2.5f);
   for (int64_t l = 0; l < cfg.n_layer; ++l) {
     synth_layer L;
     L.attn_norm = norm_weights(g, E);
@@ -204,6 +206,7 @@ void write_gguf(const synth_model& m, const std::string& path, const write_optio
   matrix("token_embd.weight", m.tok_embd, m.n_vocab, E);
   vec("output_norm.weight", m.output_norm);
   if (!c.tied) matrix("output.weight", m.output, m.n_vocab, E);
+  if (!m.rope_freqs.empty()) vec("rope_freqs.weight", m.rope_freqs);
   for (int64_t l = 0; l < c.n_layer; ++l) {
     const synth_layer& L = m.layers[l];
     const std::string p = "blk." + std::to_string(l) + ".";

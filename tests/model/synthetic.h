@@ -24,6 +24,7 @@ struct synth_config {
   float rms_eps = 1e-5f;
   float rope_base = 10000.0f;
   bool tied = false;
+  bool rope_freqs = false;  // write Llama 3.1-style rope_freqs.weight factors
   infer::ggml_type wtype = infer::ggml_type::f32;  // type of the 2-D matrices
   uint32_t seed = 1;
 };
@@ -45,6 +46,7 @@ struct synth_model {
   std::vector<float> tok_embd;      // [V][E]
   std::vector<float> output_norm;   // [E]
   std::vector<float> output;        // [V][E], empty when tied
+  std::vector<float> rope_freqs;    // [head_dim/2] or empty
   std::vector<synth_layer> layers;
 };
 

@@ -170,5 +170,23 @@ TEST(forward_llama, tied_classifier_matches_reference) {
   for (int64_t i = 0; i < 12; ++i) EXPECT_LT(rel_diff(ctx.logits(i), ref[i]), 1e-4) << i;
 }
 
+// Llama 3.1-style rope frequency factors (rope_freqs.weight) divide the angles.
+TEST(forward_llama, rope_freq_factors_match_reference) {
+  synth_config c = cfg_for("llama");
+  c.rope_freqs = true;
+  const synth_model sm = make_synth(c);
+  auto m = load_synth(sm, "llama_rope_freqs");
+  const auto toks = some_tokens(20, sm.n_vocab, 23);
+  const auto ref = reference_logits(sm, toks);
+  context ctx(*m, {.n_ctx = 32, .kv_type = ggml_type::f32});
+  ctx.eval(toks, logits_mode::all);
+  for (int64_t i = 0; i < 20; ++i) EXPECT_LT(rel_diff(ctx.logits(i), ref[i]), 1e-4) << i;
+  // and the factors matter: without them the logits differ
+  synth_model plain = sm;
+  plain.rope_freqs.clear();
+  const auto ref_plain = reference_logits(plain, toks);
+  EXPECT_GT(rel_diff(ctx.logits(19), ref_plain[19]), 1e-3);
+}
+
 }  // namespace
 }  // namespace qf::test
