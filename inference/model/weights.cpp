@@ -4,6 +4,7 @@
 #include "inference/model/weights.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 
 #include "inference/gguf/gguf.h"
@@ -48,7 +49,9 @@ weight_ptr weight_loader::matrix(const std::string& name, int64_t rows, int64_t 
                       be_.name() + " backend does not support");
   bytes_ += t.n_bytes;
   n_params_ += t.n_elements();
-  bytes_by_type_[std::string(traits(t.type).name)] += t.n_bytes;
+  std::string type_name(traits(t.type).name);
+  for (char& ch : type_name) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  bytes_by_type_[type_name] += t.n_bytes;  // "Q8_0", as llama.cpp prints types
   return be_.upload_weight(t.type, rows, cols, f_.tensor_data(t));
 }
 
