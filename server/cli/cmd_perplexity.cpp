@@ -9,10 +9,15 @@
 // CTX-1, so every scored token sees at least CTX/2 tokens of context.
 // PPL = exp(mean negative log-likelihood). Progress goes to stderr; stdout's
 // last line is the perplexity alone.
+//
+// Hidden test hooks: --dump-tokens FILE writes the text's token ids (int32,
+// as tokenized, before any BOS replacement) for the NumPy reference
+// (tools/reference/reference_forward.py --perplexity); --kv-type f16|f32.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <exception>
+#include <fstream>
 
 #include "inference/model/context.h"
 #include "inference/tokenizer/tokenizer.h"
@@ -23,7 +28,7 @@
 namespace qf::cli {
 
 int cmd_perplexity(std::span<char*> args) {
-  std::string model_path, text_path, device = "auto";
+  std::string model_path, text_path, device = "auto", dump_tokens, kv_type = "f16";
   int64_t n_ctx = 512, max_chunks = -1, n_ubatch = 512;
   int n_threads = 0;
   arg_parser p("quickfill perplexity",
@@ -36,7 +41,13 @@ int cmd_perplexity(std::span<char*> args) {
   p.add_int({"--chunks"}, &max_chunks, "evaluate at most this many windows (default all)");
   p.add_int({"-b", "--ubatch"}, &n_ubatch, "prefill ubatch size (default 512)");
   p.add_string({"--device"}, &device, "auto | cpu | cuda (default auto)");
+  p.add_string({"--dump-tokens"}, &dump_tokens, "write the text's token ids to FILE", true);
+  p.add_string({"--kv-type"}, &kv_type, "KV cache type f16|f32", true);
   if (!p.parse(args)) return p.exit_code();
+  if (kv_type != "f16" && kv_type != "f32") {
+    std::fprintf(stderr, "quickfill perplexity: --kv-type must be f16 or f32\n");
+    return 2;
+  }
   if (text_path.empty()) {
     std::fprintf(stderr, "quickfill perplexity: no text given (-f TEXTFILE)\n");
     return 2;
@@ -53,6 +64,14 @@ int cmd_perplexity(std::span<char*> args) {
     const infer::tokenizer& tok = m->vocab();
     const bool add_bos = tok.add_bos_default() && tok.special().bos >= 0;
     std::vector<int32_t> toks = tok.encode(text, add_bos);
+    if (!dump_tokens.empty()) {
+      std::ofstream d(dump_tokens, std::ios::binary);
+      d.write(reinterpret_cast<const char*>(toks.data()), static_cast<std::streamsize>(toks.size() * sizeof(int32_t)));
+      if (!d) {
+        std::fprintf(stderr, "quickfill perplexity: cannot write %s\n", dump_tokens.c_str());
+        return 1;
+      }
+    }
     int64_t n_chunks = static_cast<int64_t>(toks.size()) / n_ctx;
     if (max_chunks >= 0 && max_chunks < n_chunks) n_chunks = max_chunks;
     if (n_chunks < 1) {
@@ -66,6 +85,7 @@ int cmd_perplexity(std::span<char*> args) {
     infer::context_options co;
     co.n_ctx = n_ctx;
     co.n_ubatch = n_ubatch;
+    co.kv_type = kv_type == "f32" ? infer::ggml_type::f32 : infer::ggml_type::f16;
     infer::context ctx(*m, co);
     const int64_t first = n_ctx / 2, n_vocab = m->hp().n_vocab;
     double nll = 0;

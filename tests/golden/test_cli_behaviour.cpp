@@ -103,6 +103,40 @@ TEST_F(Tools, PerplexityOfStoriesOnItsOwnGreedyTextIsLow) {
   EXPECT_LT(ppl, 3.0);  // text the model itself chose greedily is highly predictable to it
 }
 
+// Same windows, same BOS rule, same scored half as the NumPy reference computes
+// them; a synthetic llama model (adds BOS) and stories260K (when present).
+TEST_F(Tools, PerplexityMatchesTheNumPyReference) {
+  std::string py = python_with_numpy();
+  if (py.empty()) GTEST_SKIP() << "/usr/bin/python3 with numpy not available";
+  std::string llama = dir_ + "/tiny-llama.gguf";
+  run_result s = run_quickfill({"gguf", "synth", "--arch", "llama", "--std", "0.1", "--seed", "3", "-o", llama});
+  ASSERT_EQ(s.exit_code, 0) << s.err;
+  std::string text;
+  for (int i = 0; i < 30; ++i) text += "while (n" + std::to_string(i % 7) + " > 1) n = n / 2 + " + std::to_string(i) + ";\n";
+  write_file(dir_ + "/ppl.txt", text);
+  std::vector<std::pair<std::string, std::string>> cases = {{llama, dir_ + "/ppl.txt"}};
+  std::string data = test_data_dir();
+  if (!data.empty()) {
+    std::string m = dir_ + "/stories-ppl.gguf";
+    run_result c = run_quickfill({"gguf", "from-llama2c", data + "/stories260K/stories260K.bin",
+                                  data + "/stories260K/tok512.bin", "-o", m});
+    ASSERT_EQ(c.exit_code, 0) << c.err;
+    cases.emplace_back(m, data + "/stories260K/expected-greedy-200.txt");
+  }
+  for (const auto& [model, file] : cases) {
+    std::string toks = dir_ + "/ppl-tokens.bin";
+    run_result r = run_quickfill({"perplexity", "-m", model, "-f", file, "-c", "48", "-t", "2", "--kv-type", "f32",
+                                  "--dump-tokens", toks});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    run_result ref = run_process(
+        {py, source_dir() + "/tools/reference/reference_forward.py", model, "--perplexity", toks, "--ctx", "48"});
+    ASSERT_EQ(ref.exit_code, 0) << ref.err;
+    double got = std::strtod(last_line(r.out).c_str(), nullptr), want = std::strtod(ref.out.c_str(), nullptr);
+    std::printf("%s: perplexity %.4f, reference %.6f\n", model.c_str(), got, want);
+    EXPECT_NEAR(got, want, 2e-4 * want + 1e-4) << model;
+  }
+}
+
 TEST_F(Tools, BenchJsonHasOneEntryPerTest) {
   run_result r = run_quickfill({"bench", "-m", model_, "-p", "16", "-n", "4", "-r", "1", "-t", "1", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -17,6 +17,10 @@ Usage:
       and the engine's logits for every position (prefill rows, then decode
       rows). Recomputes them both as one prefill and token by token with a KV
       cache, prints per-row errors, exits 1 if any row is out of tolerance.
+  reference_forward.py MODEL.gguf --perplexity TOKENS --ctx C
+      TOKENS is written by `quickfill perplexity --dump-tokens`; prints the
+      perplexity computed the way llama.cpp does (windows of C tokens, first
+      replaced by BOS when the vocabulary adds BOS, second half scored).
   reference_forward.py MODEL.gguf --greedy N
       Generates N tokens greedily from BOS and prints the text (SentencePiece
       vocabularies), like llama2.c's run.c with temperature 0.
@@ -197,6 +201,29 @@ def greedy(model, n):
     return 0
 
 
+def perplexity(model, tokens_path, n_ctx):
+    tokens = np.fromfile(tokens_path, dtype="<i4").tolist()
+    f = model.f
+    add_bos = bool(f.get("tokenizer.ggml.add_bos_token", False)) and "tokenizer.ggml.bos_token_id" in f.meta
+    bos = int(f.get("tokenizer.ggml.bos_token_id", -1))
+    n_chunks, first = len(tokens) // n_ctx, n_ctx // 2
+    if n_chunks < 1:
+        raise SystemExit("fewer tokens than one window")
+    nll, count = 0.0, 0
+    for c in range(n_chunks):
+        w = tokens[c * n_ctx:(c + 1) * n_ctx]
+        if add_bos:
+            w[0] = bos
+        logits = model.forward(w, model.new_cache())
+        for j in range(first, n_ctx - 1):
+            row = logits[j]
+            mx = row.max()
+            nll += mx + np.log(np.exp(row - mx).sum()) - row[w[j + 1]]
+            count += 1
+    print(f"{np.exp(nll / count):.6f}")
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("model")
@@ -204,13 +231,17 @@ def main():
     ap.add_argument("--rtol", type=float, default=1e-2,
                     help="max |engine - reference| per row, relative to the row's max |reference|")
     ap.add_argument("--greedy", type=int, metavar="N")
+    ap.add_argument("--perplexity", metavar="TOKENS")
+    ap.add_argument("--ctx", type=int, default=512)
     args = ap.parse_args()
     model = Model(args.model)
     if args.compare:
         return compare(model, args.compare, args.rtol)
+    if args.perplexity:
+        return perplexity(model, args.perplexity, args.ctx)
     if args.greedy:
         return greedy(model, args.greedy)
-    ap.error("nothing to do: give --compare DUMP or --greedy N")
+    ap.error("nothing to do: give --compare DUMP, --perplexity TOKENS or --greedy N")
 
 
 if __name__ == "__main__":
