@@ -5,7 +5,7 @@
 // layers of a real model are, so GB/s means DRAM bandwidth.
 //
 //   bench_matmul [--types q8_0,q4_0,q4_k,q6_k,...] [--shapes 896x896,...]
-//                [--threads 1,2] [--reps 7] [--tokens 64] [--level auto]
+//                [--threads 1,2] [--reps 7] [--tokens 64] [--level auto] [--mib 256]
 #include <cstdio>
 #include <cstring>
 #include <optional>
@@ -66,7 +66,9 @@ int main(int argc, char** argv) {
   const int reps = std::atoi(bench::arg(argc, argv, "--reps", "7").c_str());
   const int64_t n_tok = std::atoll(bench::arg(argc, argv, "--tokens", "64").c_str());
   cpu::set_kernel_level(bench::arg(argc, argv, "--level", "auto"));
-  const size_t min_working_set = size_t{256} << 20;
+  // Copies of each matrix are cycled until this many MiB are touched per pass
+  // (0: one copy, i.e. measure the kernel on cache-resident weights).
+  const size_t min_working_set = static_cast<size_t>(std::atoll(bench::arg(argc, argv, "--mib", "256").c_str())) << 20;
 
   std::printf("bench_matmul: kernel level %s, GEMM with %lld tokens, median of %d\n",
               std::string(cpu::kernel_level()).c_str(), static_cast<long long>(n_tok), reps);

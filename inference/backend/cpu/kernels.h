@@ -38,12 +38,16 @@ struct kernel_table {
   float (*sum_squares)(const float*, int64_t) = nullptr;
   void (*add)(const float*, const float*, float*, int64_t) = nullptr;
   void (*scale_mul)(const float*, const float*, float, float*, int64_t) = nullptr;  // y = x * w * s
+  // Activation quantizers (layouts in quants.h).
+  void (*quantize_act_q8_0)(const float*, uint8_t*, int64_t) = nullptr;
+  void (*quantize_act_q8_k)(const float*, uint8_t*, int64_t) = nullptr;
 };
 
 // Every table is complete after fill-in (scalar fills all entries).
 const kernel_table& scalar_kernels();
 void fill_avx2_kernels(kernel_table& t);        // quant_kernels_avx2.cpp (calls the next one)
 void fill_avx2_float_kernels(kernel_table& t);  // float_kernels_avx2.cpp
+void fill_avx2_act_quant(kernel_table& t);      // act_quant_avx2.cpp
 void fill_avx512_kernels(kernel_table& t);      // quant_kernels_avx512.cpp (calls the next one)
 void fill_avx512_float_kernels(kernel_table& t);  // float_kernels_avx512.cpp
 

@@ -57,12 +57,13 @@ void dot_q8_0(int64_t n, const void* w, const uint8_t* acts, size_t stride, int 
   const auto* x = static_cast<const block_q8_0*>(w);
   const int64_t nb = n / qk8_0;
   for (int t = 0; t < nt; ++t) {
-    const auto* y = reinterpret_cast<const block_q8_0*>(acts + t * stride + nb * sizeof(float));
+    const float* yd = act_q8_0_d(acts + t * stride);
+    const int8_t* yq = act_q8_0_q(acts + t * stride, nb);
     float sum = 0;
     for (int64_t b = 0; b < nb; ++b) {
       int s = 0;
-      for (int j = 0; j < qk8_0; ++j) s += x[b].qs[j] * y[b].qs[j];
-      sum += s * (fp16_to_f32(x[b].d) * fp16_to_f32(y[b].d));
+      for (int j = 0; j < qk8_0; ++j) s += x[b].qs[j] * yq[b * qk8_0 + j];
+      sum += s * (fp16_to_f32(x[b].d) * yd[b]);
     }
     out[t] = sum;
   }
@@ -72,15 +73,17 @@ void dot_q4_0(int64_t n, const void* w, const uint8_t* acts, size_t stride, int 
   const auto* x = static_cast<const block_q4_0*>(w);
   const int64_t nb = n / qk4_0;
   for (int t = 0; t < nt; ++t) {
-    const auto* y = reinterpret_cast<const block_q8_0*>(acts + t * stride + nb * sizeof(float));
+    const float* yd = act_q8_0_d(acts + t * stride);
+    const int8_t* yq = act_q8_0_q(acts + t * stride, nb);
     float sum = 0;
     for (int64_t b = 0; b < nb; ++b) {
+      const int8_t* yb = yq + b * qk4_0;
       int s = 0;
       for (int j = 0; j < qk4_0 / 2; ++j) {
-        s += ((x[b].qs[j] & 0xF) - 8) * y[b].qs[j];
-        s += ((x[b].qs[j] >> 4) - 8) * y[b].qs[j + qk4_0 / 2];
+        s += ((x[b].qs[j] & 0xF) - 8) * yb[j];
+        s += ((x[b].qs[j] >> 4) - 8) * yb[j + qk4_0 / 2];
       }
-      sum += s * (fp16_to_f32(x[b].d) * fp16_to_f32(y[b].d));
+      sum += s * (fp16_to_f32(x[b].d) * yd[b]);
     }
     out[t] = sum;
   }
@@ -213,6 +216,8 @@ kernel_table make_scalar() {
   t.sum_squares = sum_squares;
   t.add = add;
   t.scale_mul = scale_mul;
+  t.quantize_act_q8_0 = quantize_act_q8_0;
+  t.quantize_act_q8_k = quantize_act_q8_k;
   return t;
 }
 

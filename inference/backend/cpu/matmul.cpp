@@ -40,8 +40,9 @@ size_t act_bytes(act_kind k, int64_t cols) {
 }
 
 void quantize_act(act_kind k, const float* x, uint8_t* dst, int64_t cols) {
-  if (k == act_kind::q8_0) detail::quantize_act_q8_0(x, dst, cols);
-  else detail::quantize_act_q8_k(x, dst, cols);
+  const auto& kt = detail::active_kernels();
+  if (k == act_kind::q8_0) kt.quantize_act_q8_0(x, dst, cols);
+  else kt.quantize_act_q8_k(x, dst, cols);
 }
 
 std::vector<uint8_t>& scratch() {

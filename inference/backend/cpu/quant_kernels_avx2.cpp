@@ -30,10 +30,12 @@ template <int NT>
 void dot_q8_0(int64_t n, const void* w, const uint8_t* acts, size_t stride, float* out) {
   const auto* x = static_cast<const block_q8_0*>(w);
   const int64_t nb = n / qk8_0;
-  const block_q8_0* y[NT];
+  const float* yd[NT];
+  const int8_t* yq[NT];
   __m256 acc[NT];
   for (int t = 0; t < NT; ++t) {
-    y[t] = reinterpret_cast<const block_q8_0*>(acts + t * stride + nb * sizeof(float));
+    yd[t] = act_q8_0_d(acts + t * stride);
+    yq[t] = act_q8_0_q(acts + t * stride, nb);
     acc[t] = _mm256_setzero_ps();
   }
   for (int64_t b = 0; b < nb; ++b) {
@@ -41,8 +43,8 @@ void dot_q8_0(int64_t n, const void* w, const uint8_t* acts, size_t stride, floa
     const __m256i ax = _mm256_sign_epi8(qx, qx);
     const float dx = h2f(x[b].d);
     for (int t = 0; t < NT; ++t) {
-      const __m256i p = pairs_i32(ax, _mm256_sign_epi8(load(y[t][b].qs), qx));
-      acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(dx * h2f(y[t][b].d)), _mm256_cvtepi32_ps(p), acc[t]);
+      const __m256i p = pairs_i32(ax, _mm256_sign_epi8(load(yq[t] + b * qk8_0), qx));
+      acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(dx * yd[t][b]), _mm256_cvtepi32_ps(p), acc[t]);
     }
   }
   for (int t = 0; t < NT; ++t) out[t] = hsum(acc[t]);
@@ -52,10 +54,12 @@ template <int NT>
 void dot_q4_0(int64_t n, const void* w, const uint8_t* acts, size_t stride, float* out) {
   const auto* x = static_cast<const block_q4_0*>(w);
   const int64_t nb = n / qk4_0;
-  const block_q8_0* y[NT];
+  const float* yd[NT];
+  const int8_t* yq[NT];
   __m256 acc[NT];
   for (int t = 0; t < NT; ++t) {
-    y[t] = reinterpret_cast<const block_q8_0*>(acts + t * stride + nb * sizeof(float));
+    yd[t] = act_q8_0_d(acts + t * stride);
+    yq[t] = act_q8_0_q(acts + t * stride, nb);
     acc[t] = _mm256_setzero_ps();
   }
   const __m256i m4 = _mm256_set1_epi8(0x0F), off = _mm256_set1_epi8(8);
@@ -65,8 +69,8 @@ void dot_q4_0(int64_t n, const void* w, const uint8_t* acts, size_t stride, floa
     const __m256i ax = _mm256_sign_epi8(qx, qx);
     const float dx = h2f(x[b].d);
     for (int t = 0; t < NT; ++t) {
-      const __m256i p = pairs_i32(ax, _mm256_sign_epi8(load(y[t][b].qs), qx));
-      acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(dx * h2f(y[t][b].d)), _mm256_cvtepi32_ps(p), acc[t]);
+      const __m256i p = pairs_i32(ax, _mm256_sign_epi8(load(yq[t] + b * qk8_0), qx));
+      acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(dx * yd[t][b]), _mm256_cvtepi32_ps(p), acc[t]);
     }
   }
   for (int t = 0; t < NT; ++t) out[t] = hsum(acc[t]);
@@ -197,6 +201,7 @@ void fill_avx2_kernels(kernel_table& t) {
   t.dot_q5_k = row_q5_k;
   t.dot_q6_k = row_q6_k;
   fill_avx2_float_kernels(t);
+  fill_avx2_act_quant(t);
 }
 
 }  // namespace qf::infer::cpu::detail

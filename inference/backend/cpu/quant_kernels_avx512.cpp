@@ -34,80 +34,141 @@ inline float hsum256(__m256 v) {
   return _mm_cvtss_f32(s);
 }
 
+// Scales of blocks b..b+7 of a weight row as floats.
+template <class B>
+inline __m256 scales8(const B* x) {
+  const __m128i h = _mm_setr_epi16(static_cast<short>(x[0].d), static_cast<short>(x[1].d), static_cast<short>(x[2].d),
+                                   static_cast<short>(x[3].d), static_cast<short>(x[4].d), static_cast<short>(x[5].d),
+                                   static_cast<short>(x[6].d), static_cast<short>(x[7].d));
+  return _mm256_cvtph_ps(h);
+}
+
+// Lane layout of a dot product over blocks 2p, 2p+1: lanes 0..7 block 2p, 8..15 block 2p+1.
+inline __m512i pair_index(int p) {
+  return _mm512_mask_blend_epi32(0xFF00, _mm512_set1_epi32(2 * p), _mm512_set1_epi32(2 * p + 1));
+}
+
+// Q4_0 nibbles of blocks a and b as [a 0..31 | b 0..31] unsigned bytes.
+inline __m512i unpack_q4_0_pair(const block_q4_0& a, const block_q4_0& b) {
+  const __m256i m4 = _mm256_set1_epi8(0x0F);
+  const __m256i raw = _mm256_set_m128i(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs)),
+                                       _mm_loadu_si128(reinterpret_cast<const __m128i*>(a.qs)));
+  const __m256i lo = _mm256_and_si256(raw, m4), hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4);
+  const __m512i q = join(lo, hi);                       // [lo a, lo b, hi a, hi b]
+  return _mm512_shuffle_i64x2(q, q, _MM_SHUFFLE(3, 1, 2, 0));  // [lo a, hi a, lo b, hi b]
+}
+
+// Q8_0 x Q8_0: eight blocks per step; the eight products d_x * d_y are one
+// vector, spread over the lanes of each block pair with a permute.
 template <int NT>
 void dot_q8_0(int64_t n, const void* w, const uint8_t* acts, size_t stride, float* out) {
   const auto* x = static_cast<const block_q8_0*>(w);
   const int64_t nb = n / qk8_0;
-  const block_q8_0* y[NT];
+  const float* yd[NT];
+  const int8_t* yq[NT];
   __m512 acc[NT];
   for (int t = 0; t < NT; ++t) {
-    y[t] = reinterpret_cast<const block_q8_0*>(acts + t * stride + nb * sizeof(float));
+    yd[t] = act_q8_0_d(acts + t * stride);
+    yq[t] = act_q8_0_q(acts + t * stride, nb);
     acc[t] = _mm512_setzero_ps();
   }
   const __m512i zero = _mm512_setzero_si512();
+  const __m512i pidx[4] = {pair_index(0), pair_index(1), pair_index(2), pair_index(3)};
   int64_t b = 0;
+  for (; b + 8 <= nb; b += 8) {
+    const __m256 dx = scales8(x + b);
+    __m512i ax[4];
+    __mmask64 neg[4];
+    for (int p = 0; p < 4; ++p) {
+      const __m512i qx = join(load256(x[b + 2 * p].qs), load256(x[b + 2 * p + 1].qs));
+      neg[p] = _mm512_movepi8_mask(qx);
+      ax[p] = _mm512_abs_epi8(qx);
+    }
+    for (int t = 0; t < NT; ++t) {
+      const __m512 dd = _mm512_castps256_ps512(_mm256_mul_ps(dx, _mm256_loadu_ps(yd[t] + b)));
+      const int8_t* q = yq[t] + b * qk8_0;
+      for (int p = 0; p < 4; ++p) {
+        const __m512i qy = load512(q + 64 * p);
+        const __m512i prod = _mm512_dpbusd_epi32(zero, ax[p], _mm512_mask_sub_epi8(qy, neg[p], zero, qy));
+        acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(prod), _mm512_permutexvar_ps(pidx[p], dd), acc[t]);
+      }
+    }
+  }
   for (; b + 2 <= nb; b += 2) {
     const __m512i qx = join(load256(x[b].qs), load256(x[b + 1].qs));
     const __mmask64 neg = _mm512_movepi8_mask(qx);
     const __m512i ax = _mm512_abs_epi8(qx);
     const float d0 = h2f(x[b].d), d1 = h2f(x[b + 1].d);
     for (int t = 0; t < NT; ++t) {
-      const __m512i qy = join(load256(y[t][b].qs), load256(y[t][b + 1].qs));
-      const __m512i sy = _mm512_mask_sub_epi8(qy, neg, zero, qy);
-      const __m512i p = _mm512_dpbusd_epi32(zero, ax, sy);
-      acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), halves(d0 * h2f(y[t][b].d), d1 * h2f(y[t][b + 1].d)), acc[t]);
+      const __m512i qy = load512(yq[t] + b * qk8_0);
+      const __m512i prod = _mm512_dpbusd_epi32(zero, ax, _mm512_mask_sub_epi8(qy, neg, zero, qy));
+      acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(prod), halves(d0 * yd[t][b], d1 * yd[t][b + 1]), acc[t]);
     }
   }
   for (int t = 0; t < NT; ++t) {
     float s = _mm512_reduce_add_ps(acc[t]);
-    for (int64_t r = b; r < nb; ++r) {  // odd block count: one 256-bit step
-      const __m256i qx = load256(x[r].qs);
-      const __m256i p = _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_abs_epi8(qx),
-                                            _mm256_sign_epi8(load256(y[t][r].qs), qx));
-      s += hsum256(_mm256_cvtepi32_ps(p)) * (h2f(x[r].d) * h2f(y[t][r].d));
+    if (b < nb) {  // odd block count: one 256-bit step
+      const __m256i qx = load256(x[b].qs);
+      const __m256i prod = _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_abs_epi8(qx),
+                                               _mm256_sign_epi8(load256(yq[t] + b * qk8_0), qx));
+      s += hsum256(_mm256_cvtepi32_ps(prod)) * (h2f(x[b].d) * yd[t][b]);
     }
     out[t] = s;
   }
 }
 
+// Q4_0 x Q8_0: unsigned nibbles times activations, minus 8 * sum_b d_x * s_b.
 template <int NT>
 void dot_q4_0(int64_t n, const void* w, const uint8_t* acts, size_t stride, float* out) {
   const auto* x = static_cast<const block_q4_0*>(w);
   const int64_t nb = n / qk4_0;
-  const block_q8_0* y[NT];
+  const float* yd[NT];
   const float* ys[NT];
+  const int8_t* yq[NT];
   __m512 acc[NT];
-  float off[NT];
+  __m256 off[NT];
   for (int t = 0; t < NT; ++t) {
-    ys[t] = reinterpret_cast<const float*>(acts + t * stride);
-    y[t] = reinterpret_cast<const block_q8_0*>(acts + t * stride + nb * sizeof(float));
+    yd[t] = act_q8_0_d(acts + t * stride);
+    ys[t] = act_q8_0_s(acts + t * stride, nb);
+    yq[t] = act_q8_0_q(acts + t * stride, nb);
     acc[t] = _mm512_setzero_ps();
-    off[t] = 0;
+    off[t] = _mm256_setzero_ps();
   }
   const __m512i zero = _mm512_setzero_si512();
-  const __m256i m4 = _mm256_set1_epi8(0x0F);
+  const __m512i pidx[4] = {pair_index(0), pair_index(1), pair_index(2), pair_index(3)};
   int64_t b = 0;
+  for (; b + 8 <= nb; b += 8) {
+    const __m256 dx = scales8(x + b);
+    __m512i q[4];
+    for (int p = 0; p < 4; ++p) q[p] = unpack_q4_0_pair(x[b + 2 * p], x[b + 2 * p + 1]);
+    for (int t = 0; t < NT; ++t) {
+      const __m512 dd = _mm512_castps256_ps512(_mm256_mul_ps(dx, _mm256_loadu_ps(yd[t] + b)));
+      off[t] = _mm256_fmadd_ps(dx, _mm256_loadu_ps(ys[t] + b), off[t]);
+      const int8_t* qy = yq[t] + b * qk4_0;
+      for (int p = 0; p < 4; ++p) {
+        const __m512i prod = _mm512_dpbusd_epi32(zero, q[p], load512(qy + 64 * p));
+        acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(prod), _mm512_permutexvar_ps(pidx[p], dd), acc[t]);
+      }
+    }
+  }
+  float tail_off[NT] = {};
   for (; b + 2 <= nb; b += 2) {
-    const __m256i raw = _mm256_set_m128i(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x[b + 1].qs)),
-                                         _mm_loadu_si128(reinterpret_cast<const __m128i*>(x[b].qs)));
-    const __m256i lo = _mm256_and_si256(raw, m4), hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4);
-    __m512i q = join(lo, hi);                            // [lo b, lo b+1, hi b, hi b+1]
-    q = _mm512_shuffle_i64x2(q, q, _MM_SHUFFLE(3, 1, 2, 0));  // [lo b, hi b, lo b+1, hi b+1]
+    const __m512i q = unpack_q4_0_pair(x[b], x[b + 1]);
     const float d0 = h2f(x[b].d), d1 = h2f(x[b + 1].d);
     for (int t = 0; t < NT; ++t) {
-      const __m512i qy = join(load256(y[t][b].qs), load256(y[t][b + 1].qs));
-      const __m512i p = _mm512_dpbusd_epi32(zero, q, qy);
-      acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), halves(d0 * h2f(y[t][b].d), d1 * h2f(y[t][b + 1].d)), acc[t]);
-      off[t] += d0 * ys[t][b] + d1 * ys[t][b + 1];
+      const __m512i prod = _mm512_dpbusd_epi32(zero, q, load512(yq[t] + b * qk4_0));
+      acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(prod), halves(d0 * yd[t][b], d1 * yd[t][b + 1]), acc[t]);
+      tail_off[t] += d0 * ys[t][b] + d1 * ys[t][b + 1];
     }
   }
   for (int t = 0; t < NT; ++t) {
-    float s = _mm512_reduce_add_ps(acc[t]) - 8.0f * off[t];
-    for (int64_t r = b; r < nb; ++r) {
+    float s = _mm512_reduce_add_ps(acc[t]) - 8.0f * (hsum256(off[t]) + tail_off[t]);
+    if (b < nb) {
+      const int8_t* yb = yq[t] + b * qk4_0;
       int sum = 0;
       for (int j = 0; j < qk4_0 / 2; ++j)
-        sum += ((x[r].qs[j] & 0xF) - 8) * y[t][r].qs[j] + ((x[r].qs[j] >> 4) - 8) * y[t][r].qs[j + 16];
-      s += sum * (h2f(x[r].d) * h2f(y[t][r].d));
+        sum += ((x[b].qs[j] & 0xF) - 8) * yb[j] + ((x[b].qs[j] >> 4) - 8) * yb[j + 16];
+      s += sum * (h2f(x[b].d) * yd[t][b]);
     }
     out[t] = s;
   }

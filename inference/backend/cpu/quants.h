@@ -38,10 +38,18 @@ void quantize_row_q5_k_ref(const float* x, block_q5_k* y, int64_t n);
 void quantize_row_q6_k_ref(const float* x, block_q6_k* y, int64_t n);
 void quantize_row_q8_k_ref(const float* x, block_q8_k* y, int64_t n);
 
-// Activation layout for q8_0/q4_0 weights: nb floats s[b] = d[b] * sum(qs of
-// block b), then nb block_q8_0 (the sums let kernels fold the Q4_0 offset of 8).
+// Activation layout for q8_0/q4_0 weights: Q8_0 quantization (32-value
+// blocks, fp16-rounded scale) stored as arrays so SIMD kernels load several
+// blocks' scales and quants at once: nb floats d[b] (exactly the fp16 scale),
+// nb floats s[b] = d[b] * sum(quants of block b) (lets kernels fold Q4_0's
+// offset of 8), then the n int8 quants.
 size_t act_q8_0_bytes(int64_t n);
 void quantize_act_q8_0(const float* x, uint8_t* dst, int64_t n);
+inline const float* act_q8_0_d(const uint8_t* a) { return reinterpret_cast<const float*>(a); }
+inline const float* act_q8_0_s(const uint8_t* a, int64_t nb) { return reinterpret_cast<const float*>(a) + nb; }
+inline const int8_t* act_q8_0_q(const uint8_t* a, int64_t nb) {
+  return reinterpret_cast<const int8_t*>(a + nb * 2 * sizeof(float));
+}
 // Activation layout for k-quant weights: nb block_q8_k.
 size_t act_q8_k_bytes(int64_t n);
 void quantize_act_q8_k(const float* x, uint8_t* dst, int64_t n);
