@@ -2,6 +2,10 @@
 // dot product: 16 values per step, two accumulators per token.
 #include <immintrin.h>
 
+// GCC 12 reports its own _mm512_undefined_* helpers as uninitialized.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
 #include "inference/backend/cpu/kernels.h"
 
 namespace qf::infer::cpu::detail {

@@ -13,6 +13,12 @@
 //    come from the Q8_K 16-value sums.
 #include <immintrin.h>
 
+#include <cstring>
+
+// GCC 12 reports its own _mm512_undefined_* helpers as uninitialized.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
 #include "inference/backend/cpu/kernels.h"
 #include "inference/backend/cpu/quants.h"
 
@@ -56,6 +62,19 @@ inline __m512i unpack_q4_0_pair(const block_q4_0& a, const block_q4_0& b) {
   const __m256i lo = _mm256_and_si256(raw, m4), hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4);
   const __m512i q = join(lo, hi);                       // [lo a, lo b, hi a, hi b]
   return _mm512_shuffle_i64x2(q, q, _MM_SHUFFLE(3, 1, 2, 0));  // [lo a, hi a, lo b, hi b]
+}
+
+// Q4_0 nibbles of four blocks as two registers [lo 0, hi 0, lo 1, hi 1] and
+// [lo 2, hi 2, lo 3, hi 3]: one 512-bit unpack and two cross-lane permutes.
+inline void unpack_q4_0_quad(const block_q4_0* x, __m512i out[2]) {
+  const __m512i m4 = _mm512_set1_epi8(0x0F);
+  __m512i raw = _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x[0].qs)));
+  raw = _mm512_inserti32x4(raw, _mm_loadu_si128(reinterpret_cast<const __m128i*>(x[1].qs)), 1);
+  raw = _mm512_inserti32x4(raw, _mm_loadu_si128(reinterpret_cast<const __m128i*>(x[2].qs)), 2);
+  raw = _mm512_inserti32x4(raw, _mm_loadu_si128(reinterpret_cast<const __m128i*>(x[3].qs)), 3);
+  const __m512i lo = _mm512_and_si512(raw, m4), hi = _mm512_and_si512(_mm512_srli_epi16(raw, 4), m4);
+  out[0] = _mm512_permutex2var_epi64(lo, _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11), hi);
+  out[1] = _mm512_permutex2var_epi64(lo, _mm512_setr_epi64(4, 5, 12, 13, 6, 7, 14, 15), hi);
 }
 
 // Q8_0 x Q8_0: eight blocks per step; the eight products d_x * d_y are one
@@ -140,7 +159,7 @@ void dot_q4_0(int64_t n, const void* w, const uint8_t* acts, size_t stride, floa
   for (; b + 8 <= nb; b += 8) {
     const __m256 dx = scales8(x + b);
     __m512i q[4];
-    for (int p = 0; p < 4; ++p) q[p] = unpack_q4_0_pair(x[b + 2 * p], x[b + 2 * p + 1]);
+    for (int k = 0; k < 2; ++k) unpack_q4_0_quad(x + b + 4 * k, q + 2 * k);
     for (int t = 0; t < NT; ++t) {
       const __m512 dd = _mm512_castps256_ps512(_mm256_mul_ps(dx, _mm256_loadu_ps(yd[t] + b)));
       off[t] = _mm256_fmadd_ps(dx, _mm256_loadu_ps(ys[t] + b), off[t]);
@@ -174,6 +193,21 @@ void dot_q4_0(int64_t n, const void* w, const uint8_t* acts, size_t stride, floa
   }
 }
 
+// Q4_K/Q5_K scales and mins, unpacked to bytes [sc0..sc7, m0..m7] with 32-bit masks.
+inline __m128i unpack_scales_k4(const uint8_t* scales) {
+  uint32_t u[4];
+  std::memcpy(u, scales, 12);
+  constexpr uint32_t km1 = 0x3f3f3f3f, km2 = 0x0f0f0f0f, km3 = 0x03030303;
+  u[3] = ((u[2] >> 4) & km2) | (((u[1] >> 6) & km3) << 4);
+  const uint32_t m03 = u[1] & km1;
+  u[1] = (u[2] & km2) | (((u[0] >> 6) & km3) << 4);
+  u[2] = m03;
+  u[0] &= km1;
+  return _mm_loadu_si128(reinterpret_cast<const __m128i*>(u));
+}
+
+// Q4_K/Q5_K x Q8_K. Each 64 bytes of nibbles are rearranged to
+// [sub-block 4h | 4h+1] and [4h+2 | 4h+3] so the activations load contiguously.
 template <int NT, bool FIVE>
 void dot_qk45(int64_t n, const void* w, const uint8_t* acts, size_t stride, float* out) {
   const int64_t nb = n / qk_k;
@@ -186,7 +220,9 @@ void dot_qk45(int64_t n, const void* w, const uint8_t* acts, size_t stride, floa
     accm[t] = _mm256_setzero_ps();
   }
   const __m512i m4 = _mm512_set1_epi8(0x0F), sixteen = _mm512_set1_epi8(16), zero = _mm512_setzero_si512();
-  const __m128i dup = _mm_setr_epi8(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7);
+  const __m512i first = _mm512_setr_epi64(0, 1, 2, 3, 8, 9, 10, 11), second = _mm512_setr_epi64(4, 5, 6, 7, 12, 13, 14, 15);
+  const __m512i sidx[4] = {pair_index(0), pair_index(1), pair_index(2), pair_index(3)};  // sub-blocks (2k, 2k+1)
+  const __m128i dup_mins = _mm_setr_epi8(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15);
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* scales;
     const uint8_t* qs;
@@ -199,35 +235,32 @@ void dot_qk45(int64_t n, const void* w, const uint8_t* acts, size_t stride, floa
       const auto& blk = static_cast<const block_q4_k*>(w)[b];
       scales = blk.scales, qs = blk.qs, d = h2f(blk.d), dmin = h2f(blk.dmin);
     }
-    alignas(16) uint8_t sc[8], mn[16];
-    unpack_scale_min_k4(scales, sc, mn);
-    const __m256i mp = _mm256_cvtepu8_epi16(_mm_shuffle_epi8(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(mn)), dup));
+    const __m128i scm = unpack_scales_k4(scales);
+    const __m512i sc32 = _mm512_cvtepu8_epi32(scm);
+    const __m256i mp = _mm256_cvtepu8_epi16(_mm_shuffle_epi8(scm, dup_mins));
     const __m512i qhz = FIVE ? _mm512_broadcast_i64x4(load256(qh)) : zero;
     __m512i sumi[NT];
     for (int t = 0; t < NT; ++t) sumi[t] = zero;
     for (int h = 0; h < 2; ++h) {
-      // Bytes 0..31: sub-blocks 4h (low nibbles) and 4h+1 (high); 32..63: 4h+2 and 4h+3.
-      const __m512i q = load512(qs + 64 * h);
-      __m512i lo = _mm512_and_si512(q, m4);                         // sub-blocks 4h | 4h+2
-      __m512i hi = _mm512_and_si512(_mm512_srli_epi16(q, 4), m4);  // sub-blocks 4h+1 | 4h+3
+      const __m512i z = load512(qs + 64 * h);
+      const __m512i lo = _mm512_and_si512(z, m4);                         // sub-blocks 4h | 4h+2
+      const __m512i hi = _mm512_and_si512(_mm512_srli_epi16(z, 4), m4);  // sub-blocks 4h+1 | 4h+3
+      __m512i qa = _mm512_permutex2var_epi64(lo, first, hi);             // 4h | 4h+1
+      __m512i qb = _mm512_permutex2var_epi64(lo, second, hi);            // 4h+2 | 4h+3
       if constexpr (FIVE) {
-        const __mmask64 klo = _mm512_test_epi8_mask(
-            qhz, _mm512_mask_blend_epi32(0xFF00, _mm512_set1_epi8(static_cast<char>(1 << (4 * h))),
-                                         _mm512_set1_epi8(static_cast<char>(1 << (4 * h + 2)))));
-        const __mmask64 khi = _mm512_test_epi8_mask(
-            qhz, _mm512_mask_blend_epi32(0xFF00, _mm512_set1_epi8(static_cast<char>(1 << (4 * h + 1))),
-                                         _mm512_set1_epi8(static_cast<char>(1 << (4 * h + 3)))));
-        lo = _mm512_mask_add_epi8(lo, klo, lo, sixteen);
-        hi = _mm512_mask_add_epi8(hi, khi, hi, sixteen);
+        const auto bits = [](int j) {
+          return _mm512_mask_blend_epi32(0xFF00, _mm512_set1_epi8(static_cast<char>(1 << j)),
+                                         _mm512_set1_epi8(static_cast<char>(1 << (j + 1))));
+        };
+        qa = _mm512_mask_add_epi8(qa, _mm512_test_epi8_mask(qhz, bits(4 * h)), qa, sixteen);
+        qb = _mm512_mask_add_epi8(qb, _mm512_test_epi8_mask(qhz, bits(4 * h + 2)), qb, sixteen);
       }
-      const __m512i s_lo = halves_i32(sc[4 * h], sc[4 * h + 2]);
-      const __m512i s_hi = halves_i32(sc[4 * h + 1], sc[4 * h + 3]);
+      const __m512i sa = _mm512_permutexvar_epi32(sidx[2 * h], sc32);
+      const __m512i sb = _mm512_permutexvar_epi32(sidx[2 * h + 1], sc32);
       for (int t = 0; t < NT; ++t) {
         const int8_t* yq = y[t][b].qs + 128 * h;
-        const __m512i ylo = join(load256(yq), load256(yq + 64));
-        const __m512i yhi = join(load256(yq + 32), load256(yq + 96));
-        const __m512i a = _mm512_mullo_epi32(_mm512_dpbusd_epi32(zero, lo, ylo), s_lo);
-        const __m512i c = _mm512_mullo_epi32(_mm512_dpbusd_epi32(zero, hi, yhi), s_hi);
+        const __m512i a = _mm512_mullo_epi32(_mm512_dpbusd_epi32(zero, qa, load512(yq)), sa);
+        const __m512i c = _mm512_mullo_epi32(_mm512_dpbusd_epi32(zero, qb, load512(yq + 64)), sb);
         sumi[t] = _mm512_add_epi32(sumi[t], _mm512_add_epi32(a, c));
       }
     }
