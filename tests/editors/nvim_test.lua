@@ -18,6 +18,7 @@ local function quit(code)
 end
 
 local checks = 0
+local log_file = nil  -- the server's --log-file
 local function check(cond, msg)
   checks = checks + 1
   if not cond then error('FAILED: ' .. msg, 2) end
@@ -64,7 +65,9 @@ local function run()
 
   vim.cmd('filetype on')
   local qf = require('quickfill')
-  local log_file = vim.fn.tempname() .. '-quickfill.log'
+  log_file = (os.getenv('QUICKFILL_TEST_WORK') or vim.fn.tempname()) .. '/quickfill-server.log'
+  vim.fn.mkdir(vim.fn.fnamemodify(log_file, ':h'), 'p')
+  os.remove(log_file)
   qf.setup({
     binary = bin,
     -- Without a model file, point at a missing one so that the server surely has none.
@@ -179,6 +182,30 @@ local function run()
   check(type(stats) == 'table' and stats.answered >= 3 and #stats.recent >= 3,
         'quickfill/stats counts the answered requests')
 
+  -- Back to the text before the accepted ghost text, where the server had items (greedy decoding).
+  vim.api.nvim_buf_set_lines(bufnr, 9, -1, false, { line_before, '' })
+  vim.api.nvim_win_set_cursor(0, { 10, #line_before })
+
+  -- New settings go to the running server (workspace/didChangeConfiguration); it keeps answering.
+  qf.update_settings({ settings = { completion = { autoDeadlineMs = 50000, explicitDeadlineMs = 50000 } } })
+  local s3, items3 = qf.request_completion(bufnr, true)
+  check(s3 ~= nil and #items3 > 0, 'items after a settings change')
+
+  -- :QuickfillRestart starts a new server for the same buffer.
+  local old_id = client.id
+  vim.cmd('QuickfillRestart')
+  local restarted
+  check(vim.wait(WAIT, function()
+    restarted = qf.get_client(bufnr)
+    return restarted ~= nil and restarted.id ~= old_id and restarted.initialized == true
+  end, 20), 'a new client after :QuickfillRestart')
+  check(vim.wait(WAIT, function()
+    local st = qf.status(bufnr)
+    return type(st) == 'table' and st.modelLoaded == true
+  end, 100), 'the restarted server loaded the model')
+  local s4, items4 = qf.request_completion(bufnr, true)
+  check(s4 ~= nil and #items4 > 0, 'items from the restarted server')
+
   -- Stop: the server exits after shutdown/exit.
   qf.stop()
   check(vim.wait(WAIT, function() return qf.get_client(bufnr) == nil end, 50), 'client stopped')
@@ -188,8 +215,12 @@ end
 local ok, res = xpcall(run, debug.traceback)
 if not ok then
   out(tostring(res))
-  local log = os.getenv('QUICKFILL_NVIM_SHOW_LOG')
-  if log ~= '0' then
+  if log_file and vim.loop.fs_stat(log_file) then
+    local lines = vim.fn.readfile(log_file)
+    out('--- ' .. log_file .. ' (tail) ---')
+    for i = math.max(1, #lines - 40), #lines do out(lines[i]) end
+  end
+  do
     local lines = vim.fn.readfile(vim.lsp.get_log_path())
     out('--- ' .. vim.lsp.get_log_path() .. ' (tail) ---')
     for i = math.max(1, #lines - 40), #lines do out(lines[i]) end

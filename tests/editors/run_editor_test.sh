@@ -53,6 +53,7 @@ echo "model:  ${model:-<none found or built; tried: \$QUICKFILL_TEST_MODEL $* $d
 mkdir -p "$work"
 export QUICKFILL_BIN="$bin"
 export QUICKFILL_MODEL="$model"
+export QUICKFILL_TEST_WORK="$work"
 no_model_skip() {
   echo "SKIP: no model file could be found or built (set QUICKFILL_TEST_MODEL);"
   echo "      the checks that need no model passed, completion items were not checked"
