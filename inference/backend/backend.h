@@ -104,6 +104,9 @@ class backend {
   virtual void upload(buffer& dst, size_t dst_offset, const void* src, size_t bytes) = 0;
   virtual void download(const buffer& src, size_t src_offset, void* dst, size_t bytes) = 0;
   virtual void synchronize() = 0;
+  // A context will attend over up to n_ctx cells with up to n_head query heads:
+  // the backend may size its scratch now so that no op allocates later.
+  virtual void reserve_attention(int64_t n_ctx, int64_t n_head) {}
 
   // ---- ops (f32 activations) ----
   // out[i][:] = row ids[i] of the table, dequantized. ids: int32 [n].

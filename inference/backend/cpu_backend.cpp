@@ -93,6 +93,11 @@ void cpu_backend::parallel_for(int64_t n, int64_t min_parallel, const Fn& fn) {
   });
 }
 
+void cpu_backend::reserve_attention(int64_t n_ctx, int64_t n_head) {
+  // attention() needs n_kv * (heads per item) floats per thread; an item never has more than n_head heads.
+  for (int i = 0; i < pool_.size(); ++i) scratch(i, static_cast<size_t>(n_ctx) * static_cast<size_t>(n_head));
+}
+
 float* cpu_backend::scratch(int ith, size_t n_floats) {
   auto& s = scratch_[ith];
   if (s.size() < n_floats) s.resize(n_floats);

@@ -52,6 +52,7 @@ context::context(const model& m, const context_options& opts) : model_(m), opts_
   s.logits_rows = 1;
   s.logits = be.alloc(static_cast<size_t>(hp.n_vocab) * f);  // [1][n_vocab]; grown for mode all
   pos_host_.resize(nu);
+  be.reserve_attention(s.n_ctx, hp.n_head);
   tokens_.reserve(static_cast<size_t>(s.n_ctx));
 }
 
