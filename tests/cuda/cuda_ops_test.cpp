@@ -216,7 +216,7 @@ TEST(CudaOps, RopeBothStylesAndShift) {
     const auto x = random_floats(size_t(nt * nh * hd), 13);
     dev_buf<float> dx(x);
     dev_buf<int32_t> dp(pos);
-    cu::rope(dx.p, nt, nh, hd, hd, dp.p, 10000.0f, 1.0f, neox, nullptr);
+    cu::rope(dx.p, nt, nh, hd, hd, dp.p, 10000.0f, 1.0f, nullptr, neox, nullptr);
     std::vector<double> ref(x.begin(), x.end());
     ref_rope(ref, nt, nh, hd, pos, 10000.0, neox);
     EXPECT_LT(nmse(dx.download(), ref), 1e-9) << "neox=" << neox;
@@ -227,7 +227,7 @@ TEST(CudaOps, RopeBothStylesAndShift) {
     ref_rope(rot, nt, nh, hd, pos, 10000.0, neox);
     for (size_t i = 0; i < kh.size(); ++i) kh[i] = f32_to_fp16(float(rot[i]));
     dev_buf<uint16_t> dk(kh);
-    cu::rope_shift_f16(dk.p, nt, nh, hd, hd, 3, 10000.0f, 1.0f, neox, nullptr);
+    cu::rope_shift_f16(dk.p, nt, nh, hd, hd, 3, 10000.0f, 1.0f, nullptr, neox, nullptr);
     std::vector<int32_t> moved = pos;
     for (auto& p : moved) p += 3;
     std::vector<double> ref2(x.begin(), x.end());
@@ -237,6 +237,29 @@ TEST(CudaOps, RopeBothStylesAndShift) {
     for (size_t i = 0; i < got.size(); ++i) gf[i] = fp16_to_f32(got[i]);
     EXPECT_LT(nmse(gf, ref2), 2e-6) << "shift neox=" << neox;
   }
+}
+
+TEST(CudaOps, RopeFrequencyFactors) {
+  REQUIRE_DEVICE();
+  const int64_t nt = 3, nh = 4, hd = 64;
+  const std::vector<int32_t> pos = {5, 900, 8000};
+  std::vector<float> factors(size_t(hd / 2));
+  for (size_t i = 0; i < factors.size(); ++i) factors[i] = 1.0f + float(i % 5);
+  const auto x = random_floats(size_t(nt * nh * hd), 17);
+  dev_buf<float> dx(x), df(factors);
+  dev_buf<int32_t> dp(pos);
+  cu::rope(dx.p, nt, nh, hd, hd, dp.p, 500000.0f, 1.0f, df.p, false, nullptr);
+  std::vector<double> ref(x.begin(), x.end());
+  for (int64_t t = 0; t < nt; ++t)
+    for (int64_t h = 0; h < nh; ++h)
+      for (int64_t i = 0; i < hd / 2; ++i) {
+        const double th = pos[size_t(t)] * std::pow(500000.0, -2.0 * double(i) / double(hd)) / factors[size_t(i)];
+        double* r = ref.data() + (t * nh + h) * hd;
+        const double x0 = r[2 * i], x1 = r[2 * i + 1];
+        r[2 * i] = x0 * std::cos(th) - x1 * std::sin(th);
+        r[2 * i + 1] = x0 * std::sin(th) + x1 * std::cos(th);
+      }
+  EXPECT_LT(nmse(dx.download(), ref), 1e-9);
 }
 
 TEST(CudaOps, AttentionMatchesNaiveCausal) {

@@ -138,7 +138,7 @@ class cuda_backend final : public backend {
   void rope(f32_ref x, const buffer& pos, int64_t n_tokens, int64_t n_heads, int64_t head_dim,
             const rope_params& rp) override {
     cu::rope(f32(x), n_tokens, n_heads, head_dim, rp.n_rot, reinterpret_cast<const int32_t*>(dev(pos)),
-             rp.freq_base, rp.freq_scale, rp.style == rope_style::neox, stream_);
+             rp.freq_base, rp.freq_scale, factors(rp), rp.style == rope_style::neox, stream_);
   }
 
   void kv_store(f32_ref src, int64_t n_rows, int64_t row_len, buffer& cache, ggml_type kv_type,
@@ -184,13 +184,16 @@ class cuda_backend final : public backend {
     const int64_t row_len = n_head_kv * head_dim;
     check_range(k_cache, size_t((first + n) * row_len) * 2, 0, "kv_rope_shift");
     cu::rope_shift_f16(reinterpret_cast<uint16_t*>(dev(k_cache)) + first * row_len, n, n_head_kv, head_dim,
-                       rp.n_rot, int32_t(delta), rp.freq_base, rp.freq_scale, rp.style == rope_style::neox,
-                       stream_);
+                       rp.n_rot, int32_t(delta), rp.freq_base, rp.freq_scale, factors(rp),
+                       rp.style == rope_style::neox, stream_);
   }
 
  private:
   static void check_range(const buffer& b, size_t off, size_t bytes, const char* what) {
     if (off > b.size() || bytes > b.size() - off) throw std::out_of_range(std::string("cuda ") + what + " out of bounds");
+  }
+  static const float* factors(const rope_params& rp) {
+    return rp.freq_factors ? reinterpret_cast<const float*>(dev(*rp.freq_factors)) : nullptr;
   }
   static void require_f16(ggml_type t) {
     if (t != ggml_type::f16) throw std::invalid_argument("the CUDA backend keeps the KV cache in F16 only");

@@ -59,12 +59,14 @@ void rms_norm(const float* x, const float* weight, float* y, int64_t n_rows, int
 // x: [n_tokens][n_heads][head_dim] rotated in place; pos: [n_tokens] device ints.
 // The first n_rot dims of each head rotate: neox = false pairs (2i, 2i+1)
 // (llama), neox = true pairs (i, i + n_rot/2) (qwen2); theta_i = pos *
-// freq_scale / freq_base^(2i/n_rot).
+// freq_scale / freq_base^(2i/n_rot), divided by factors[i] when `factors`
+// (Llama 3.1 rope_freqs, n_rot/2 floats on the device) is not null.
 void rope(float* x, int64_t n_tokens, int64_t n_heads, int64_t head_dim, int64_t n_rot, const int32_t* pos,
-          float freq_base, float freq_scale, bool neox, stream_t stream);
+          float freq_base, float freq_scale, const float* factors, bool neox, stream_t stream);
 // Re-rotates F16 keys in place by `delta` positions: rows [n_rows][n_heads][head_dim].
 void rope_shift_f16(uint16_t* k, int64_t n_rows, int64_t n_heads, int64_t head_dim, int64_t n_rot,
-                    int32_t delta, float freq_base, float freq_scale, bool neox, stream_t stream);
+                    int32_t delta, float freq_base, float freq_scale, const float* factors, bool neox,
+                    stream_t stream);
 
 // --- elementwise.cu ---
 void silu_mul(const float* gate, const float* up, float* out, int64_t n, stream_t stream);

@@ -1,6 +1,7 @@
 // Rotary position embeddings, both pairings: llama's adjacent pairs
 // (2i, 2i+1) and NEOX/qwen2's halves (i, i + n_rot/2), with theta_i = p *
-// scale / base^(2i/n_rot) computed as the CPU backend does. rope_shift_f16
+// scale / base^(2i/n_rot) (divided by Llama 3.1's per-pair frequency factors
+// when given) computed as the CPU backend does. rope_shift_f16
 // re-rotates cached F16 keys by a position delta (rotations compose: R(p +
 // delta) = R(delta) R(p)), for KV chunk reuse.
 #include "inference/backend/cuda/common.cuh"
@@ -20,31 +21,33 @@ __device__ __forceinline__ int64_t pair_first(int i, int64_t n_rot, bool neox) {
 __device__ __forceinline__ int64_t pair_second(int i, int64_t n_rot, bool neox) {
   return neox ? i + n_rot / 2 : 2 * i + 1;
 }
-__device__ __forceinline__ float theta_of(float p, int i, int64_t n_rot, float base, float scale) {
-  return p * scale / powf(base, float(2 * i) / float(n_rot));
+__device__ __forceinline__ float theta_of(float p, int i, int64_t n_rot, float base, float scale,
+                                          const float* factors) {
+  const float t = p * scale / powf(base, float(2 * i) / float(n_rot));
+  return factors ? t / factors[i] : t;
 }
 
 // grid (token, head), threads: pairs.
 __global__ void rope_kernel(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, const int32_t* pos,
-                            float base, float scale, bool neox) {
+                            float base, float scale, const float* factors, bool neox) {
   const int i = threadIdx.x;
   if (i >= n_rot / 2) return;
   float* v = x + (int64_t(blockIdx.x) * n_heads + blockIdx.y) * head_dim;
   const int64_t a = pair_first(i, n_rot, neox), b = pair_second(i, n_rot, neox);
   float x0 = v[a], x1 = v[b];
-  rotate_pair(x0, x1, theta_of(float(pos[blockIdx.x]), i, n_rot, base, scale));
+  rotate_pair(x0, x1, theta_of(float(pos[blockIdx.x]), i, n_rot, base, scale, factors));
   v[a] = x0;
   v[b] = x1;
 }
 
 __global__ void rope_shift_kernel(uint16_t* k, int64_t n_heads, int64_t head_dim, int64_t n_rot, int32_t delta,
-                                  float base, float scale, bool neox) {
+                                  float base, float scale, const float* factors, bool neox) {
   const int i = threadIdx.x;
   if (i >= n_rot / 2) return;
   uint16_t* v = k + (int64_t(blockIdx.x) * n_heads + blockIdx.y) * head_dim;
   const int64_t a = pair_first(i, n_rot, neox), b = pair_second(i, n_rot, neox);
   float x0 = h2f(v[a]), x1 = h2f(v[b]);
-  rotate_pair(x0, x1, theta_of(float(delta), i, n_rot, base, scale));
+  rotate_pair(x0, x1, theta_of(float(delta), i, n_rot, base, scale, factors));
   v[a] = f2h(x0);
   v[b] = f2h(x1);
 }
@@ -52,20 +55,21 @@ __global__ void rope_shift_kernel(uint16_t* k, int64_t n_heads, int64_t head_dim
 }  // namespace
 
 void rope(float* x, int64_t n_tokens, int64_t n_heads, int64_t head_dim, int64_t n_rot, const int32_t* pos,
-          float freq_base, float freq_scale, bool neox, stream_t stream) {
+          float freq_base, float freq_scale, const float* factors, bool neox, stream_t stream) {
   if (n_tokens == 0 || n_rot < 2) return;
   const dim3 grid{unsigned(n_tokens), unsigned(n_heads)};
   rope_kernel<<<grid, unsigned(n_rot / 2), 0, stream>>>(x, n_heads, head_dim, n_rot, pos, freq_base, freq_scale,
-                                                         neox);
+                                                         factors, neox);
   QF_CUDA_CHECK(cudaGetLastError());
 }
 
 void rope_shift_f16(uint16_t* k, int64_t n_rows, int64_t n_heads, int64_t head_dim, int64_t n_rot,
-                    int32_t delta, float freq_base, float freq_scale, bool neox, stream_t stream) {
+                    int32_t delta, float freq_base, float freq_scale, const float* factors, bool neox,
+                    stream_t stream) {
   if (n_rows == 0 || n_rot < 2) return;
   const dim3 grid{unsigned(n_rows), unsigned(n_heads)};
   rope_shift_kernel<<<grid, unsigned(n_rot / 2), 0, stream>>>(k, n_heads, head_dim, n_rot, delta, freq_base,
-                                                               freq_scale, neox);
+                                                               freq_scale, factors, neox);
   QF_CUDA_CHECK(cudaGetLastError());
 }
 
