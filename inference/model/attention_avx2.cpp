@@ -23,39 +23,72 @@ inline float hsum(__m256 v) {
 void attend_group_f16_avx2(const float* q, int64_t n_q, const fp16_t* k, const fp16_t* v, int64_t row_stride,
                            int64_t n_kv, int64_t head_dim, float scale, float* scores, float* out) {
   const int64_t nb = head_dim / 8;  // head_dim % 8 == 0, <= 256 (attention_avx2_usable)
-  alignas(32) float row[256];
+  alignas(32) float row[4][256];
 
-  // scores[h][j] = scale * q_h . K_j
-  for (int64_t j = 0; j < n_kv; ++j) {
-    const fp16_t* kj = k + j * row_stride;
+  auto load_row = [&](const fp16_t* src, float* dst) {
     for (int64_t b = 0; b < nb; ++b)
-      _mm256_store_ps(row + 8 * b, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kj + 8 * b))));
+      _mm256_store_ps(dst + 8 * b, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 8 * b))));
+  };
+
+  // scores[h][j] = scale * q_h . K_j, four cells at a time: the four dot
+  // products of a head are reduced together (three horizontal adds for four sums).
+  int64_t j = 0;
+  for (; j + 4 <= n_kv; j += 4) {
+    for (int r = 0; r < 4; ++r) load_row(k + (j + r) * row_stride, row[r]);
     for (int64_t h = 0; h < n_q; ++h) {
       const float* qh = q + h * head_dim;
-      __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
-      int64_t b = 0;
-      for (; b + 1 < nb; b += 2) {
-        a0 = _mm256_fmadd_ps(_mm256_loadu_ps(qh + 8 * b), _mm256_load_ps(row + 8 * b), a0);
-        a1 = _mm256_fmadd_ps(_mm256_loadu_ps(qh + 8 * b + 8), _mm256_load_ps(row + 8 * b + 8), a1);
+      __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps(), a2 = _mm256_setzero_ps(), a3 = _mm256_setzero_ps();
+      for (int64_t b = 0; b < nb; ++b) {
+        const __m256 qv = _mm256_loadu_ps(qh + 8 * b);
+        a0 = _mm256_fmadd_ps(qv, _mm256_load_ps(row[0] + 8 * b), a0);
+        a1 = _mm256_fmadd_ps(qv, _mm256_load_ps(row[1] + 8 * b), a1);
+        a2 = _mm256_fmadd_ps(qv, _mm256_load_ps(row[2] + 8 * b), a2);
+        a3 = _mm256_fmadd_ps(qv, _mm256_load_ps(row[3] + 8 * b), a3);
       }
-      if (b < nb) a0 = _mm256_fmadd_ps(_mm256_loadu_ps(qh + 8 * b), _mm256_load_ps(row + 8 * b), a0);
-      scores[h * n_kv + j] = scale * hsum(_mm256_add_ps(a0, a1));
+      // lanes: [s0 s1 s2 s3 | s0 s1 s2 s3] partial sums of the low and high halves
+      const __m256 h4 = _mm256_hadd_ps(_mm256_hadd_ps(a0, a1), _mm256_hadd_ps(a2, a3));
+      const __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(h4), _mm256_extractf128_ps(h4, 1));
+      _mm_storeu_ps(scores + h * n_kv + j, _mm_mul_ps(s4, _mm_set1_ps(scale)));
+    }
+  }
+  for (; j < n_kv; ++j) {
+    load_row(k + j * row_stride, row[0]);
+    for (int64_t h = 0; h < n_q; ++h) {
+      const float* qh = q + h * head_dim;
+      __m256 a0 = _mm256_setzero_ps();
+      for (int64_t b = 0; b < nb; ++b) a0 = _mm256_fmadd_ps(_mm256_loadu_ps(qh + 8 * b), _mm256_load_ps(row[0] + 8 * b), a0);
+      scores[h * n_kv + j] = scale * hsum(a0);
     }
   }
 
   for (int64_t h = 0; h < n_q; ++h) cpu::softmax(scores + h * n_kv, n_kv);
 
-  // out_h = sum_j p[h][j] * V_j
+  // out_h = sum_j p[h][j] * V_j, four cells per pass over each head's output.
   for (int64_t i = 0; i < n_q * head_dim; i += 8) _mm256_storeu_ps(out + i, _mm256_setzero_ps());
-  for (int64_t j = 0; j < n_kv; ++j) {
-    const fp16_t* vj = v + j * row_stride;
-    for (int64_t b = 0; b < nb; ++b)
-      _mm256_store_ps(row + 8 * b, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(vj + 8 * b))));
+  for (j = 0; j + 4 <= n_kv; j += 4) {
+    for (int r = 0; r < 4; ++r) load_row(v + (j + r) * row_stride, row[r]);
+    for (int64_t h = 0; h < n_q; ++h) {
+      const float* ph = scores + h * n_kv + j;
+      const __m256 p0 = _mm256_set1_ps(ph[0]), p1 = _mm256_set1_ps(ph[1]);
+      const __m256 p2 = _mm256_set1_ps(ph[2]), p3 = _mm256_set1_ps(ph[3]);
+      float* oh = out + h * head_dim;
+      for (int64_t b = 0; b < nb; ++b) {
+        __m256 o = _mm256_loadu_ps(oh + 8 * b);
+        o = _mm256_fmadd_ps(p0, _mm256_load_ps(row[0] + 8 * b), o);
+        o = _mm256_fmadd_ps(p1, _mm256_load_ps(row[1] + 8 * b), o);
+        o = _mm256_fmadd_ps(p2, _mm256_load_ps(row[2] + 8 * b), o);
+        o = _mm256_fmadd_ps(p3, _mm256_load_ps(row[3] + 8 * b), o);
+        _mm256_storeu_ps(oh + 8 * b, o);
+      }
+    }
+  }
+  for (; j < n_kv; ++j) {
+    load_row(v + j * row_stride, row[0]);
     for (int64_t h = 0; h < n_q; ++h) {
       const __m256 p = _mm256_set1_ps(scores[h * n_kv + j]);
       float* oh = out + h * head_dim;
       for (int64_t b = 0; b < nb; ++b)
-        _mm256_storeu_ps(oh + 8 * b, _mm256_fmadd_ps(p, _mm256_load_ps(row + 8 * b), _mm256_loadu_ps(oh + 8 * b)));
+        _mm256_storeu_ps(oh + 8 * b, _mm256_fmadd_ps(p, _mm256_load_ps(row[0] + 8 * b), _mm256_loadu_ps(oh + 8 * b)));
     }
   }
 }
