@@ -186,6 +186,46 @@ local function run()
   vim.api.nvim_buf_set_lines(bufnr, 9, -1, false, { line_before, '' })
   vim.api.nvim_win_set_cursor(0, { 10, #line_before })
 
+  -- Ghost text while typing, as a user gets it: in insert mode, a change fires
+  -- TextChangedI, the debounced autocommand asks inlineCompletion (automatic
+  -- trigger), draws it, and the accept key (<C-l>) inserts it.
+  -- feedkeys('A', 'nx!') stays in insert mode until <Esc>: the steps run from
+  -- timers meanwhile, and each result is checked once insert mode has ended.
+  local ghost_ns = vim.api.nvim_create_namespace('quickfill_ghost')
+  local key = function(k) return vim.api.nvim_replace_termcodes(k, true, false, true) end
+  local r = {}
+  local function leave() if vim.api.nvim_get_mode().mode == 'i' then vim.api.nvim_feedkeys(key('<Esc>'), 'n', false) end end
+  vim.defer_fn(function()
+    local ok, err = pcall(function()
+      r.mode = vim.api.nvim_get_mode().mode
+      vim.api.nvim_exec_autocmds('TextChangedI', { buffer = bufnr })
+      r.appeared = vim.wait(WAIT, function()
+        return #vim.api.nvim_buf_get_extmarks(bufnr, ghost_ns, 0, -1, {}) == 1
+      end, 20)
+      if r.appeared then
+        r.shown = vim.api.nvim_buf_get_extmarks(bufnr, ghost_ns, 0, -1, { details = true })[1][4].virt_text[1][1]
+      end
+    end)
+    r.err = not ok and err or nil
+    if not r.appeared then return leave() end
+    vim.api.nvim_feedkeys(key('<C-l>'), 'm', false)  -- the mapping runs once this callback returns
+    vim.defer_fn(function()
+      r.line = vim.api.nvim_buf_get_lines(bufnr, 9, 10, false)[1]
+      leave()
+    end, 50)
+  end, 10)
+  vim.defer_fn(leave, WAIT + 5000)  -- safety net against a hang
+  vim.api.nvim_feedkeys('A', 'nx!', false)
+  check(r.err == nil, 'no error in insert mode: ' .. tostring(r.err))
+  check(r.mode == 'i', 'insert mode')
+  check(r.appeared == true, 'ghost text appears after typing (debounced automatic request)')
+  check(r.line == line_before .. r.shown or vim.fn.strtrans(r.line or '') == line_before .. r.shown,
+        'the accept key inserts the ghost text: ' .. vim.inspect(r.line))
+  check(vim.api.nvim_get_mode().mode == 'n', 'back in normal mode')
+  check(#vim.api.nvim_buf_get_extmarks(bufnr, ghost_ns, 0, -1, {}) == 0, 'no ghost text outside insert mode')
+  vim.api.nvim_buf_set_lines(bufnr, 9, -1, false, { line_before, '' })
+  vim.api.nvim_win_set_cursor(0, { 10, #line_before })
+
   -- New settings go to the running server (workspace/didChangeConfiguration); it keeps answering.
   qf.update_settings({ settings = { completion = { autoDeadlineMs = 50000, explicitDeadlineMs = 50000 } } })
   local s3, items3 = qf.request_completion(bufnr, true)

@@ -474,12 +474,12 @@ function M._enable_ghost(bufnr)
     group = group, buffer = bufnr, callback = function() M.ghost_clear(bufnr) end,
   })
   if opts.accept_key and opts.accept_key ~= '' then
+    -- Not an <expr> mapping: those may not change the buffer (textlock).
     vim.keymap.set('i', opts.accept_key, function()
       if not M.ghost_accept(bufnr) then
-        return vim.api.nvim_replace_termcodes(opts.accept_key, true, false, true)
+        vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(opts.accept_key, true, false, true), 'n', false)
       end
-      return ''
-    end, { buffer = bufnr, expr = true, desc = 'quickfill: accept ghost text' })
+    end, { buffer = bufnr, desc = 'quickfill: accept ghost text' })
   end
 end
 
