@@ -50,19 +50,28 @@ int32_t sampler::sample(std::span<const float> logits, std::span<const int32_t> 
 
   cand_.resize(static_cast<size_t>(n_vocab));
   for (int64_t i = 0; i < n_vocab; ++i) cand_[static_cast<size_t>(i)] = {static_cast<int32_t>(i), lg[i], 0.0f};
-  // Sorted by logit descending, ties by id ascending: a total order, so the result is deterministic.
+  // Ordered by logit descending, ties by id ascending: a total order, so the result is deterministic.
   auto by_logit = [](const candidate& a, const candidate& b) {
     return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);
   };
+  // Only a sorted prefix of the candidates is kept in order, grown on demand:
+  // a 150k vocabulary is never fully sorted unless a filter needs it.
+  size_t n = cand_.size(), sorted = 0;
+  auto ensure_sorted = [&](size_t m) {
+    m = std::min(m, n);
+    if (m <= sorted) return;
+    if (m < n) std::nth_element(cand_.begin(), cand_.begin() + static_cast<std::ptrdiff_t>(m),
+                                cand_.begin() + static_cast<std::ptrdiff_t>(n), by_logit);
+    std::sort(cand_.begin(), cand_.begin() + static_cast<std::ptrdiff_t>(m), by_logit);
+    sorted = m;
+  };
 
   // 3. Top-k.
-  size_t n = cand_.size();
   if (p_.top_k > 0 && static_cast<size_t>(p_.top_k) < n) {
-    std::partial_sort(cand_.begin(), cand_.begin() + p_.top_k, cand_.end(), by_logit);
+    ensure_sorted(static_cast<size_t>(p_.top_k));
     n = static_cast<size_t>(p_.top_k);
-  } else {
-    std::sort(cand_.begin(), cand_.end(), by_logit);
   }
+  ensure_sorted(1);
 
   // 4. Temperature and softmax (max-subtracted, in double for the sum).
   const float max_logit = cand_[0].logit;
@@ -74,11 +83,12 @@ int32_t sampler::sample(std::span<const float> logits, std::span<const int32_t> 
   }
   for (size_t i = 0; i < n; ++i) cand_[i].p = static_cast<float>(cand_[i].p / sum);
 
-  // 5. Top-p: the smallest prefix whose mass reaches top_p.
+  // 5. Top-p: the smallest prefix (in order of probability) whose mass reaches top_p.
   if (p_.top_p < 1.0f) {
     double cum = 0;
     size_t keep = n;
     for (size_t i = 0; i < n; ++i) {
+      if (i >= sorted) ensure_sorted(std::max<size_t>(64, 2 * sorted));
       cum += cand_[i].p;
       if (cum >= p_.top_p) {
         keep = i + 1;
@@ -92,7 +102,12 @@ int32_t sampler::sample(std::span<const float> logits, std::span<const int32_t> 
   if (p_.min_p > 0.0f) {
     const float threshold = p_.min_p * cand_[0].p;
     size_t keep = 1;
-    while (keep < n && cand_[keep].p >= threshold) ++keep;
+    for (;;) {
+      if (keep >= n) break;
+      if (keep >= sorted) ensure_sorted(std::max<size_t>(64, 2 * sorted));
+      if (cand_[keep].p < threshold) break;
+      ++keep;
+    }
     n = keep;
   }
 

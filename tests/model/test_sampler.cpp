@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <algorithm>
 #include <map>
 #include <set>
 #include <vector>
@@ -89,6 +90,36 @@ TEST(sampler, top_p_keeps_nucleus) {
   EXPECT_NEAR(c[0] / 5000.0, 0.5 / 0.8, 0.03);
   sampler tiny({.temperature = 1.0f, .top_k = 0, .top_p = 0.01f, .seed = 3});
   for (int i = 0; i < 50; ++i) EXPECT_EQ(tiny.sample(l, {}), 0);
+}
+
+// A large, flat vocabulary: the nucleus spans hundreds of tokens, so the
+// sorted prefix must grow several times; the kept set equals a full sort's.
+TEST(sampler, top_p_and_min_p_on_a_large_vocabulary) {
+  const int n = 5000;
+  std::vector<float> l(n);
+  for (int i = 0; i < n; ++i) l[i] = std::sin(i * 0.37f) * 0.5f;
+  std::vector<int> order(n);
+  for (int i = 0; i < n; ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](int a, int b) { return l[a] > l[b] || (l[a] == l[b] && a < b); });
+  double z = 0;
+  for (float x : l) z += std::exp(static_cast<double>(x));
+  double cum = 0;
+  std::set<int> nucleus;
+  for (int id : order) {
+    nucleus.insert(id);
+    cum += std::exp(static_cast<double>(l[id])) / z;
+    if (cum >= 0.3) break;
+  }
+  ASSERT_GT(nucleus.size(), 500u);
+  sampler s({.temperature = 1.0f, .top_k = 0, .top_p = 0.3f, .seed = 8});
+  std::set<int> seen;
+  for (int i = 0; i < 20000; ++i) seen.insert(s.sample(l, {}));
+  for (int id : seen) EXPECT_TRUE(nucleus.count(id)) << id;
+  EXPECT_GT(seen.size(), nucleus.size() * 9 / 10);
+  // min-p on the same: threshold exp(-0.2) of the best keeps logits >= max - 0.2
+  sampler m({.temperature = 1.0f, .top_k = 0, .min_p = std::exp(-0.2f), .seed = 9});
+  const float cut = l[order[0]] - 0.2f;
+  for (int i = 0; i < 5000; ++i) EXPECT_GE(l[m.sample(l, {})], cut - 1e-5f);
 }
 
 TEST(sampler, min_p_drops_unlikely) {
