@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 #include "inference/backend/cuda/cuda_ops.h"
@@ -14,7 +15,17 @@
 
 namespace qf::infer::cuda {
 
-__device__ __forceinline__ float h2f(uint16_t h) { return __half2float(__ushort_as_half(h)); }
+__host__ __device__ __forceinline__ float h2f(uint16_t h) { return __half2float(__ushort_as_half(h)); }
+__host__ __device__ __forceinline__ float bf16_to_float(uint16_t h) {
+#ifdef __CUDA_ARCH__
+  return __uint_as_float(uint32_t(h) << 16);
+#else
+  const uint32_t u = uint32_t(h) << 16;
+  float f;
+  memcpy(&f, &u, sizeof f);
+  return f;
+#endif
+}
 __device__ __forceinline__ uint16_t f2h(float f) { return __half_as_ushort(__float2half_rn(f)); }
 
 __device__ __forceinline__ float warp_sum(float v) {
@@ -31,7 +42,7 @@ __device__ __forceinline__ float warp_max(float v) {
 inline unsigned grid_1d(int64_t n, int threads) { return static_cast<unsigned>((n + threads - 1) / threads); }
 
 // k-quant 6-bit scale/min unpacking (12 bytes hold 8 scales and 8 mins).
-__device__ __forceinline__ void scale_min_k4(int j, const uint8_t* q, float& sc, float& m) {
+__host__ __device__ __forceinline__ void scale_min_k4(int j, const uint8_t* q, float& sc, float& m) {
   if (j < 4) {
     sc = q[j] & 63;
     m = q[j + 4] & 63;
@@ -49,7 +60,7 @@ template <ggml_type T> struct qtraits;
 template <> struct qtraits<ggml_type::f32> {
   static constexpr int qk = 32, parts = 4;
   static constexpr int bytes = 128;
-  __device__ static void part(const uint8_t* b, int p, int* idx, float* val) {
+  __host__ __device__ static void part(const uint8_t* b, int p, int* idx, float* val) {
     const float* f = reinterpret_cast<const float*>(b);
 #pragma unroll
     for (int i = 0; i < 8; ++i) { idx[i] = p * 8 + i; val[i] = f[p * 8 + i]; }
@@ -58,7 +69,7 @@ template <> struct qtraits<ggml_type::f32> {
 template <> struct qtraits<ggml_type::f16> {
   static constexpr int qk = 32, parts = 4;
   static constexpr int bytes = 64;
-  __device__ static void part(const uint8_t* b, int p, int* idx, float* val) {
+  __host__ __device__ static void part(const uint8_t* b, int p, int* idx, float* val) {
     const uint16_t* h = reinterpret_cast<const uint16_t*>(b);
 #pragma unroll
     for (int i = 0; i < 8; ++i) { idx[i] = p * 8 + i; val[i] = h2f(h[p * 8 + i]); }
@@ -67,16 +78,16 @@ template <> struct qtraits<ggml_type::f16> {
 template <> struct qtraits<ggml_type::bf16> {
   static constexpr int qk = 32, parts = 4;
   static constexpr int bytes = 64;
-  __device__ static void part(const uint8_t* b, int p, int* idx, float* val) {
+  __host__ __device__ static void part(const uint8_t* b, int p, int* idx, float* val) {
     const uint16_t* h = reinterpret_cast<const uint16_t*>(b);
 #pragma unroll
-    for (int i = 0; i < 8; ++i) { idx[i] = p * 8 + i; val[i] = __uint_as_float(uint32_t(h[p * 8 + i]) << 16); }
+    for (int i = 0; i < 8; ++i) { idx[i] = p * 8 + i; val[i] = bf16_to_float(h[p * 8 + i]); }
   }
 };
 template <> struct qtraits<ggml_type::q8_0> {
   static constexpr int qk = 32, parts = 4;
   static constexpr int bytes = sizeof(block_q8_0);
-  __device__ static void part(const uint8_t* b, int p, int* idx, float* val) {
+  __host__ __device__ static void part(const uint8_t* b, int p, int* idx, float* val) {
     const uint16_t* dp = reinterpret_cast<const uint16_t*>(b);
     const float d = h2f(dp[0]);
     const int8_t* qs = reinterpret_cast<const int8_t*>(b + 2);
@@ -87,7 +98,7 @@ template <> struct qtraits<ggml_type::q8_0> {
 template <> struct qtraits<ggml_type::q4_0> {
   static constexpr int qk = 32, parts = 4;
   static constexpr int bytes = sizeof(block_q4_0);
-  __device__ static void part(const uint8_t* b, int p, int* idx, float* val) {
+  __host__ __device__ static void part(const uint8_t* b, int p, int* idx, float* val) {
     const float d = h2f(reinterpret_cast<const uint16_t*>(b)[0]);
     const uint8_t* qs = b + 2;
 #pragma unroll
@@ -101,7 +112,7 @@ template <> struct qtraits<ggml_type::q4_0> {
 template <> struct qtraits<ggml_type::q4_k> {
   static constexpr int qk = 256, parts = 32;
   static constexpr int bytes = sizeof(block_q4_k);
-  __device__ static void part(const uint8_t* b, int p, int* idx, float* val) {
+  __host__ __device__ static void part(const uint8_t* b, int p, int* idx, float* val) {
     const block_q4_k* x = reinterpret_cast<const block_q4_k*>(b);
     const float d = h2f(x->d), dmin = h2f(x->dmin);
     const int c = p / 8;            // 64-element chunk
@@ -121,7 +132,7 @@ template <> struct qtraits<ggml_type::q4_k> {
 template <> struct qtraits<ggml_type::q5_k> {
   static constexpr int qk = 256, parts = 32;
   static constexpr int bytes = sizeof(block_q5_k);
-  __device__ static void part(const uint8_t* b, int p, int* idx, float* val) {
+  __host__ __device__ static void part(const uint8_t* b, int p, int* idx, float* val) {
     const block_q5_k* x = reinterpret_cast<const block_q5_k*>(b);
     const float d = h2f(x->d), dmin = h2f(x->dmin);
     const int c = p / 8;
@@ -144,7 +155,7 @@ template <> struct qtraits<ggml_type::q5_k> {
 template <> struct qtraits<ggml_type::q6_k> {
   static constexpr int qk = 256, parts = 32;
   static constexpr int bytes = sizeof(block_q6_k);
-  __device__ static void part(const uint8_t* b, int p, int* idx, float* val) {
+  __host__ __device__ static void part(const uint8_t* b, int p, int* idx, float* val) {
     const block_q6_k* x = reinterpret_cast<const block_q6_k*>(b);
     const float d = h2f(x->d);
     const int n = p / 16;            // 128-element half
