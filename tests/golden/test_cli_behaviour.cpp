@@ -149,6 +149,15 @@ TEST_F(Tools, BenchJsonHasOneEntryPerTest) {
   EXPECT_GT(a[1].at("weight_bytes").to_number<double>(), 0.0);
 }
 
+TEST_F(Tools, GgufInfoSummarizesAFile) {
+  run_result r = run_quickfill({"gguf", "info", model_, "--tensors"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("general.architecture"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"qwen2\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("tensors: 26,"), std::string::npos) << r.out;  // 2 layers x 12 + embd + norm
+  EXPECT_NE(r.out.find("blk.1.attn_q.bias"), std::string::npos) << r.out;
+}
+
 TEST_F(Tools, HostileModelFilesFailCleanly) {
   std::string good = read_file(model_);
   ASSERT_GT(good.size(), 4096u);

@@ -1,7 +1,7 @@
 // The converters as a library: the synthetic BPE vocabulary (sizes, special
 // ids at Qwen2.5-Coder's positions, every merge reachable), synthetic model
-// files (metadata, tensor shapes, a tokenizer that loads and round-trips), and
-// the llama2.c converter's input checks.
+// files (metadata, tensor shapes, a tokenizer that loads and round-trips), the
+// llama2.c converter's input checks; and `gguf quantize` on a synthetic model.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -10,7 +10,6 @@
 
 #include "inference/backend/cpu/ops.h"
 #include "inference/convert/llama2c.h"
-#include "inference/convert/quantize_gguf.h"
 #include "inference/convert/synth_model.h"
 #include "inference/convert/synth_vocab.h"
 #include "inference/gguf/gguf.h"
@@ -133,37 +132,15 @@ TEST(SynthModel, SameSeedSameWeightsWhateverTheType) {
   EXPECT_NE(std::memcmp(fa, c->tensor_data(*c->find_tensor("blk.0.ffn_up.weight")), 64), 0);
 }
 
-TEST(Quantize, Q4KMChoosesTypesLikeLlamaCpp) {
-  using convert::quant_scheme;
-  auto type = [](const std::string& name, int64_t cols, int64_t layer) {
-    return convert::quant_type_for(quant_scheme::q4_k_m, name, ggml_type::f16, cols, layer, 24, true);
-  };
-  // 24 layers: use_more_bits holds for 0-2, 21-23 and every third layer from 5.
-  std::vector<int64_t> more;
-  for (int64_t l = 0; l < 24; ++l)
-    if (type("blk." + std::to_string(l) + ".ffn_down.weight", 4864, l) == ggml_type::q6_k) more.push_back(l);
-  EXPECT_EQ(more, (std::vector<int64_t>{0, 1, 2, 5, 8, 11, 14, 17, 20, 21, 22, 23}));
-  EXPECT_EQ(type("blk.5.attn_v.weight", 1024, 5), ggml_type::q6_k);
-  EXPECT_EQ(type("blk.4.attn_v.weight", 1024, 4), ggml_type::q4_k);
-  EXPECT_EQ(type("blk.4.attn_q.weight", 1024, 4), ggml_type::q4_k);
-  EXPECT_EQ(type("token_embd.weight", 1024, -1), ggml_type::q6_k);  // tied: the classifier
-  // Rows of 896 do not fit 256-blocks: Q4_K -> Q4_0, Q6_K -> Q8_0.
-  EXPECT_EQ(type("blk.4.attn_q.weight", 896, 4), ggml_type::q4_0);
-  EXPECT_EQ(type("token_embd.weight", 896, -1), ggml_type::q8_0);
-  EXPECT_EQ(convert::quant_type_for(quant_scheme::q8_0, "output.weight", ggml_type::f32, 64, -1, 2, false),
-            ggml_type::q8_0);
-  EXPECT_EQ(convert::quant_type_for(quant_scheme::q8_0, "blk.0.ffn_down.weight", ggml_type::f32, 172, 0, 2, false),
-            ggml_type::f16);
-  EXPECT_EQ(convert::quant_type_for(quant_scheme::q8_0, "x", ggml_type::q4_k, 256, 0, 2, false), ggml_type::q4_k);
-}
-
 TEST(Quantize, QuantizedFileDequantizesCloseToTheOriginal) {
   std::string dir = scratch_dir("quantize");
   auto s = convert::synth_preset("tiny", "llama");
   s.n_embd = 256, s.n_ff = 512, s.n_head = 4, s.n_head_kv = 2;
   convert::write_synth_model(s, ggml_type::f32, dir + "/f32.gguf");
-  for (auto [scheme, bound] : {std::pair{convert::quant_scheme::q8_0, 1e-4}, {convert::quant_scheme::q4_k_m, 1e-2}}) {
-    convert::quantize_gguf(dir + "/f32.gguf", dir + "/q.gguf", scheme);
+  // Through the command, as users run it.
+  for (auto [scheme, bound] : {std::pair{std::string("q8_0"), 1e-4}, {std::string("q4_k_m"), 1e-2}}) {
+    run_result r = run_quickfill({"gguf", "quantize", dir + "/f32.gguf", dir + "/q.gguf", scheme, "-t", "2"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
     auto a = gguf::file::open(dir + "/f32.gguf"), q = gguf::file::open(dir + "/q.gguf");
     ASSERT_EQ(a->tensors().size(), q->tensors().size());
     EXPECT_EQ(q->get_int("general.quantization_version"), 2);
@@ -192,7 +169,7 @@ TEST(Quantize, QuantizedFileDequantizesCloseToTheOriginal) {
       }
       EXPECT_LT(err / sig, bound) << t.name << " as " << traits(u->type).name;
     }
-    if (scheme == convert::quant_scheme::q4_k_m) {
+    if (scheme == "q4_k_m") {
       EXPECT_EQ(q->find_tensor("blk.0.attn_q.weight")->type, ggml_type::q4_k);
       EXPECT_EQ(q->find_tensor("blk.1.ffn_down.weight")->type, ggml_type::q6_k);
       EXPECT_EQ(q->find_tensor("output.weight")->type, ggml_type::q6_k);
