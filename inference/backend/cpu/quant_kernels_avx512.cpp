@@ -64,17 +64,33 @@ inline __m512i unpack_q4_0_pair(const block_q4_0& a, const block_q4_0& b) {
   return _mm512_shuffle_i64x2(q, q, _MM_SHUFFLE(3, 1, 2, 0));  // [lo a, hi a, lo b, hi b]
 }
 
-// Q4_0 nibbles of four blocks as two registers [lo 0, hi 0, lo 1, hi 1] and
-// [lo 2, hi 2, lo 3, hi 3]: one 512-bit unpack and two cross-lane permutes.
-inline void unpack_q4_0_quad(const block_q4_0* x, __m512i out[2]) {
+// Eight Q4_0 blocks (144 bytes, 18 per block) gathered with 16-bit permutes
+// from three loads (the last masked to the 16 bytes that belong to the
+// blocks): the eight scales as floats and the nibbles as four registers
+// [lo 2k, hi 2k, lo 2k+1, hi 2k+1].
+inline void unpack_q4_0_octet(const block_q4_0* x, __m256* d, __m512i q[4]) {
+  const auto* p = reinterpret_cast<const uint8_t*>(x);
+  const __m512i a = _mm512_loadu_si512(p);
+  const __m512i b = _mm512_loadu_si512(p + 64);
+  const __m512i c = _mm512_maskz_loadu_epi16(0xFF, p + 128);
+  // Block k starts at 16-bit word 9k: its scale, then 8 words of nibbles.
+  alignas(64) static constexpr int16_t d_words[32] = {0, 9, 18, 27, 36, 45, 54, 63};
+  alignas(64) static constexpr int16_t q0_words[32] = {1,  2,  3,  4,  5,  6,  7,  8,  10, 11, 12, 13, 14, 15, 16, 17,
+                                                       19, 20, 21, 22, 23, 24, 25, 26, 28, 29, 30, 31, 32, 33, 34, 35};
+  // Blocks 4..7 relative to b (word 32): words 37.. -> 5.., the last block's from c (index 32+).
+  alignas(64) static constexpr int16_t q1_words[32] = {5,  6,  7,  8,  9,  10, 11, 12, 14, 15, 16, 17, 18, 19, 20, 21,
+                                                       23, 24, 25, 26, 27, 28, 29, 30, 32, 33, 34, 35, 36, 37, 38, 39};
+  const __m512i d_idx = _mm512_load_si512(d_words), q0_idx = _mm512_load_si512(q0_words);
+  const __m512i q1_idx = _mm512_load_si512(q1_words);
+  *d = _mm256_cvtph_ps(_mm512_castsi512_si128(_mm512_permutex2var_epi16(a, d_idx, b)));
   const __m512i m4 = _mm512_set1_epi8(0x0F);
-  __m512i raw = _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x[0].qs)));
-  raw = _mm512_inserti32x4(raw, _mm_loadu_si128(reinterpret_cast<const __m128i*>(x[1].qs)), 1);
-  raw = _mm512_inserti32x4(raw, _mm_loadu_si128(reinterpret_cast<const __m128i*>(x[2].qs)), 2);
-  raw = _mm512_inserti32x4(raw, _mm_loadu_si128(reinterpret_cast<const __m128i*>(x[3].qs)), 3);
-  const __m512i lo = _mm512_and_si512(raw, m4), hi = _mm512_and_si512(_mm512_srli_epi16(raw, 4), m4);
-  out[0] = _mm512_permutex2var_epi64(lo, _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11), hi);
-  out[1] = _mm512_permutex2var_epi64(lo, _mm512_setr_epi64(4, 5, 12, 13, 6, 7, 14, 15), hi);
+  const __m512i lo_idx = _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11), hi_idx = _mm512_setr_epi64(4, 5, 12, 13, 6, 7, 14, 15);
+  for (int k = 0; k < 2; ++k) {
+    const __m512i raw = k == 0 ? _mm512_permutex2var_epi16(a, q0_idx, b) : _mm512_permutex2var_epi16(b, q1_idx, c);
+    const __m512i lo = _mm512_and_si512(raw, m4), hi = _mm512_and_si512(_mm512_srli_epi16(raw, 4), m4);
+    q[2 * k] = _mm512_permutex2var_epi64(lo, lo_idx, hi);
+    q[2 * k + 1] = _mm512_permutex2var_epi64(lo, hi_idx, hi);
+  }
 }
 
 // Q8_0 x Q8_0: eight blocks per step; the eight products d_x * d_y are one
@@ -157,9 +173,9 @@ void dot_q4_0(int64_t n, const void* w, const uint8_t* acts, size_t stride, floa
   const __m512i pidx[4] = {pair_index(0), pair_index(1), pair_index(2), pair_index(3)};
   int64_t b = 0;
   for (; b + 8 <= nb; b += 8) {
-    const __m256 dx = scales8(x + b);
+    __m256 dx;
     __m512i q[4];
-    for (int k = 0; k < 2; ++k) unpack_q4_0_quad(x + b + 4 * k, q + 2 * k);
+    unpack_q4_0_octet(x + b, &dx, q);
     for (int t = 0; t < NT; ++t) {
       const __m512 dd = _mm512_castps256_ps512(_mm256_mul_ps(dx, _mm256_loadu_ps(yd[t] + b)));
       off[t] = _mm256_fmadd_ps(dx, _mm256_loadu_ps(ys[t] + b), off[t]);
