@@ -209,17 +209,21 @@ void dot_q4_0(int64_t n, const void* w, const uint8_t* acts, size_t stride, floa
   }
 }
 
-// Q4_K/Q5_K scales and mins, unpacked to bytes [sc0..sc7, m0..m7] with 32-bit masks.
+// Q4_K/Q5_K scales and mins, unpacked to bytes [sc0..sc7, m0..m7] in
+// registers (no round trip through memory). With u0..u2 the three 32-bit
+// words of the packed scales: sc0-3 = u0 & 0x3f.., sc4-7 = (u2 & 0x0f..) |
+// ((u0 >> 6) & 3..) << 4, m0-3 = u1 & 0x3f.., m4-7 = ((u2 >> 4) & 0x0f..) |
+// ((u1 >> 6) & 3..) << 4. `scales` is followed by the block's quants, so the
+// 16-byte load stays inside the block.
 inline __m128i unpack_scales_k4(const uint8_t* scales) {
-  uint32_t u[4];
-  std::memcpy(u, scales, 12);
-  constexpr uint32_t km1 = 0x3f3f3f3f, km2 = 0x0f0f0f0f, km3 = 0x03030303;
-  u[3] = ((u[2] >> 4) & km2) | (((u[1] >> 6) & km3) << 4);
-  const uint32_t m03 = u[1] & km1;
-  u[1] = (u[2] & km2) | (((u[0] >> 6) & km3) << 4);
-  u[2] = m03;
-  u[0] &= km1;
-  return _mm_loadu_si128(reinterpret_cast<const __m128i*>(u));
+  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(scales));
+  const __m128i a = _mm_shuffle_epi32(v, _MM_SHUFFLE(2, 1, 2, 0));  // [u0, u2, u1, u2]
+  const __m128i low = _mm_and_si128(_mm_srlv_epi32(a, _mm_setr_epi32(0, 0, 0, 4)),
+                                    _mm_setr_epi32(0x3f3f3f3f, 0x0f0f0f0f, 0x3f3f3f3f, 0x0f0f0f0f));
+  const __m128i b = _mm_shuffle_epi32(v, _MM_SHUFFLE(1, 1, 0, 0));  // [u0, u0, u1, u1]
+  const __m128i high = _mm_and_si128(_mm_slli_epi32(_mm_and_si128(_mm_srli_epi32(b, 6), _mm_set1_epi32(0x03030303)), 4),
+                                     _mm_setr_epi32(0, -1, 0, -1));
+  return _mm_or_si128(low, high);
 }
 
 // Q4_K/Q5_K x Q8_K. Each 64 bytes of nibbles are rearranged to
