@@ -4,7 +4,7 @@
 //
 // Prefill (n > 1 tokens) and decode (n == 1) share the forward pass but take
 // different kernel paths below it: GEMM vs GEMV matmuls, attention split over
-// (token, head) pairs vs over heads.
+// items of (token, KV head) vs KV heads split into chunks of query heads.
 #include "inference/model/context.h"
 
 #include <algorithm>
