@@ -194,7 +194,22 @@ local function run()
   local ghost_ns = vim.api.nvim_create_namespace('quickfill_ghost')
   local key = function(k) return vim.api.nvim_replace_termcodes(k, true, false, true) end
   local r = {}
-  local function leave() if vim.api.nvim_get_mode().mode == 'i' then vim.api.nvim_feedkeys(key('<Esc>'), 'n', false) end end
+  -- <Esc> until insert mode has ended (the first one may only end a completion).
+  local function leave()
+    if vim.api.nvim_get_mode().mode:sub(1, 1) == 'i' then
+      vim.api.nvim_feedkeys(key('<Esc>'), 'n', false)
+      vim.defer_fn(leave, 50)
+    end
+  end
+  -- Appends at the end of the line in insert mode and returns once it has ended;
+  -- a timer leaves insert mode if the steps never do.
+  local function insert_session()
+    local safety = vim.defer_fn(leave, WAIT + 5000)
+    vim.api.nvim_feedkeys('A', 'nx!', false)
+    safety:stop()
+    if not safety:is_closing() then safety:close() end
+    vim.wait(150, function() return false end, 10)  -- let pending leave() timers find normal mode
+  end
   vim.defer_fn(function()
     local ok, err = pcall(function()
       r.mode = vim.api.nvim_get_mode().mode
@@ -214,8 +229,7 @@ local function run()
       leave()
     end, 50)
   end, 10)
-  vim.defer_fn(leave, WAIT + 5000)  -- safety net against a hang
-  vim.api.nvim_feedkeys('A', 'nx!', false)
+  insert_session()
   check(r.err == nil, 'no error in insert mode: ' .. tostring(r.err))
   check(r.mode == 'i', 'insert mode')
   check(r.appeared == true, 'ghost text appears after typing (debounced automatic request)')
@@ -223,6 +237,49 @@ local function run()
         'the accept key inserts the ghost text: ' .. vim.inspect(r.line))
   check(vim.api.nvim_get_mode().mode == 'n', 'back in normal mode')
   check(#vim.api.nvim_buf_get_extmarks(bufnr, ghost_ns, 0, -1, {}) == 0, 'no ghost text outside insert mode')
+  vim.api.nvim_buf_set_lines(bufnr, 9, -1, false, { line_before, '' })
+  vim.api.nvim_win_set_cursor(0, { 10, #line_before })
+
+  -- CTRL-X CTRL-U typed in insert mode: Vim calls quickfill's completefunc,
+  -- which asks the server, and inserts the first item.
+  -- (Headless Neovim 0.7 crashes when it draws the popup menu, so this runs
+  -- with 'completeopt' "menu", which shows no popup for a single match.)
+  vim.o.completeopt = 'menu'
+  if #items == 1 then
+    local r2 = {}
+    local function poll(cond, then_fn, deadline)
+      if cond() or vim.loop.now() > deadline then return then_fn() end
+      vim.defer_fn(function() poll(cond, then_fn, deadline) end, 30)
+    end
+    vim.defer_fn(function()
+      vim.api.nvim_feedkeys(key('<C-x><C-u>'), 'n', false)
+      poll(function() return vim.api.nvim_buf_get_lines(bufnr, 9, 10, false)[1] ~= line_before end, function()
+        r2.line = vim.api.nvim_buf_get_lines(bufnr, 9, 10, false)[1]
+        r2.mode = vim.fn.complete_info({ 'mode' }).mode
+        vim.defer_fn(leave, 20)
+      end, vim.loop.now() + WAIT)
+    end, 10)
+    insert_session()
+    check(r2.mode == 'function', 'CTRL-X CTRL-U ran the completefunc: ' .. vim.inspect(r2.mode))
+    check(r2.line == line_before .. items[1].word, 'CTRL-X CTRL-U inserted the server item: ' .. vim.inspect(r2.line))
+    vim.api.nvim_buf_set_lines(bufnr, 9, -1, false, { line_before, '' })
+    vim.api.nvim_win_set_cursor(0, { 10, #line_before })
+  else
+    out('note: ' .. #items .. ' items; typing CTRL-X CTRL-U is only checked with one (no popup menu headless)')
+  end
+
+  -- Accepting a multi-line item: the further lines come from CompleteDone.
+  local _, multi = qf.to_complete_items(bufnr, { { label = 'm', textEdit = { newText = 'x:\n        pass',
+    range = { start = { line = 9, character = #line_before }, ['end'] = { line = 9, character = #line_before } } } } },
+    9, #line_before)
+  vim.defer_fn(function()
+    vim.fn.complete(#line_before + 1, multi)  -- a single match is inserted at once
+    vim.defer_fn(leave, 50)
+  end, 10)
+  insert_session()
+  local after = vim.api.nvim_buf_get_lines(bufnr, 9, 11, false)
+  check(after[1] == line_before .. 'x:' and after[2] == '        pass',
+        'a multi-line item inserts all its lines: ' .. vim.inspect(after))
   vim.api.nvim_buf_set_lines(bufnr, 9, -1, false, { line_before, '' })
   vim.api.nvim_win_set_cursor(0, { 10, #line_before })
 

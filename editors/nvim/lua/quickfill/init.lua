@@ -410,8 +410,16 @@ function M.ghost_request(bufnr, explicit, callback)
   }
   call(client, 'request', 'textDocument/inlineCompletion', params, function(err, result)
     local text = nil
-    if not err and type(result) == 'table' and vim.api.nvim_buf_is_valid(bufnr)
-        and vim.api.nvim_buf_get_changedtick(bufnr) == tick then
+    -- Draw only if nothing moved on: same text, same cursor, and (for requests
+    -- made while typing) still in insert mode in that buffer.
+    local still = vim.api.nvim_buf_is_valid(bufnr) and vim.api.nvim_buf_get_changedtick(bufnr) == tick
+      and vim.api.nvim_get_current_buf() == bufnr
+    if still then
+      local now = vim.api.nvim_win_get_cursor(0)
+      still = now[1] - 1 == row and now[2] == col
+        and (explicit or vim.api.nvim_get_mode().mode:sub(1, 1) == 'i')
+    end
+    if not err and type(result) == 'table' and still then
       local items = result.items or result
       local it = items[1]
       if it then
