@@ -193,15 +193,19 @@ void cpu_backend::attention(f32_ref q, const buffer& k_cache, const buffer& v_ca
   // whole group shares each converted K/V row; when there are few items (a
   // decode step) groups are split so that every thread gets work. Threads take
   // items from a shared counter, which balances the causal triangle of a prefill.
-  const int nth = pool_.size();
+  // Small jobs (a decode step at a short context) run on the calling thread:
+  // waking the pool would cost more than the work.
+  const double flops = 4.0 * static_cast<double>(ap.n_head * ap.head_dim) * static_cast<double>(ap.n_tokens) *
+                       static_cast<double>(ap.pos0 + (ap.n_tokens + 1) / 2);
+  const int nth = flops < 1.5e6 ? 1 : pool_.size();
   const int64_t group = ap.n_head / ap.n_head_kv;  // query heads per KV head
   const int64_t base = ap.n_tokens * ap.n_head_kv;
-  const int64_t target = 4 * static_cast<int64_t>(nth);
+  const int64_t target = nth == 1 ? 1 : 2 * static_cast<int64_t>(nth);  // items wanted: enough to balance
   const int64_t chunks_wanted = base >= target ? 1 : std::min(group, (target + base - 1) / base);
   const int64_t chunk = (group + chunks_wanted - 1) / chunks_wanted;  // heads per item
   const int64_t n_chunks = (group + chunk - 1) / chunk;
   const size_t n_kv_max = static_cast<size_t>(ap.pos0 + ap.n_tokens);
-  for (int i = 0; i < nth; ++i) scratch(i, n_kv_max * chunk);  // grow before the threads start
+  for (int i = 0; i < pool_.size(); ++i) scratch(i, n_kv_max * chunk);  // grow before the threads start
 
   struct job {
     const attention_params* ap;
