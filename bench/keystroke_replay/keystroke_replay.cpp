@@ -191,7 +191,8 @@ bool run_file(lsp_client& c, const options& o, const std::string& path, int file
   // Server-side metrics of this file's requests.
   int64_t sid = c.request("quickfill/stats", json::object{{"recent", static_cast<int64_t>(sent.size())}});
   if (c.wait(sid, std::chrono::seconds(30))) {
-    const json::value& st = c.get(sid)->msg.as_object().at("result");
+    const qf::bench::reply sr = *c.get(sid);
+    const json::value& st = sr.msg.as_object().at("result");
     if (const json::value* rec = st.as_object().if_contains("recent")) {
       for (const json::value& rv : rec->as_array()) {
         const json::object& ro = rv.as_object();
@@ -283,8 +284,19 @@ int main(int argc, char** argv) {
   for (;;) {
     int64_t id = c.request("quickfill/status", json::object{});
     if (!c.wait(id, std::chrono::seconds(10))) break;
-    const json::value& r = c.get(id)->msg.as_object().at("result");
+    const qf::bench::reply rep = *c.get(id);
+    const json::value* rp = rep.msg.as_object().if_contains("result");
+    if (!rp) break;
+    const json::value& r = *rp;
     if (r.is_object() && r.as_object().contains("modelLoaded") && r.as_object().at("modelLoaded").as_bool()) break;
+    if (r.is_object()) {
+      const json::value* why = r.as_object().if_contains("noModelReason");
+      const json::value* loading = r.as_object().if_contains("modelLoading");
+      if (why && why->is_string() && !why->as_string().empty() && !(loading && loading->is_bool() && loading->as_bool())) {
+        std::fprintf(stderr, "keystroke_replay: the server has no model: %s\n", why->as_string().c_str());
+        return 1;
+      }
+    }
     if (ms(t_load, bclock::now()) > 300000) {
       std::fprintf(stderr, "keystroke_replay: the model did not load within 300 s\n");
       return 1;

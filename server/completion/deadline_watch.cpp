@@ -20,6 +20,7 @@ deadline_watch::scope::scope(deadline_watch& w, const cancel_token& parent, cloc
   {
     std::lock_guard<std::mutex> lk(w_.mu_);
     w_.armed_ = true;
+    ++w_.generation_;
     w_.parent_ = parent;
     w_.target_ = &src_;
     w_.deadline_ = deadline;
@@ -30,6 +31,7 @@ deadline_watch::scope::scope(deadline_watch& w, const cancel_token& parent, cloc
 deadline_watch::scope::~scope() {
   std::lock_guard<std::mutex> lk(w_.mu_);
   w_.armed_ = false;
+  ++w_.generation_;
   w_.target_ = nullptr;
   w_.parent_ = cancel_token();
 }
@@ -41,11 +43,14 @@ void deadline_watch::run() {
       cv_.wait(lk, [&] { return stop_ || armed_; });
       continue;
     }
+    const uint64_t gen = generation_;
     if (parent_.is_cancelled()) target_->cancel(parent_.reason());
     auto now = clock::now();
     if (now >= deadline_) target_->cancel(cancel_reason::deadline);
     if (target_->is_cancelled()) {
-      cv_.wait(lk, [&] { return stop_ || !armed_; });
+      // Nothing left to do for this scope; wait for the next one (a new scope
+      // may be armed before this thread runs again, hence the generation).
+      cv_.wait(lk, [&] { return stop_ || generation_ != gen; });
       continue;
     }
     auto wake = std::min(deadline_, now + std::chrono::microseconds(250));

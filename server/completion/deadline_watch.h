@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <mutex>
 #include <thread>
 
@@ -46,6 +47,7 @@ class deadline_watch {
   std::condition_variable cv_;
   bool stop_ = false;
   bool armed_ = false;
+  uint64_t generation_ = 0;  // bumped by every arm and disarm
   cancel_token parent_;
   cancel_source* target_ = nullptr;
   clock::time_point deadline_{};

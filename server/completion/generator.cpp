@@ -63,9 +63,24 @@ bool eval_prompt(lm_sequence& seq, std::span<const int32_t> prompt, const gen_pa
       else out.deadline_hit = true;
       return false;
     }
-    const int64_t n = std::min(p.prompt_chunk, total - cached);
+    int64_t n = std::min(p.prompt_chunk, total - cached);
+    if (p.prompt_deadline != gen_clock::time_point::max()) {
+      if (p.prefill_tokens_per_s <= 0) {
+        n = std::min<int64_t>(n, 8);  // unknown speed: a small first chunk measures it
+      } else {
+        const double left_s = std::chrono::duration<double>(p.prompt_deadline - gen_clock::now()).count();
+        const auto fits = static_cast<int64_t>(p.prefill_tokens_per_s * left_s * 0.8);
+        if (fits < 1) {
+          out.deadline_hit = true;  // not even one more token would finish in time
+          return false;
+        }
+        n = std::min(n, fits);
+      }
+    }
     const bool last = cached + n == total;
+    const auto t0 = gen_clock::now();
     lm_eval_result r = seq.eval(prompt.subspan(cached, n), last ? lm_logits::last : lm_logits::none, sc.token());
+    if (!r.cancelled) out.prompt_eval_ms += ms_between(t0, gen_clock::now());
     out.evaluated += r.n_evaluated;
     cached = static_cast<int64_t>(seq.tokens().size());
     if (r.cancelled) {

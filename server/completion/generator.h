@@ -35,6 +35,9 @@ struct gen_params {
   int draft_max = 8;
   int draft_ngram = 3;
   int64_t prompt_chunk = 128;  // tokens per prompt eval call
+  // Measured prompt throughput (0 = unknown). With a prompt deadline, a chunk
+  // is sized to finish before it, so that the work is committed, not discarded.
+  double prefill_tokens_per_s = 0;
 };
 
 struct gen_outcome {
@@ -44,6 +47,7 @@ struct gen_outcome {
   std::string text;                   // kept text (stop rules applied while streaming)
   std::vector<int32_t> generated;     // tokens decoded (including any cut by a stop rule)
   int64_t evaluated = 0;              // prompt tokens evaluated now
+  double prompt_eval_ms = 0;          // time spent in completed prompt eval calls
   int64_t drafted = 0, accepted = 0;
   double ttft_ms = 0, tpot_ms = 0;
 };

@@ -63,6 +63,12 @@ void pipeline::reset_caches() {
   pool_ = std::make_unique<kv_pool>(*backend_, s_);
 }
 
+void pipeline::note_prefill(const gen_outcome& out) {
+  if (out.evaluated < 4 || out.prompt_eval_ms <= 0) return;
+  const double tps = static_cast<double>(out.evaluated) / (out.prompt_eval_ms / 1000.0);
+  prefill_tps_ = prefill_tps_ > 0 ? 0.7 * prefill_tps_ + 0.3 * tps : tps;
+}
+
 void pipeline::configure(const std::string& settings_json) {
   std::vector<std::string> warnings;
   completion_settings next = parse_settings(settings_json, &warnings);
@@ -188,8 +194,11 @@ void pipeline::run(const completion_request& req, const cancel_token& cancel, co
   gp.speculative = s_.speculative;
   gp.draft_max = s_.draft_max;
   gp.draft_ngram = s_.draft_ngram;
+  gp.prompt_chunk = prefetch ? s_.background_chunk_tokens : s_.prompt_chunk_tokens;
+  gp.prefill_tokens_per_s = prefill_tps_;
   stop_checker stops(cx, dec, s_.stop_rules);
   gen_outcome out = generate(*sc.seq, backend_->vocab(), fmt_, p.tokens, stops, gp, cancel, watch_);
+  note_prefill(out);
 
   completion_metrics& m = res.metrics;
   m.tokens_evaluated = out.evaluated;
@@ -249,8 +258,11 @@ bool pipeline::run_rebase(doc_state& ds, const std::string& uri, const cancel_to
   }
   slot_choice sc = pool_->acquire(uri, p.tokens, pool_->max_slots() > 1 ? ds.live_slot : -1);
   gen_params gp;
+  gp.prompt_chunk = s_.background_chunk_tokens;
   gen_outcome out;
-  if (!eval_prompt(*sc.seq, p.tokens, gp, cancel, watch_, out)) return false;
+  const bool done = eval_prompt(*sc.seq, p.tokens, gp, cancel, watch_, out);
+  note_prefill(out);
+  if (!done) return false;
   if (pool_->max_slots() > 1) ds.pending_ready = true;
   return true;
 }
@@ -293,8 +305,10 @@ bool pipeline::background_step(const cancel_token& cancel) {
       case task_kind::warm: {
         slot_choice sc = pool_->acquire(t.uri, t.tokens);
         gen_params gp;
+        gp.prompt_chunk = s_.background_chunk_tokens;
         gen_outcome out;
         finished = eval_prompt(*sc.seq, t.tokens, gp, cancel, watch_, out);
+        note_prefill(out);
         break;
       }
       case task_kind::rebase:

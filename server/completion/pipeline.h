@@ -23,6 +23,7 @@
 #include "server/completion/chunk_tokenizer.h"
 #include "server/completion/deadline_watch.h"
 #include "server/completion/fim_format.h"
+#include "server/completion/generator.h"
 #include "server/completion/kv_pool.h"
 #include "server/completion/lm.h"
 #include "server/completion/prompt_layout.h"
@@ -82,6 +83,7 @@ class pipeline final : public completion_provider {
   bool run_prefetch(doc_state& ds, const std::string& uri, const cancel_token& cancel);
   layout_input input_of(const doc_state& ds, const std::string& uri, std::vector<extra_doc>& extra) const;
   void reset_caches();
+  void note_prefill(const gen_outcome& out);
 
   std::unique_ptr<lm_backend> backend_;
   completion_settings s_;
@@ -94,6 +96,7 @@ class pipeline final : public completion_provider {
   std::unordered_map<std::string, doc_state> docs_;
   std::unordered_map<std::string, prefetched> prefetched_;
   std::deque<task> tasks_;
+  double prefill_tps_ = 0;  // moving average of prompt tokens per second
 };
 
 }  // namespace qf::server::completion

@@ -92,6 +92,8 @@ completion_settings parse_settings(const std::string& settings_json, std::vector
   r.get("autoTriggerMidWord", s.auto_trigger_mid_word);
   r.get("promptShare", s.prompt_share, 0.05, 1.0);
   r.get("finishLineMs", s.finish_line_ms, 0, 10000);
+  r.get("promptChunkTokens", s.prompt_chunk_tokens, 1, 4096);
+  r.get("backgroundChunkTokens", s.background_chunk_tokens, 1, 4096);
   r.get("typeThrough", s.type_through);
   r.get("speculative", s.speculative);
   r.get("draftMax", s.draft_max, 1, 64);

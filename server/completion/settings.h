@@ -26,6 +26,8 @@ struct completion_settings {
   bool auto_trigger_mid_word = false;  // complete automatically mid-word with code to the right
   double prompt_share = 0.6;    // share of the deadline the prompt phase may use
   int finish_line_ms = 60;      // past the deadline, keep going this long to end the line
+  int prompt_chunk_tokens = 64;      // tokens per eval call in a request's prompt phase
+  int background_chunk_tokens = 32;  // the same for background work (bounds preemption latency)
   // Speed.
   bool type_through = true;
   bool speculative = true;      // prompt-lookup drafts

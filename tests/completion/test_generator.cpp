@@ -155,3 +155,21 @@ TEST(generator, utf8_is_never_split) {
   EXPECT_EQ(u.push("\xC3"), "");
   EXPECT_EQ(u.flush(), "\xC3");
 }
+
+TEST(deadline_watch, every_scope_is_watched_even_when_armed_back_to_back) {
+  deadline_watch w;
+  for (int i = 0; i < 50; ++i) {
+    qf::cancel_source parent;
+    deadline_watch::scope s(w, parent.token(), gen_clock::time_point::max());
+    parent.cancel(qf::cancel_reason::content_modified);
+    // The linked token follows the parent (no bound on how soon: poll up to 10 s).
+    for (int k = 0; k < 10000 && !s.token().is_cancelled(); ++k) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    ASSERT_TRUE(s.token().is_cancelled()) << "scope " << i;
+    EXPECT_EQ(s.token().reason(), qf::cancel_reason::content_modified);
+  }
+  for (int i = 0; i < 20; ++i) {
+    deadline_watch::scope s(w, {}, gen_clock::now() + std::chrono::milliseconds(1));
+    for (int k = 0; k < 10000 && !s.token().is_cancelled(); ++k) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    ASSERT_TRUE(s.deadline_hit()) << "scope " << i;
+  }
+}
