@@ -7,6 +7,8 @@
 // items of (token, KV head) vs KV heads split into chunks of query heads.
 #include "inference/model/context.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <stdexcept>
 #include <string>
@@ -26,6 +28,10 @@ context::context(const model& m, const context_options& opts) : model_(m), opts_
     throw model_error("context: the KV cache type must be F16 or F32");
   if (opts.kv_type == ggml_type::f32 && !be.caps().kv_f32)
     throw model_error("context: the " + be.name() + " backend keeps the KV cache in F16 only");
+
+  if (opts.n_ctx > hp.n_ctx_train)
+    spdlog::warn("context of {} tokens is longer than the model's training context ({}): quality may drop",
+                 opts.n_ctx, hp.n_ctx_train);
 
   st_ = std::make_unique<context_state>();
   context_state& s = *st_;

@@ -45,7 +45,7 @@ struct context_state;  // internal: KV cache + scratch buffers (context.cpp)
 class context {
  public:
   // Throws model_error if the options are invalid (n_ctx < 1, kv_type not f16/f32)
-  // or the backend cannot allocate the cache.
+  // or the backend cannot allocate the cache. The model must outlive the context.
   context(const model& m, const context_options& opts);
   ~context();
   context(const context&) = delete;
