@@ -112,7 +112,16 @@
     (insert "for line in ")
     (pcase-let ((`(,beg ,end ,table . ,_) (run-hook-with-args-until-success 'completion-at-point-functions)))
       (should (null (all-completions (buffer-substring beg end) table))))
-    (should (>= (plist-get (quickfill-stats) :noModel) 1))))
+    (should (>= (plist-get (quickfill-stats) :noModel) 1))
+    ;; quickfill-update-settings sends the settings to the running server,
+    ;; which then loads the model it names.
+    (when qf-test-model
+      (let ((quickfill-model qf-test-model))
+        (quickfill-update-settings)
+        (should (qf-test--wait (lambda ()
+                                 (let ((st (quickfill-status)))
+                                   (and (eq (plist-get st :modelLoaded) t)
+                                        (equal (plist-get st :modelPath) (expand-file-name qf-test-model)))))))))))
 
 (ert-deftest quickfill-eglot-completion-at-point ()
   "completion-at-point offers the server's items; choosing one applies its textEdit."
