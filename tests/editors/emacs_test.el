@@ -11,7 +11,8 @@
 ;; registration itself is exercised), connects, types into the buffer (eglot
 ;; sends didChange), then asks `completion-at-point-functions' as
 ;; `completion-at-point' does and asserts that the server's items are offered;
-;; choosing one runs eglot's exit function, which applies the item's textEdit.
+;; choosing one runs eglot's exit function, which applies the item's textEdit;
+;; with a single candidate, `completion-at-point' itself inserts it.
 
 ;;; Code:
 
@@ -169,6 +170,28 @@
                                   (buffer-substring (line-beginning-position) (line-end-position)))))
                 (should (string-prefix-p (concat (substring line-before 0 s) first-line) line-after))
                 (ignore e)))))))
+    ;; The command itself: with a single candidate, `completion-at-point'
+    ;; inserts it and eglot applies its textEdit (with several it would show
+    ;; the *Completions* list, which batch mode cannot click).
+    (goto-char (point-min))
+    (forward-line 9)
+    (delete-region (point) (line-end-position))
+    (insert "    for line in ")
+    (let* ((line-before (buffer-substring (line-beginning-position) (point)))
+           (capf (run-hook-with-args-until-success 'completion-at-point-functions))
+           (cands (all-completions (buffer-substring (nth 0 capf) (nth 1 capf)) (nth 2 capf))))
+      (when (= (length cands) 1)
+        (let* ((edit (plist-get (get-text-property 0 'eglot--lsp-item (car cands)) :textEdit))
+               (first-line (car (split-string (plist-get edit :newText) "\n"))))
+          (should (completion-at-point))
+          (message "completion-at-point inserted: %S"
+                   (save-excursion (goto-char (point-min)) (forward-line 9)
+                                   (buffer-substring (line-beginning-position) (line-end-position))))
+          (should (string-prefix-p (concat line-before first-line)
+                                   (save-excursion
+                                     (goto-char (point-min))
+                                     (forward-line 9)
+                                     (buffer-substring (line-beginning-position) (line-end-position))))))))
     ;; The request shows up in quickfill/stats.
     (should (>= (plist-get (quickfill-stats) :answered) 1))))
 
