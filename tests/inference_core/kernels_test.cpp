@@ -179,21 +179,40 @@ TEST_P(elementwise_levels, ops_match_definitions) {
   for (int64_t i = 0; i < n; ++i) ASSERT_NEAR(out[i], a[i] * inv * w[i], 1e-4);
 
   silu_mul(a.data(), b.data(), out.data(), n);
-  for (int64_t i = 0; i < n; ++i) ASSERT_NEAR(out[i], a[i] / (1 + std::exp(-a[i])) * b[i], 1e-5);
+  for (int64_t i = 0; i < n; ++i) {
+    const double ref = a[i] / (1 + std::exp(-static_cast<double>(a[i]))) * b[i];
+    ASSERT_NEAR(out[i], ref, 1e-6 * std::fabs(ref) + 1e-7) << i;
+  }
+  // Extreme gates: saturates to the input (large positive) or to zero (large negative).
+  const float big[2] = {100.0f, -100.0f}, ones[2] = {1.0f, 1.0f};
+  float sat[2];
+  silu_mul(big, ones, sat, 2);
+  EXPECT_NEAR(sat[0], 100.0f, 1e-4);
+  EXPECT_NEAR(sat[1], 0.0f, 1e-30);
 
   out = a;
   softmax(out.data(), n);
   double sum = 0, mx = -1e30;
   for (float v : a) mx = std::max<double>(mx, v);
   for (float v : a) sum += std::exp(v - mx);
-  for (int64_t i = 0; i < n; ++i) ASSERT_NEAR(out[i], std::exp(a[i] - mx) / sum, 1e-7);
+  for (int64_t i = 0; i < n; ++i) {
+    const double ref = std::exp(a[i] - mx) / sum;
+    ASSERT_NEAR(out[i], ref, 2e-6 * ref) << i;
+  }
+  std::vector<float> wide = {-200.0f, 0.0f, 3.0f, -1e30f};  // large spread, underflow to 0
+  softmax(wide.data(), 4);
+  EXPECT_NEAR(wide[2], 1.0 / (1.0 + std::exp(-3.0)), 1e-6);
+  EXPECT_EQ(wide[3], 0.0f);  // masked score: exactly zero weight
+  EXPECT_LT(wide[0], 1e-30f);
 }
 
 INSTANTIATE_TEST_SUITE_P(levels, elementwise_levels, ::testing::Values("scalar", "avx2", "avx512"));
 
 TEST(cpu, detection_is_consistent) {
   const auto& f = detect_cpu();
-  if (f.avx512vnni) EXPECT_TRUE(f.avx512f);
+  if (f.avx512vnni) {
+    EXPECT_TRUE(f.avx512f);
+  }
   level_guard g;
   set_kernel_level("auto");
   std::printf("[ info ] auto kernel level: %s\n", std::string(kernel_level()).c_str());

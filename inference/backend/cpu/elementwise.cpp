@@ -1,6 +1,6 @@
-// Elementwise and vector ops of ops.h. The reductions and conversions that
-// dominate (dot products over the F16 KV cache, axpy over V rows, norms)
-// go through the active kernel table; exp-based ops stay scalar libm code.
+// Elementwise and vector ops of ops.h, dispatched through the active kernel
+// table (dot products over the F16 KV cache, axpy over V rows, norms, and the
+// exp-based softmax and SiLU, which have a vectorized exp at the SIMD levels).
 #include <algorithm>
 #include <cmath>
 
@@ -19,20 +19,13 @@ void rms_norm(const float* x, const float* weight, float* y, int64_t n, float ep
 void softmax(float* x, int64_t n) {
   if (n <= 0) return;
   const float max = *std::max_element(x, x + n);
-  double sum = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    x[i] = std::exp(x[i] - max);
-    sum += x[i];
-  }
-  const float inv = static_cast<float>(1.0 / sum);
+  const float sum = detail::active_kernels().exp_sub_sum(x, max, n);
+  const float inv = 1.0f / sum;
   for (int64_t i = 0; i < n; ++i) x[i] *= inv;
 }
 
 void silu_mul(const float* gate, const float* up, float* out, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) {
-    const float g = gate[i];
-    out[i] = g / (1.0f + std::exp(-g)) * up[i];
-  }
+  detail::active_kernels().silu_mul(gate, up, out, n);
 }
 
 void add(const float* a, const float* b, float* out, int64_t n) { detail::active_kernels().add(a, b, out, n); }

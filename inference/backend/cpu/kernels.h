@@ -38,6 +38,9 @@ struct kernel_table {
   float (*sum_squares)(const float*, int64_t) = nullptr;
   void (*add)(const float*, const float*, float*, int64_t) = nullptr;
   void (*scale_mul)(const float*, const float*, float, float*, int64_t) = nullptr;  // y = x * w * s
+  void (*silu_mul)(const float*, const float*, float*, int64_t) = nullptr;
+  // x[i] = exp(x[i] - max) in place; returns the sum of the results.
+  float (*exp_sub_sum)(float*, float, int64_t) = nullptr;
   // Activation quantizers (layouts in quants.h).
   void (*quantize_act_q8_0)(const float*, uint8_t*, int64_t) = nullptr;
   void (*quantize_act_q8_k)(const float*, uint8_t*, int64_t) = nullptr;

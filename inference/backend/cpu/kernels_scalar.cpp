@@ -198,6 +198,21 @@ void scale_mul(const float* x, const float* w, float s, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = x[i] * s * w[i];
 }
 
+void silu_mul(const float* gate, const float* up, float* out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float g = gate[i];
+    out[i] = g / (1.0f + std::exp(-g)) * up[i];
+  }
+}
+float exp_sub_sum(float* x, float max, int64_t n) {
+  double sum = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    x[i] = std::exp(x[i] - max);
+    sum += x[i];
+  }
+  return static_cast<float>(sum);
+}
+
 kernel_table make_scalar() {
   kernel_table t;
   t.dot_f32 = dot_f32;
@@ -216,6 +231,8 @@ kernel_table make_scalar() {
   t.sum_squares = sum_squares;
   t.add = add;
   t.scale_mul = scale_mul;
+  t.silu_mul = silu_mul;
+  t.exp_sub_sum = exp_sub_sum;
   t.quantize_act_q8_0 = quantize_act_q8_0;
   t.quantize_act_q8_k = quantize_act_q8_k;
   return t;
