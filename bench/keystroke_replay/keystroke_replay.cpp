@@ -126,15 +126,28 @@ bool run_file(lsp_client& c, const options& o, const std::string& path, int file
     p["context"] = json::object{{"triggerKind", explicit_trigger ? 1 : 3}};
     return c.request("textDocument/completion", p);
   };
-  // Cold start: the whole prompt, no budget pressure (explicit trigger).
+  // Cold start: the whole prompt must be evaluated once. Like a user who looks
+  // at a freshly opened file before typing, ask (explicitly) until an answer
+  // with a suggestion comes, pausing in between so background warming runs.
   {
     auto t0 = bclock::now();
-    int64_t id = completion(true);
-    if (!c.wait(id, std::chrono::seconds(300))) {
-      std::fprintf(stderr, "keystroke_replay: no answer to the first request on %s\n", path.c_str());
-      return false;
+    for (int attempt = 0; attempt < 120; ++attempt) {
+      int64_t id = completion(true);
+      if (!c.wait(id, std::chrono::seconds(300))) {
+        std::fprintf(stderr, "keystroke_replay: no answer to the first request on %s\n", path.c_str());
+        return false;
+      }
+      const qf::bench::reply rep = *c.get(id);
+      const json::object& m = rep.msg.as_object();
+      const json::value* res = m.if_contains("result");
+      const json::array* items = nullptr;
+      if (res && res->is_array()) items = &res->as_array();
+      if (res && res->is_object())
+        if (const json::value* it = res->as_object().if_contains("items")) items = it->if_array();
+      if (items && !items->empty()) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1000));
     }
-    t.cold_ms = std::max(t.cold_ms, ms(t0, c.get(id)->at));
+    t.cold_ms = std::max(t.cold_ms, ms(t0, bclock::now()));
   }
   struct pending {
     int64_t id;
@@ -349,6 +362,6 @@ int main(int argc, char** argv) {
               t.stats_answered ? 100.0 * t.cache_hits / t.stats_answered : 0.0);
   std::printf("  cancel -> free      p50 %.2f ms  p90 %.2f ms  p99 %.2f ms  (%.0f cancellations of running jobs)\n",
               ctf50, ctf90, ctf99, ctfn);
-  std::printf("  cold first request  %.0f ms (whole prompt, explicit trigger)\n", t.cold_ms);
+  std::printf("  cold start          %.0f ms until the first suggestion (whole prompt; explicit requests 1 s apart)\n", t.cold_ms);
   return 0;
 }

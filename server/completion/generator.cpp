@@ -98,7 +98,9 @@ gen_outcome generate(lm_sequence& seq, const lm_vocab& vocab, const fim_format& 
   if (prompt.empty() || !eval_prompt(seq, prompt, p, cancel, watch, out)) return out;
   out.prompt_done = true;
 
-  const auto hard_deadline = p.deadline == gen_clock::time_point::max() ? p.deadline : p.deadline + p.finish_line;
+  // Finishing the line past the deadline only makes sense with line rules.
+  const auto hard_deadline =
+      p.deadline == gen_clock::time_point::max() || !p.stop_rules ? p.deadline : p.deadline + p.finish_line;
   deadline_watch::scope sc(watch, cancel, hard_deadline);
   std::vector<int32_t> history(prompt.begin(), prompt.end());
   utf8_stream utf8;
