@@ -106,6 +106,7 @@ gen_outcome generate(lm_sequence& seq, const lm_vocab& vocab, const fim_format& 
   utf8_stream utf8;
   std::string text;
   gen_clock::time_point t_first{}, t_last{};
+  gen_clock::duration step_time{0};  // duration of the last decode step
   bool done = false;
 
   auto is_stop = [&](int32_t t) {
@@ -127,7 +128,8 @@ gen_outcome generate(lm_sequence& seq, const lm_vocab& vocab, const fim_format& 
       return true;
     }
     if (static_cast<int>(out.generated.size()) >= p.max_tokens) return true;
-    if (now >= p.deadline) {
+    // Stop when the next step would end past the deadline (the answer is due by then).
+    if (now + step_time >= p.deadline) {
       out.deadline_hit = true;
       if (!p.stop_rules || stops.at_line_end() || now >= hard_deadline) return true;
     }
@@ -149,7 +151,9 @@ gen_outcome generate(lm_sequence& seq, const lm_vocab& vocab, const fim_format& 
     }
     const int64_t base = static_cast<int64_t>(seq.tokens().size());
     if (base + static_cast<int64_t>(batch.size()) > seq.n_ctx()) break;  // context full
+    const auto step_start = gen_clock::now();
     lm_eval_result r = seq.eval(batch, batch.size() > 1 ? lm_logits::all : lm_logits::last, sc.token());
+    step_time = gen_clock::now() - step_start;
     if (r.cancelled) {
       if (cancel.is_cancelled()) out.cancelled = cancel.reason();
       else out.deadline_hit = true;
