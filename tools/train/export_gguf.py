@@ -95,6 +95,8 @@ def export(model, cfg, sp_path, path, ftype="f32", name="quickfill-tiny-code"):
     w.add("llama.rope.freq_base", G.F32, cfg.rope_base)
     w.add("llama.rope.dimension_count", G.U32, cfg.head_dim)
     add_tokenizer(w, sp_path)
+    if ftype != "f32":
+        w.add("general.quantization_version", G.U32, 2)
     for tname, t in tensor_map(model):
         a = t.detach().cpu().float().numpy()
         tt = G.T_Q8_0 if (ftype == "q8_0" and a.ndim == 2) else G.T_F32
