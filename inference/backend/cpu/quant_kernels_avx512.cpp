@@ -2,12 +2,11 @@
 //
 // vpdpbusd multiplies unsigned by signed bytes and sums groups of four
 // straight into int32 lanes, replacing the maddubs/madd pair of AVX2:
-//  - Q8_0: two 32-byte blocks per register; x's sign is moved onto y
-//    (|x| * ±y) with a mask, and per-block scales are applied as a vector
-//    whose low half holds block b's scale and high half block b+1's.
-//  - Q4_0: nibbles stay unsigned (0..15); the -8 offset is folded in once per
-//    block with the activation block sums s = d_y * sum(q_y) that matmul
-//    stored next to the Q8_0 activation blocks.
+//  - Q8_0/Q4_0: eight blocks per step, two per register; the eight scale
+//    products d_x * d_y form one vector, spread over each pair's lanes with a
+//    permute. Q8_0 moves x's sign onto y (|x| * ±y) with a mask; Q4_0 keeps
+//    nibbles unsigned (0..15) and folds the -8 offset in with the activation
+//    block sums s = d_y * sum(q_y) that matmul stores with the activations.
 //  - Q4_K/Q5_K/Q6_K: sub-block dot products land in their own int32 lanes and
 //    are multiplied by the matching integer sub-block scales; min/offset terms
 //    come from the Q8_K 16-value sums.
@@ -30,9 +29,6 @@ inline __m256i load256(const void* p) { return _mm256_loadu_si256(static_cast<co
 inline __m512i load512(const void* p) { return _mm512_loadu_si512(p); }
 inline __m512i join(__m256i lo, __m256i hi) { return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1); }
 inline __m512 halves(float lo, float hi) { return _mm512_mask_blend_ps(0xFF00, _mm512_set1_ps(lo), _mm512_set1_ps(hi)); }
-inline __m512i halves_i32(int lo, int hi) {
-  return _mm512_mask_blend_epi32(0xFF00, _mm512_set1_epi32(lo), _mm512_set1_epi32(hi));
-}
 inline float hsum256(__m256 v) {
   __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
   s = _mm_add_ps(s, _mm_movehl_ps(s, s));
