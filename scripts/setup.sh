@@ -40,6 +40,12 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 if [ "${QUICKFILL_SKIP_APT:-0}" != "1" ]; then
   missing=()
   for p in "${APT_PACKAGES[@]}"; do
+    # Node.js may come from elsewhere (e.g. NodeSource's nodejs, which bundles
+    # npm and conflicts with Debian's npm package): a working command counts.
+    case "$p" in
+      nodejs) command -v node >/dev/null 2>&1 && continue ;;
+      npm) command -v npm >/dev/null 2>&1 && continue ;;
+    esac
     dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
   done
   if [ "${#missing[@]}" -gt 0 ]; then
