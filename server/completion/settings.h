@@ -38,7 +38,7 @@ struct completion_settings {
   int cache_mib = 256;          // KV memory budget for all slots together
   int cache_slots = 3;          // at most this many KV sequences
   int context_tokens = 2048;    // n_ctx of each slot
-  bool reuse_shifted_chunks = true;  // move_range reuse after a deletion mid-prompt
+  bool reuse_shifted_chunks = false; // move_range reuse after a deletion mid-prompt (approximate)
   int min_chunk_tokens = 64;    // smallest chunk worth shifting
 };
 

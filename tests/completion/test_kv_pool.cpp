@@ -108,6 +108,7 @@ TEST(kv_pool, memory_budget_bounds_the_slot_count) {
 TEST(kv_pool, deleted_tokens_mid_prompt_reuse_the_rest_by_shifting) {
   fake_backend be;
   completion_settings s;
+  s.reuse_shifted_chunks = true;
   s.min_chunk_tokens = 16;
   kv_pool pool(be, s);
   auto head = seq_of(1, 10), gone = seq_of(500, 5), tail = seq_of(600, 40);
