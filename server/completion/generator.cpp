@@ -54,9 +54,13 @@ int32_t argmax(std::span<const float> logits) {
 
 bool eval_prompt(lm_sequence& seq, std::span<const int32_t> prompt, const gen_params& p, const cancel_token& cancel,
                  deadline_watch& watch, gen_outcome& out) {
-  deadline_watch::scope sc(watch, cancel, p.prompt_deadline);
   int64_t cached = static_cast<int64_t>(seq.tokens().size());
   const int64_t total = static_cast<int64_t>(prompt.size());
+  // The last prompt eval also yields the first token, so a short rest of the
+  // prompt (the usual keystroke) may use the whole budget, not just its share.
+  const gen_clock::time_point prompt_deadline =
+      total - cached <= p.short_prompt_tokens ? std::max(p.prompt_deadline, p.deadline) : p.prompt_deadline;
+  deadline_watch::scope sc(watch, cancel, prompt_deadline);
   while (cached < total) {
     if (cancel.is_cancelled() || sc.token().is_cancelled()) {
       if (cancel.is_cancelled()) out.cancelled = cancel.reason();
@@ -64,11 +68,11 @@ bool eval_prompt(lm_sequence& seq, std::span<const int32_t> prompt, const gen_pa
       return false;
     }
     int64_t n = std::min(p.prompt_chunk, total - cached);
-    if (p.prompt_deadline != gen_clock::time_point::max()) {
+    if (prompt_deadline != gen_clock::time_point::max()) {
       if (p.prefill_tokens_per_s <= 0) {
         n = std::min<int64_t>(n, 8);  // unknown speed: a small first chunk measures it
       } else {
-        const double left_s = std::chrono::duration<double>(p.prompt_deadline - gen_clock::now()).count();
+        const double left_s = std::chrono::duration<double>(prompt_deadline - gen_clock::now()).count();
         const auto fits = static_cast<int64_t>(p.prefill_tokens_per_s * left_s * 0.8);
         if (fits < 1) {
           out.deadline_hit = true;  // not even one more token would finish in time

@@ -35,6 +35,7 @@ struct gen_params {
   int draft_max = 8;
   int draft_ngram = 3;
   int64_t prompt_chunk = 128;  // tokens per prompt eval call
+  int64_t short_prompt_tokens = 16;  // a rest of the prompt this short may use the whole deadline
   // Measured prompt throughput (0 = unknown). With a prompt deadline, a chunk
   // is sized to finish before it, so that the work is committed, not discarded.
   double prefill_tokens_per_s = 0;
