@@ -54,7 +54,8 @@ backend_caps cpu_backend::caps() const {
 bool cpu_backend::supports_weight_type(ggml_type t) const {
   switch (t) {
     case ggml_type::f32: case ggml_type::f16: case ggml_type::bf16: case ggml_type::q8_0:
-    case ggml_type::q4_0: case ggml_type::q4_k: case ggml_type::q5_k: case ggml_type::q6_k:
+    case ggml_type::q4_0: case ggml_type::q4_1: case ggml_type::q5_0: case ggml_type::q5_1:
+    case ggml_type::q4_k: case ggml_type::q5_k: case ggml_type::q6_k:
       return true;
     default:
       return false;

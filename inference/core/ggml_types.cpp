@@ -21,6 +21,9 @@ constexpr entry k_types[] = {
     {ggml_type::f32, {"f32", 1, 4}},
     {ggml_type::f16, {"f16", 1, 2}},
     {ggml_type::q4_0, {"q4_0", qk4_0, sizeof(block_q4_0)}},
+    {ggml_type::q4_1, {"q4_1", qk4_1, sizeof(block_q4_1)}},
+    {ggml_type::q5_0, {"q5_0", qk5_0, sizeof(block_q5_0)}},
+    {ggml_type::q5_1, {"q5_1", qk5_1, sizeof(block_q5_1)}},
     {ggml_type::q8_0, {"q8_0", qk8_0, sizeof(block_q8_0)}},
     {ggml_type::q4_k, {"q4_k", qk_k, sizeof(block_q4_k)}},
     {ggml_type::q5_k, {"q5_k", qk_k, sizeof(block_q5_k)}},
@@ -53,7 +56,7 @@ std::optional<size_t> row_size(ggml_type t, int64_t n) {
 }
 
 std::string_view supported_type_names() {
-  return "f32, f16, bf16, q8_0, q4_0, q4_k, q5_k, q6_k";
+  return "f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q4_k, q5_k, q6_k";
 }
 
 float fp16_to_f32(fp16_t h) {

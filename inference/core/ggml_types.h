@@ -19,6 +19,9 @@ enum class ggml_type : uint32_t {
   f32 = 0,
   f16 = 1,
   q4_0 = 2,
+  q4_1 = 3,
+  q5_0 = 6,
+  q5_1 = 7,
   q8_0 = 8,
   q4_k = 12,
   q5_k = 13,
@@ -31,6 +34,9 @@ using fp16_t = uint16_t;  // IEEE binary16 bits
 using bf16_t = uint16_t;  // bfloat16 bits
 
 inline constexpr int qk4_0 = 32;
+inline constexpr int qk4_1 = 32;
+inline constexpr int qk5_0 = 32;
+inline constexpr int qk5_1 = 32;
 inline constexpr int qk8_0 = 32;
 inline constexpr int qk_k = 256;
 inline constexpr int k_scale_size = 12;
@@ -40,6 +46,32 @@ struct block_q4_0 {
   uint8_t qs[qk4_0 / 2];  // nibbles: low nibble = element j, high = element j+16
 };
 static_assert(sizeof(block_q4_0) == 18);
+
+// value = q * d + m, q in 0..15 (nibbles as in Q4_0).
+struct block_q4_1 {
+  fp16_t d;               // scale
+  fp16_t m;               // min (offset)
+  uint8_t qs[qk4_1 / 2];  // nibbles: low nibble = element j, high = element j+16
+};
+static_assert(sizeof(block_q4_1) == 20);
+
+// value = (q - 16) * d, q in 0..31: low 4 bits as in Q4_0, the 5th bit of
+// element j is bit j of qh read as a little-endian uint32.
+struct block_q5_0 {
+  fp16_t d;               // scale
+  uint8_t qh[4];          // 5th bits
+  uint8_t qs[qk5_0 / 2];  // low nibbles: element j, high nibbles: element j+16
+};
+static_assert(sizeof(block_q5_0) == 22);
+
+// value = q * d + m, q in 0..31 (bits as in Q5_0).
+struct block_q5_1 {
+  fp16_t d;               // scale
+  fp16_t m;               // min (offset)
+  uint8_t qh[4];          // 5th bits
+  uint8_t qs[qk5_1 / 2];  // low 4 bits
+};
+static_assert(sizeof(block_q5_1) == 24);
 
 struct block_q8_0 {
   fp16_t d;          // scale

@@ -31,15 +31,29 @@ bool more_bits(int64_t i, int64_t n) { return i < n / 8 || i >= 7 * n / 8 || (i 
 
 bool is_float(ggml_type t) { return t == ggml_type::f32 || t == ggml_type::f16 || t == ggml_type::bf16; }
 
+// llama.cpp's substitute for a K-quant when the row length is not a multiple
+// of 256 (e.g. Qwen2.5-0.5B's 896): a 32-element type of similar size.
+ggml_type k_quant_fallback(ggml_type t) {
+  switch (t) {
+    case ggml_type::q4_k: return ggml_type::q5_0;
+    case ggml_type::q5_k: return ggml_type::q5_1;
+    case ggml_type::q6_k: return ggml_type::q8_0;
+    default: return t;
+  }
+}
+
 }  // namespace
 
 int file_type_for(std::string_view recipe) {
   if (recipe == "q8_0") return 7;
   if (recipe == "q4_0") return 2;
+  if (recipe == "q4_1") return 3;
+  if (recipe == "q5_0") return 8;
+  if (recipe == "q5_1") return 9;
   if (recipe == "q4_k") return 14;  // Q4_K_S
   if (recipe == "q4_k_m") return 15;
   if (recipe == "q6_k") return 18;
-  throw gguf_error("quantize: unknown recipe '" + std::string(recipe) + "' (supported: q8_0, q4_0, q4_k, q4_k_m, q6_k)");
+  throw gguf_error("quantize: unknown recipe '" + std::string(recipe) + "' (supported: q8_0, q4_0, q4_1, q5_0, q5_1, q4_k, q4_k_m, q6_k)");
 }
 
 ggml_type quantized_type_for(std::string_view recipe, std::string_view name, ggml_type source, int n_dims,
@@ -50,6 +64,9 @@ ggml_type quantized_type_for(std::string_view recipe, std::string_view name, ggm
   ggml_type want;
   if (recipe == "q8_0") want = ggml_type::q8_0;
   else if (recipe == "q4_0") want = ggml_type::q4_0;
+  else if (recipe == "q4_1") want = ggml_type::q4_1;
+  else if (recipe == "q5_0") want = ggml_type::q5_0;
+  else if (recipe == "q5_1") want = ggml_type::q5_1;
   else if (recipe == "q6_k") want = ggml_type::q6_k;
   else want = ggml_type::q4_k;
   const bool classifier = name == "output.weight" || (tied && name == "token_embd.weight");
@@ -57,7 +74,7 @@ ggml_type quantized_type_for(std::string_view recipe, std::string_view name, ggm
   if (recipe == "q4_k_m" && layer >= 0 && n_layer > 0 &&
       (ends_with(name, "attn_v.weight") || ends_with(name, "ffn_down.weight")) && more_bits(layer, n_layer))
     want = ggml_type::q6_k;
-  for (ggml_type t : {want, ggml_type::q8_0, ggml_type::f16})
+  for (ggml_type t : {want, k_quant_fallback(want), ggml_type::q8_0, ggml_type::f16})
     if (row_size(t, cols)) return t;
   return ggml_type::f32;
 }

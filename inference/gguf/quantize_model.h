@@ -1,6 +1,7 @@
 // Quantizing a whole GGUF model (F32/F16/BF16 matrices) with one of the
 // llama.cpp-style recipes:
-//   q8_0, q4_0, q6_k  every matrix in that type
+//   q8_0, q4_0, q4_1, q5_0, q5_1, q6_k
+//                     every matrix in that type
 //   q4_k              Q4_K matrices (llama.cpp's Q4_K_S file type)
 //   q4_k_m            Q4_K, with Q6_K for attn_v.weight and ffn_down.weight in
 //                     the "more bits" layers (first and last eighth, every
@@ -8,8 +9,9 @@
 // In every 4-bit recipe the classifier (output.weight, or token_embd.weight
 // when the embeddings are tied) is Q6_K, as llama.cpp does. 1-D tensors
 // (norms, biases) are stored as F32; tensors already quantized are copied. A
-// matrix whose row length does not fit the chosen blocks falls back to Q8_0,
-// then F16. Metadata is copied; general.file_type (llama.cpp's LLAMA_FTYPE
+// matrix whose row length is not a multiple of 256 gets llama.cpp's
+// substitute for a K-quant (Q4_K -> Q5_0, Q6_K -> Q8_0); one that still does
+// not fit the blocks falls back to Q8_0, then F16. Metadata is copied; general.file_type (llama.cpp's LLAMA_FTYPE
 // number) and general.quantization_version are set.
 #pragma once
 

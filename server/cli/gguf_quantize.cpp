@@ -17,6 +17,9 @@ namespace qf::cli {
 std::optional<infer::ggml_type> quantize_type_from_name(const std::string& name) {
   if (name == "q8_0") return infer::ggml_type::q8_0;
   if (name == "q4_0") return infer::ggml_type::q4_0;
+  if (name == "q4_1") return infer::ggml_type::q4_1;
+  if (name == "q5_0") return infer::ggml_type::q5_0;
+  if (name == "q5_1") return infer::ggml_type::q5_1;
   if (name == "q4_k") return infer::ggml_type::q4_k;
   if (name == "q6_k") return infer::ggml_type::q6_k;
   return std::nullopt;
@@ -25,7 +28,7 @@ std::optional<infer::ggml_type> quantize_type_from_name(const std::string& name)
 int quantize_file(const std::string& in_path, const std::string& out_path, const std::string& type_name,
                   int n_threads) {
   if (type_name != "q4_k_m" && !quantize_type_from_name(type_name)) {
-    std::fprintf(stderr, "quickfill gguf quantize: unknown type '%s' (q8_0, q4_0, q4_k, q6_k, q4_k_m)\n",
+    std::fprintf(stderr, "quickfill gguf quantize: unknown type '%s' (q8_0, q4_0, q4_1, q5_0, q5_1, q4_k, q6_k, q4_k_m)\n",
                  type_name.c_str());
     return 2;
   }
@@ -53,10 +56,11 @@ int gguf_quantize(std::span<char*> args) {
   std::string in, out, type;
   arg_parser p("quickfill gguf quantize",
                "Quantizes an F32/F16/BF16 GGUF model with llama.cpp's per-tensor type choice\n"
-               "(q4_k_m is the Q4_K/Q6_K mix; see docs/quantization.md).");
+               "(q4_k_m is the Q4_K/Q6_K mix; rows not a multiple of 256 get Q5_0/Q8_0 in the K-quant\n"
+               "recipes, as llama.cpp does; see docs/quantization.md).");
   p.add_positional("IN.gguf", &in, "input model");
   p.add_positional("OUT.gguf", &out, "output path");
-  p.add_positional("TYPE", &type, "q8_0 | q4_0 | q4_k | q6_k | q4_k_m");
+  p.add_positional("TYPE", &type, "q8_0 | q4_0 | q4_1 | q5_0 | q5_1 | q4_k | q6_k | q4_k_m");
   int n_threads = 0;
   p.add_int({"-t", "--threads"}, &n_threads, "threads (default: all cores)");
   if (!p.parse(args)) return p.exit_code();

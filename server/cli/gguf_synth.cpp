@@ -24,7 +24,7 @@ int gguf_synth(std::span<char*> args) {
                "(qwen2.5-coder-0.5b, qwen2.5-coder-1.5b, tiny); shape options override the preset.");
   p.add_string({"--arch"}, &arch, "llama or qwen2 (the Qwen presets imply qwen2; tiny defaults to llama)");
   p.add_string({"--preset"}, &preset, "qwen2.5-coder-0.5b | qwen2.5-coder-1.5b | tiny (default)");
-  p.add_string({"--type"}, &type, "f32 (default) | f16 | q8_0 | q4_0 | q4_k | q6_k | q4_k_m");
+  p.add_string({"--type"}, &type, "f32 (default) | f16 | q8_0 | q4_0 | q4_1 | q5_0 | q5_1 | q4_k | q6_k | q4_k_m");
   p.add_string({"-o", "--output"}, &out, "output GGUF path (required)");
   p.add_u64({"--seed"}, &seed, "random seed (default 1)");
   p.add_int({"--vocab"}, &vocab, "vocabulary size (>= 512)");
@@ -45,7 +45,7 @@ int gguf_synth(std::span<char*> args) {
   if (type == "f32") direct = infer::ggml_type::f32;
   else if (type == "f16") direct = infer::ggml_type::f16;
   else if (type != "q4_k_m" && !quantize_type_from_name(type)) {
-    std::fprintf(stderr, "quickfill gguf synth: unknown --type '%s' (f32, f16, q8_0, q4_0, q4_k, q6_k, q4_k_m)\n",
+    std::fprintf(stderr, "quickfill gguf synth: unknown --type '%s' (f32, f16, q8_0, q4_0, q4_1, q5_0, q5_1, q4_k, q6_k, q4_k_m)\n",
                  type.c_str());
     return 2;
   }

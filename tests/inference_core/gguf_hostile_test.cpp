@@ -195,8 +195,8 @@ TEST(gguf_hostile, tensor_shapes_and_types) {
   expect_error(one_tensor(4, {1ll << 20, 1ll << 20, 1ll << 20, 1ll << 20}, 0, 0, 32), "element count overflows");
   expect_error(one_tensor(2, {1ll << 30, 4}, 0, 0, 32), "outside");  // bytes > file  // bytes > file
   expect_error(one_tensor(2, {256, 1ll << 60}, 12, 0, 32), "overflow");
-  expect_error(one_tensor(1, {32}, 3, 0, 64), "unsupported tensor type 3");
-  expect_error(one_tensor(1, {32}, 3, 0, 64), "q4_k");  // lists what is supported
+  expect_error(one_tensor(1, {32}, 10, 0, 64), "unsupported tensor type 10");  // q2_k
+  expect_error(one_tensor(1, {32}, 10, 0, 64), "q5_0");  // lists what is supported
   expect_error(one_tensor(1, {32}, 15, 0, 320), "unsupported tensor type 15");  // q8_k is activation-only
   expect_error(one_tensor(1, {33}, 8, 0, 64), "block size");
 }

@@ -161,7 +161,17 @@ TEST(ggml_types, traits_and_row_size) {
   EXPECT_FALSE(row_size(ggml_type::q4_0, 33).has_value());
   EXPECT_FALSE(row_size(ggml_type::f32, -1).has_value());
   EXPECT_FALSE(row_size(ggml_type::f32, INT64_MAX).has_value());
-  EXPECT_FALSE(traits_of(3).has_value());  // q4_1: not supported
+  EXPECT_FALSE(traits_of(10).has_value());  // q2_k: not supported
+  // The 32-element types with llama.cpp's ids and block sizes.
+  EXPECT_EQ(traits_of(3)->name, "q4_1");
+  EXPECT_EQ(traits_of(3)->type_size, 20u);
+  EXPECT_EQ(traits_of(6)->name, "q5_0");
+  EXPECT_EQ(traits_of(6)->type_size, 22u);
+  EXPECT_EQ(traits_of(7)->name, "q5_1");
+  EXPECT_EQ(traits_of(7)->type_size, 24u);
+  EXPECT_EQ(row_size(ggml_type::q5_0, 896), 28u * 22u);  // Qwen2.5-0.5B rows
+  EXPECT_FALSE(row_size(ggml_type::q5_1, 48).has_value());
+  EXPECT_NE(supported_type_names().find("q5_0"), std::string_view::npos);
   EXPECT_NE(supported_type_names().find("q6_k"), std::string_view::npos);
 }
 

@@ -104,13 +104,16 @@ TEST_P(kernel_types, every_level_matches_scalar_and_float_reference) {
 INSTANTIATE_TEST_SUITE_P(types, kernel_types,
                          ::testing::Values(type_case{ggml_type::f32, 1e-12, 1e-10}, type_case{ggml_type::f16, 1e-12, 1e-10},
                                            type_case{ggml_type::bf16, 1e-12, 1e-10}, type_case{ggml_type::q8_0, 2e-4, 1e-9},
-                                           type_case{ggml_type::q4_0, 2e-4, 1e-9}, type_case{ggml_type::q4_k, 5e-4, 1e-9},
+                                           type_case{ggml_type::q4_0, 2e-4, 1e-9}, type_case{ggml_type::q4_1, 2e-4, 1e-9},
+                                           type_case{ggml_type::q5_0, 2e-4, 1e-9}, type_case{ggml_type::q5_1, 2e-4, 1e-9},
+                                           type_case{ggml_type::q4_k, 5e-4, 1e-9},
                                            type_case{ggml_type::q5_k, 5e-4, 1e-9}, type_case{ggml_type::q6_k, 5e-4, 1e-9}));
 
 TEST(matmul, decode_and_prefill_paths_agree) {
   level_guard g;
   thread_pool pool(2);
-  for (ggml_type t : {ggml_type::q8_0, ggml_type::q4_k, ggml_type::q6_k, ggml_type::f16}) {
+  for (ggml_type t : {ggml_type::q8_0, ggml_type::q4_1, ggml_type::q5_0, ggml_type::q5_1, ggml_type::q4_k,
+                      ggml_type::q6_k, ggml_type::f16}) {
     auto w = make_weights(t, 70, 512, 3);
     const int64_t nt = 11;
     auto x = qf::test::random_floats(static_cast<size_t>(512 * nt), 5);

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <tuple>
 
 #include "inference/backend/cpu/ops.h"
 #include "inference/gguf/gguf.h"
@@ -42,7 +43,7 @@ void write_model(const std::string& path, bool tied) {
     mat(p + "attn_q.weight", 256, 4);
     w.add_tensor(p + "attn_norm.weight", ggml_type::f32, {256}, f32_bytes(std::vector<float>(256, 1.0f)));
   }
-  mat("odd.weight", 96, 3);   // fits Q8_0 blocks but not K-quant ones
+  mat("odd.weight", 96, 3);   // fits 32-element blocks but not K-quant ones
   mat("odder.weight", 40, 2); // fits nothing but F16
   w.write(path);
 }
@@ -69,7 +70,7 @@ TEST(quantize_model, q4_k_m_mix_follows_llama_rules) {
   }
   EXPECT_EQ(f->find_tensor("output.weight")->type, ggml_type::q6_k);
   EXPECT_EQ(f->find_tensor("token_embd.weight")->type, ggml_type::q4_k);
-  EXPECT_EQ(f->find_tensor("odd.weight")->type, ggml_type::q8_0);
+  EXPECT_EQ(f->find_tensor("odd.weight")->type, ggml_type::q5_0);  // llama.cpp's Q4_K substitute
   EXPECT_EQ(f->find_tensor("odder.weight")->type, ggml_type::f16);
 
   // Decoded weights stay close to the originals.
@@ -105,6 +106,41 @@ TEST(quantize_model, tied_embeddings_and_other_recipes) {
   auto g = file::open(again.path());
   EXPECT_EQ(g->get_int("general.file_type"), 14);
   EXPECT_EQ(g->find_tensor("blk.2.attn_q.weight")->type, ggml_type::q8_0);
+}
+
+TEST(quantize_model, k_quant_substitutes_for_short_rows) {
+  // Rows of 896 (Qwen2.5-0.5B's n_embd): Q4_K -> Q5_0, Q6_K -> Q8_0, as llama.cpp.
+  EXPECT_EQ(quantized_type_for("q4_k_m", "blk.1.attn_q.weight", ggml_type::f32, 2, 896, 1, 24, true), ggml_type::q5_0);
+  EXPECT_EQ(quantized_type_for("q4_k_m", "blk.0.attn_v.weight", ggml_type::f32, 2, 896, 0, 24, true), ggml_type::q8_0);
+  EXPECT_EQ(quantized_type_for("q4_k_m", "token_embd.weight", ggml_type::f32, 2, 896, -1, 24, true), ggml_type::q8_0);
+  EXPECT_EQ(quantized_type_for("q4_k_m", "blk.4.ffn_down.weight", ggml_type::f32, 2, 4864, 4, 24, true),
+            ggml_type::q4_k);
+  EXPECT_EQ(quantized_type_for("q6_k", "blk.1.attn_q.weight", ggml_type::f32, 2, 896, 1, 24, true), ggml_type::q8_0);
+  EXPECT_EQ(quantized_type_for("q4_k", "blk.1.attn_q.weight", ggml_type::f32, 2, 48, 1, 24, true), ggml_type::f16);
+}
+
+TEST(quantize_model, legacy_32_element_recipes) {
+  qf::test::temp_file in("qm_in5"), out("qm_out5");
+  write_model(in.path(), false);
+  auto src = file::open(in.path());
+  for (auto [recipe, type, ftype] : {std::tuple{"q4_1", ggml_type::q4_1, 3}, std::tuple{"q5_0", ggml_type::q5_0, 8},
+                                     std::tuple{"q5_1", ggml_type::q5_1, 9}}) {
+    quantize_model(in.path(), out.path(), recipe, 2);
+    auto f = file::open(out.path());
+    EXPECT_EQ(f->get_int("general.file_type"), ftype) << recipe;
+    EXPECT_EQ(f->find_tensor("blk.3.attn_v.weight")->type, type) << recipe;
+    EXPECT_EQ(f->find_tensor("odd.weight")->type, type) << recipe;
+    EXPECT_EQ(f->find_tensor("output.weight")->type, ggml_type::q6_k) << recipe;
+    EXPECT_EQ(f->find_tensor("odder.weight")->type, ggml_type::f16) << recipe;
+    const auto* a = src->find_tensor("blk.3.ffn_down.weight");
+    const auto* b = f->find_tensor("blk.3.ffn_down.weight");
+    std::vector<float> orig(static_cast<size_t>(a->n_elements())), dec(orig.size());
+    std::memcpy(orig.data(), src->tensor_data(*a), a->n_bytes);
+    const size_t rb = b->n_bytes / static_cast<size_t>(b->n_rows());
+    for (int64_t r = 0; r < b->n_rows(); ++r)
+      cpu::dequantize_row(b->type, f->tensor_data(*b) + r * rb, dec.data() + r * b->ne[0], b->ne[0]);
+    EXPECT_LT(qf::test::nmse(dec, orig), type == ggml_type::q4_1 ? 2e-2 : 5e-3) << recipe;
+  }
 }
 
 TEST(quantize_model, bad_input_is_a_gguf_error) {

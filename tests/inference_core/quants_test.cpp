@@ -46,6 +46,69 @@ TEST(dequantize, q8_0_and_q4_0_blocks) {
   }
 }
 
+// Q4_1/Q5_0/Q5_1: element j in the low nibble of qs[j] (j < 16) or the high
+// nibble of qs[j - 16]; the 5th bit of element j is bit j of the
+// little-endian 32-bit qh. Values chosen to reach 0, 15, 16 and 31.
+TEST(dequantize, q4_1_q5_0_q5_1_blocks) {
+  int v[32];
+  for (int e = 0; e < 32; ++e) v[e] = (e * 11 + 5) % 32;
+  v[0] = 0, v[1] = 31, v[17] = 16, v[30] = 15;
+  const float d = -0.375f, m = 1.25f;  // exact in fp16
+  block_q4_1 b41{};
+  block_q5_0 b50{};
+  block_q5_1 b51{};
+  b41.d = b50.d = b51.d = f32_to_fp16(d);
+  b41.m = b51.m = f32_to_fp16(m);
+  for (int e = 0; e < 32; ++e) {
+    const int byte = e % 16, shift = e < 16 ? 0 : 4;
+    b41.qs[byte] |= static_cast<uint8_t>((v[e] & 15) << shift);
+    b50.qs[byte] |= static_cast<uint8_t>((v[e] & 15) << shift);
+    b51.qs[byte] |= static_cast<uint8_t>((v[e] & 15) << shift);
+    if (v[e] & 16) {
+      b50.qh[e / 8] |= static_cast<uint8_t>(1 << (e % 8));
+      b51.qh[e / 8] |= static_cast<uint8_t>(1 << (e % 8));
+    }
+  }
+  // Two blocks per row, the second a copy, so row offsets are exercised.
+  block_q4_1 r41[2] = {b41, b41};
+  block_q5_0 r50[2] = {b50, b50};
+  block_q5_1 r51[2] = {b51, b51};
+  float y41[64], y50[64], y51[64];
+  dequantize_row(ggml_type::q4_1, r41, y41, 64);
+  dequantize_row(ggml_type::q5_0, r50, y50, 64);
+  dequantize_row(ggml_type::q5_1, r51, y51, 64);
+  for (int e = 0; e < 64; ++e) {
+    const int q = v[e % 32];
+    EXPECT_EQ(y41[e], (q & 15) * d + m) << e;
+    EXPECT_EQ(y50[e], (q - 16) * d) << e;
+    EXPECT_EQ(y51[e], q * d + m) << e;
+  }
+}
+
+// The reference quantizers give llama.cpp's codes on a hand-checked block:
+// Q5_0 maps the signed max to -16 (d = max / -16), Q4_1/Q5_1 span [min, max].
+TEST(quantize, q4_1_q5_0_q5_1_codes) {
+  float x[32];
+  for (int j = 0; j < 32; ++j) x[j] = static_cast<float>(j - 8);  // -8 .. 23, |max| = 23
+  block_q5_0 b50;
+  quantize_row(ggml_type::q5_0, x, &b50, 32);
+  EXPECT_EQ(fp16_to_f32(b50.d), fp16_to_f32(f32_to_fp16(23.0f / -16.0f)));
+  float y[32];
+  dequantize_row(ggml_type::q5_0, &b50, y, 32);
+  EXPECT_EQ(y[31], fp16_to_f32(b50.d) * -16.0f);  // the max gets code 0
+  block_q4_1 b41;
+  quantize_row(ggml_type::q4_1, x, &b41, 32);
+  EXPECT_EQ(fp16_to_f32(b41.m), -8.0f);
+  EXPECT_EQ(fp16_to_f32(b41.d), fp16_to_f32(f32_to_fp16(31.0f / 15.0f)));
+  EXPECT_EQ(b41.qs[0] & 15, 0);   // the min
+  EXPECT_EQ(b41.qs[15] >> 4, 15);  // the max
+  block_q5_1 b51;
+  quantize_row(ggml_type::q5_1, x, &b51, 32);
+  EXPECT_EQ(fp16_to_f32(b51.d), 1.0f);  // (23 - -8) / 31
+  dequantize_row(ggml_type::q5_1, &b51, y, 32);
+  for (int j = 0; j < 32; ++j) EXPECT_EQ(y[j], x[j]) << j;  // exactly representable
+}
+
 TEST(dequantize, q4_k_and_q5_k_blocks) {
   const int sc[8] = {1, 63, 7, 32, 45, 0, 17, 60};
   const int mn[8] = {0, 5, 63, 12, 33, 48, 2, 31};
@@ -139,11 +202,14 @@ TEST_P(quantize_roundtrip, nmse_within_bound) {
 INSTANTIATE_TEST_SUITE_P(types, quantize_roundtrip,
                          ::testing::Values(roundtrip_case{ggml_type::f16, 1e-7}, roundtrip_case{ggml_type::bf16, 1e-5},
                                            roundtrip_case{ggml_type::q8_0, 1e-4}, roundtrip_case{ggml_type::q4_0, 2e-2},
+                                           roundtrip_case{ggml_type::q4_1, 2e-2}, roundtrip_case{ggml_type::q5_0, 5e-3},
+                                           roundtrip_case{ggml_type::q5_1, 5e-3},
                                            roundtrip_case{ggml_type::q4_k, 1e-2}, roundtrip_case{ggml_type::q5_k, 2.5e-3},
                                            roundtrip_case{ggml_type::q6_k, 7e-4}, roundtrip_case{ggml_type::q8_k, 4e-4}));
 
 TEST(quantize, zero_rows_give_zero) {
-  for (ggml_type t : {ggml_type::q8_0, ggml_type::q4_0, ggml_type::q4_k, ggml_type::q5_k, ggml_type::q6_k}) {
+  for (ggml_type t : {ggml_type::q8_0, ggml_type::q4_0, ggml_type::q4_1, ggml_type::q5_0, ggml_type::q5_1,
+                      ggml_type::q4_k, ggml_type::q5_k, ggml_type::q6_k}) {
     std::vector<float> x(256, 0.0f), y(256, 1.0f);
     std::vector<uint8_t> q(*row_size(t, 256));
     quantize_row(t, x.data(), q.data(), 256);

@@ -24,6 +24,48 @@ void dequantize_row_q4_0(const block_q4_0* x, float* y, int64_t n) {
   }
 }
 
+void dequantize_row_q4_1(const block_q4_1* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n / qk4_1; ++i) {
+    const float d = fp16_to_f32(x[i].d);
+    const float m = fp16_to_f32(x[i].m);
+    for (int j = 0; j < qk4_1 / 2; ++j) {
+      const int x0 = x[i].qs[j] & 0x0F;
+      const int x1 = x[i].qs[j] >> 4;
+      y[i * qk4_1 + j] = x0 * d + m;
+      y[i * qk4_1 + j + qk4_1 / 2] = x1 * d + m;
+    }
+  }
+}
+
+void dequantize_row_q5_0(const block_q5_0* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n / qk5_0; ++i) {
+    const float d = fp16_to_f32(x[i].d);
+    const uint32_t qh = load_qh(x[i].qh);
+    for (int j = 0; j < qk5_0 / 2; ++j) {
+      const int h0 = static_cast<int>((qh >> j) & 1u) << 4;
+      const int h1 = static_cast<int>((qh >> (j + qk5_0 / 2)) & 1u) << 4;
+      const int x0 = ((x[i].qs[j] & 0x0F) | h0) - 16;
+      const int x1 = ((x[i].qs[j] >> 4) | h1) - 16;
+      y[i * qk5_0 + j] = x0 * d;
+      y[i * qk5_0 + j + qk5_0 / 2] = x1 * d;
+    }
+  }
+}
+
+void dequantize_row_q5_1(const block_q5_1* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n / qk5_1; ++i) {
+    const float d = fp16_to_f32(x[i].d);
+    const float m = fp16_to_f32(x[i].m);
+    const uint32_t qh = load_qh(x[i].qh);
+    for (int j = 0; j < qk5_1 / 2; ++j) {
+      const int x0 = (x[i].qs[j] & 0x0F) | static_cast<int>((qh >> j) & 1u) << 4;
+      const int x1 = (x[i].qs[j] >> 4) | static_cast<int>((qh >> (j + qk5_1 / 2)) & 1u) << 4;
+      y[i * qk5_1 + j] = x0 * d + m;
+      y[i * qk5_1 + j + qk5_1 / 2] = x1 * d + m;
+    }
+  }
+}
+
 void dequantize_row_q4_k(const block_q4_k* x, float* y, int64_t n) {
   for (int64_t i = 0; i < n / qk_k; ++i) {
     const float d = fp16_to_f32(x[i].d);

@@ -27,6 +27,9 @@ struct kernel_table {
   row_dot_fn dot_bf16 = nullptr;
   row_dot_fn dot_q8_0 = nullptr;
   row_dot_fn dot_q4_0 = nullptr;
+  row_dot_fn dot_q4_1 = nullptr;
+  row_dot_fn dot_q5_0 = nullptr;
+  row_dot_fn dot_q5_1 = nullptr;
   row_dot_fn dot_q4_k = nullptr;
   row_dot_fn dot_q5_k = nullptr;
   row_dot_fn dot_q6_k = nullptr;

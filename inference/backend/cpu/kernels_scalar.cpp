@@ -3,6 +3,7 @@
 // (weight scale * activation scale * integer sum) in llama.cpp's order.
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 #include "inference/backend/cpu/kernels.h"
 #include "inference/backend/cpu/quants.h"
@@ -84,6 +85,38 @@ void dot_q4_0(int64_t n, const void* w, const uint8_t* acts, size_t stride, int 
         s += ((x[b].qs[j] >> 4) - 8) * yb[j + qk4_0 / 2];
       }
       sum += s * (fp16_to_f32(x[b].d) * yd[b]);
+    }
+    out[t] = sum;
+  }
+}
+
+// Q4_1/Q5_0/Q5_1 against Q8_0 activations. Unsigned quants q (0..15 or
+// 0..31) are dotted with the activation quants; the offset folds in through
+// the activation block sums s[b] = d_y * sum(q_y): Q5_0 adds -16 * d_x * s[b],
+// Q4_1/Q5_1 add m * s[b].
+template <class B>
+void dot_q32_unsigned(int64_t n, const void* w, const uint8_t* acts, size_t stride, int nt, float* out) {
+  const auto* x = static_cast<const B*>(w);
+  constexpr int qk = 32;
+  const int64_t nb = n / qk;
+  for (int t = 0; t < nt; ++t) {
+    const float* yd = act_q8_0_d(acts + t * stride);
+    const float* ys = act_q8_0_s(acts + t * stride, nb);
+    const int8_t* yq = act_q8_0_q(acts + t * stride, nb);
+    float sum = 0;
+    for (int64_t b = 0; b < nb; ++b) {
+      const int8_t* yb = yq + b * qk;
+      uint32_t qh = 0;
+      if constexpr (!std::is_same_v<B, block_q4_1>) qh = load_qh(x[b].qh);
+      int s = 0;
+      for (int j = 0; j < qk / 2; ++j) {
+        const int q0 = (x[b].qs[j] & 0xF) | static_cast<int>((qh >> j) & 1u) << 4;
+        const int q1 = (x[b].qs[j] >> 4) | static_cast<int>((qh >> (j + qk / 2)) & 1u) << 4;
+        s += q0 * yb[j] + q1 * yb[j + qk / 2];
+      }
+      const float dx = fp16_to_f32(x[b].d);
+      if constexpr (std::is_same_v<B, block_q5_0>) sum += s * (dx * yd[b]) - 16.0f * dx * ys[b];
+      else sum += s * (dx * yd[b]) + fp16_to_f32(x[b].m) * ys[b];
     }
     out[t] = sum;
   }
@@ -220,6 +253,9 @@ kernel_table make_scalar() {
   t.dot_bf16 = dot_bf16;
   t.dot_q8_0 = dot_q8_0;
   t.dot_q4_0 = dot_q4_0;
+  t.dot_q4_1 = dot_q32_unsigned<block_q4_1>;
+  t.dot_q5_0 = dot_q32_unsigned<block_q5_0>;
+  t.dot_q5_1 = dot_q32_unsigned<block_q5_1>;
   t.dot_q4_k = dot_qk45<false>;
   t.dot_q5_k = dot_qk45<true>;
   t.dot_q6_k = dot_q6_k;
@@ -252,6 +288,9 @@ row_dot_fn row_dot_for(const kernel_table& t, ggml_type type) {
     case ggml_type::bf16: return t.dot_bf16;
     case ggml_type::q8_0: return t.dot_q8_0;
     case ggml_type::q4_0: return t.dot_q4_0;
+    case ggml_type::q4_1: return t.dot_q4_1;
+    case ggml_type::q5_0: return t.dot_q5_0;
+    case ggml_type::q5_1: return t.dot_q5_1;
     case ggml_type::q4_k: return t.dot_q4_k;
     case ggml_type::q5_k: return t.dot_q5_k;
     case ggml_type::q6_k: return t.dot_q6_k;

@@ -25,7 +25,8 @@ enum class act_kind { f32, q8_0, q8_k };
 
 act_kind act_kind_of(ggml_type t) {
   switch (t) {
-    case ggml_type::q8_0: case ggml_type::q4_0: return act_kind::q8_0;
+    case ggml_type::q8_0: case ggml_type::q4_0: case ggml_type::q4_1: case ggml_type::q5_0: case ggml_type::q5_1:
+      return act_kind::q8_0;
     case ggml_type::q4_k: case ggml_type::q5_k: case ggml_type::q6_k: return act_kind::q8_k;
     default: return act_kind::f32;
   }
@@ -138,6 +139,9 @@ void dequantize_row(ggml_type type, const void* src, float* dst, int64_t n) {
       break;
     case ggml_type::q8_0: detail::dequantize_row_q8_0(static_cast<const block_q8_0*>(src), dst, n); break;
     case ggml_type::q4_0: detail::dequantize_row_q4_0(static_cast<const block_q4_0*>(src), dst, n); break;
+    case ggml_type::q4_1: detail::dequantize_row_q4_1(static_cast<const block_q4_1*>(src), dst, n); break;
+    case ggml_type::q5_0: detail::dequantize_row_q5_0(static_cast<const block_q5_0*>(src), dst, n); break;
+    case ggml_type::q5_1: detail::dequantize_row_q5_1(static_cast<const block_q5_1*>(src), dst, n); break;
     case ggml_type::q4_k: detail::dequantize_row_q4_k(static_cast<const block_q4_k*>(src), dst, n); break;
     case ggml_type::q5_k: detail::dequantize_row_q5_k(static_cast<const block_q5_k*>(src), dst, n); break;
     case ggml_type::q6_k: detail::dequantize_row_q6_k(static_cast<const block_q6_k*>(src), dst, n); break;
@@ -154,6 +158,9 @@ void quantize_row(ggml_type type, const float* src, void* dst, int64_t n) {
       break;
     case ggml_type::q8_0: detail::quantize_row_q8_0_ref(src, static_cast<block_q8_0*>(dst), n); break;
     case ggml_type::q4_0: detail::quantize_row_q4_0_ref(src, static_cast<block_q4_0*>(dst), n); break;
+    case ggml_type::q4_1: detail::quantize_row_q4_1_ref(src, static_cast<block_q4_1*>(dst), n); break;
+    case ggml_type::q5_0: detail::quantize_row_q5_0_ref(src, static_cast<block_q5_0*>(dst), n); break;
+    case ggml_type::q5_1: detail::quantize_row_q5_1_ref(src, static_cast<block_q5_1*>(dst), n); break;
     case ggml_type::q4_k: detail::quantize_row_q4_k_ref(src, static_cast<block_q4_k*>(dst), n); break;
     case ggml_type::q5_k: detail::quantize_row_q5_k_ref(src, static_cast<block_q5_k*>(dst), n); break;
     case ggml_type::q6_k: detail::quantize_row_q6_k_ref(src, static_cast<block_q6_k*>(dst), n); break;

@@ -2,7 +2,8 @@
 //
 // Weights stay in their GGUF block layout (optionally repacked at load by
 // prepare_weight). matmul quantizes activations internally the way llama.cpp
-// does: Q8_0 blocks (32 values, one fp16 scale) against q8_0/q4_0 weights,
+// does: Q8_0 blocks (32 values, one fp16 scale) against the 32-element
+// weight types (q8_0, q4_0, q4_1, q5_0, q5_1),
 // Q8_K blocks (256 values, f32 scale, 16-value sums) against the k-quants;
 // f32/f16/bf16 weights are dotted with the float activations directly.
 // Every op has a scalar reference; AVX2/FMA and AVX-512(+VNNI) versions are
@@ -26,12 +27,13 @@ struct weight_matrix {  // W[rows][cols] stored in a GGUF type; row r at data + 
   size_t row_bytes = 0;
   std::shared_ptr<const void> repacked;  // optional kernel-specific layout built by prepare_weight
 };
-// Wraps (and may repack) a weight at load time. Supported: f32 f16 bf16 q8_0 q4_0 q4_k q5_k q6_k.
+// Wraps (and may repack) a weight at load time. Supported: f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1
+// q4_k q5_k q6_k.
 // Throws std::invalid_argument for another type or a row length that does not fit its blocks.
 weight_matrix prepare_weight(ggml_type type, int64_t rows, int64_t cols, const uint8_t* data);
 // y[t*rows + r] = sum_c W[r][c] * x[t*cols + c] for t < n_tokens.
 // n_tokens == 1 takes the decode (GEMV) path, n_tokens > 1 the prefill (GEMM) path.
-// Activations are quantized internally (Q8_0 blocks for q8_0/q4_0, Q8_K for k-quants).
+// Activations are quantized internally (Q8_0 blocks for the 32-element types, Q8_K for k-quants).
 void matmul(thread_pool& pool, const weight_matrix& w, const float* x, int64_t n_tokens, float* y);
 void dequantize_row(ggml_type type, const void* src, float* dst, int64_t n);  // bit-exact to the layout
 void quantize_row(ggml_type type, const float* src, void* dst, int64_t n);    // reference quantizers

@@ -3,10 +3,13 @@
 // Integer products use the usual x86 idiom: maddubs (unsigned x signed bytes
 // -> pairs of int16) then madd with a vector of ones or of sub-block scales
 // (-> int32). Signed x signed (Q8_0) goes through sign(): |x| * (y with x's
-// sign). Each weight block is unpacked once and dotted with up to k_max_tile
+// sign); the unsigned Q4_1/Q5_0/Q5_1 quants go straight into maddubs, their
+// offsets folded in through the activation block sums. Each weight block is unpacked once and dotted with up to k_max_tile
 // activation rows (the prefill tile); sub-block scale and min terms are
 // accumulated as vectors so the only horizontal sums are at the end of a row.
 #include <immintrin.h>
+
+#include <type_traits>
 
 #include "inference/backend/cpu/kernels.h"
 #include "inference/backend/cpu/quants.h"
@@ -75,6 +78,63 @@ void dot_q4_0(int64_t n, const void* w, const uint8_t* acts, size_t stride, floa
   }
   for (int t = 0; t < NT; ++t) out[t] = hsum(acc[t]);
 }
+
+// Q4_1/Q5_0/Q5_1: the 32 quants of a block as unsigned bytes (byte j =
+// element j); for the 5-bit types the qh word is spread to one byte per bit
+// (shuffle byte j/8 into byte j, test bit j%8) and its 16 is or-ed in.
+template <class B>
+inline __m256i unpack_q32(const B& blk) {
+  const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk.qs));
+  __m256i q = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(raw, 4), raw), _mm256_set1_epi8(0x0F));
+  if constexpr (!std::is_same_v<B, block_q4_1>) {
+    const __m256i v = _mm256_set1_epi32(static_cast<int>(load_qh(blk.qh)));
+    const __m256i idx = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,  //
+                                         2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
+    const __m256i bit = _mm256_set1_epi64x(static_cast<long long>(0x8040201008040201ull));
+    const __m256i set = _mm256_cmpeq_epi8(_mm256_and_si256(_mm256_shuffle_epi8(v, idx), bit), bit);
+    q = _mm256_or_si256(q, _mm256_and_si256(set, _mm256_set1_epi8(16)));
+  }
+  return q;
+}
+
+// Unsigned quants times activations (maddubs), plus the block offset through
+// the activation sums: -16 * d_x * s_b (Q5_0) or m * s_b (Q4_1/Q5_1).
+template <int NT, class B>
+void dot_q32u(int64_t n, const void* w, const uint8_t* acts, size_t stride, float* out) {
+  const auto* x = static_cast<const B*>(w);
+  const int64_t nb = n / 32;
+  const float* yd[NT];
+  const float* ys[NT];
+  const int8_t* yq[NT];
+  __m256 acc[NT];
+  float off[NT];
+  for (int t = 0; t < NT; ++t) {
+    yd[t] = act_q8_0_d(acts + t * stride);
+    ys[t] = act_q8_0_s(acts + t * stride, nb);
+    yq[t] = act_q8_0_q(acts + t * stride, nb);
+    acc[t] = _mm256_setzero_ps();
+    off[t] = 0.0f;
+  }
+  for (int64_t b = 0; b < nb; ++b) {
+    const __m256i q = unpack_q32(x[b]);
+    const float dx = h2f(x[b].d);
+    float c;
+    if constexpr (std::is_same_v<B, block_q5_0>) c = -16.0f * dx;
+    else c = h2f(x[b].m);
+    for (int t = 0; t < NT; ++t) {
+      const __m256i p = pairs_i32(q, load(yq[t] + b * 32));
+      acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(dx * yd[t][b]), _mm256_cvtepi32_ps(p), acc[t]);
+      off[t] += c * ys[t][b];
+    }
+  }
+  for (int t = 0; t < NT; ++t) out[t] = hsum(acc[t]) + off[t];
+}
+template <int NT>
+void dot_q4_1_t(int64_t n, const void* w, const uint8_t* a, size_t s, float* o) { dot_q32u<NT, block_q4_1>(n, w, a, s, o); }
+template <int NT>
+void dot_q5_0_t(int64_t n, const void* w, const uint8_t* a, size_t s, float* o) { dot_q32u<NT, block_q5_0>(n, w, a, s, o); }
+template <int NT>
+void dot_q5_1_t(int64_t n, const void* w, const uint8_t* a, size_t s, float* o) { dot_q32u<NT, block_q5_1>(n, w, a, s, o); }
 
 // m_j * (bsums[2j] + bsums[2j+1]) for j < 8, as 8 x int32.
 inline __m256i mins_term(__m128i mins_pairs16_lo, __m128i mins_pairs16_hi, const int16_t* bsums) {
@@ -188,6 +248,9 @@ void dot_q6_k(int64_t n, const void* w, const uint8_t* acts, size_t stride, floa
 
 QF_ROW_DOT_TILES(row_q8_0, dot_q8_0)
 QF_ROW_DOT_TILES(row_q4_0, dot_q4_0)
+QF_ROW_DOT_TILES(row_q4_1, dot_q4_1_t)
+QF_ROW_DOT_TILES(row_q5_0, dot_q5_0_t)
+QF_ROW_DOT_TILES(row_q5_1, dot_q5_1_t)
 QF_ROW_DOT_TILES(row_q4_k, dot_q4_k_t)
 QF_ROW_DOT_TILES(row_q5_k, dot_q5_k_t)
 QF_ROW_DOT_TILES(row_q6_k, dot_q6_k)
@@ -197,6 +260,9 @@ QF_ROW_DOT_TILES(row_q6_k, dot_q6_k)
 void fill_avx2_kernels(kernel_table& t) {
   t.dot_q8_0 = row_q8_0;
   t.dot_q4_0 = row_q4_0;
+  t.dot_q4_1 = row_q4_1;
+  t.dot_q5_0 = row_q5_0;
+  t.dot_q5_1 = row_q5_1;
   t.dot_q4_k = row_q4_k;
   t.dot_q5_k = row_q5_k;
   t.dot_q6_k = row_q6_k;

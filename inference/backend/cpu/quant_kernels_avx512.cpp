@@ -7,12 +7,16 @@
 //    permute. Q8_0 moves x's sign onto y (|x| * ±y) with a mask; Q4_0 keeps
 //    nibbles unsigned (0..15) and folds the -8 offset in with the activation
 //    block sums s = d_y * sum(q_y) that matmul stores with the activations.
+//  - Q4_1/Q5_0/Q5_1: two blocks per register, unsigned quants (the qh words
+//    are the byte mask that adds the 5th bit); offsets -16 * d_x or m times
+//    the activation block sums s.
 //  - Q4_K/Q5_K/Q6_K: sub-block dot products land in their own int32 lanes and
 //    are multiplied by the matching integer sub-block scales; min/offset terms
 //    come from the Q8_K 16-value sums.
 #include <immintrin.h>
 
 #include <cstring>
+#include <type_traits>
 
 // GCC 12 reports its own _mm512_undefined_* helpers as uninitialized.
 #pragma GCC diagnostic ignored "-Wuninitialized"
@@ -205,6 +209,83 @@ void dot_q4_0(int64_t n, const void* w, const uint8_t* acts, size_t stride, floa
   }
 }
 
+// Q4_1/Q5_0/Q5_1 blocks a and b as [a 0..31 | b 0..31] unsigned bytes; the
+// two 32-bit qh words are directly the byte mask that adds the 5th bit (16).
+template <class B>
+inline __m512i unpack_q32_pair(const B& a, const B& b) {
+  const __m256i m4 = _mm256_set1_epi8(0x0F);
+  const __m256i raw = _mm256_set_m128i(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs)),
+                                       _mm_loadu_si128(reinterpret_cast<const __m128i*>(a.qs)));
+  const __m256i lo = _mm256_and_si256(raw, m4), hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4);
+  const __m512i q4 = join(lo, hi);
+  __m512i q = _mm512_shuffle_i64x2(q4, q4, _MM_SHUFFLE(3, 1, 2, 0));
+  if constexpr (!std::is_same_v<B, block_q4_1>) {
+    const __mmask64 h = static_cast<__mmask64>(load_qh(a.qh)) | static_cast<__mmask64>(load_qh(b.qh)) << 32;
+    q = _mm512_mask_add_epi8(q, h, q, _mm512_set1_epi8(16));
+  }
+  return q;
+}
+template <class B>
+inline __m256i unpack_q32_one(const B& a) {
+  const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a.qs));
+  __m256i q = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(raw, 4), raw), _mm256_set1_epi8(0x0F));
+  if constexpr (!std::is_same_v<B, block_q4_1>)
+    q = _mm256_mask_add_epi8(q, static_cast<__mmask32>(load_qh(a.qh)), q, _mm256_set1_epi8(16));
+  return q;
+}
+// The offset coefficient of a block: -16 * d (Q5_0) or the min m (Q4_1/Q5_1).
+template <class B>
+inline float offset_of(const B& blk) {
+  if constexpr (std::is_same_v<B, block_q5_0>) return -16.0f * h2f(blk.d);
+  else return h2f(blk.m);
+}
+
+// Q4_1/Q5_0/Q5_1 x Q8_0: two blocks per register, unsigned quants straight
+// into vpdpbusd, offsets through the activation block sums.
+template <int NT, class B>
+void dot_q32u(int64_t n, const void* w, const uint8_t* acts, size_t stride, float* out) {
+  const auto* x = static_cast<const B*>(w);
+  const int64_t nb = n / 32;
+  const float* yd[NT];
+  const float* ys[NT];
+  const int8_t* yq[NT];
+  __m512 acc[NT];
+  float off[NT];
+  for (int t = 0; t < NT; ++t) {
+    yd[t] = act_q8_0_d(acts + t * stride);
+    ys[t] = act_q8_0_s(acts + t * stride, nb);
+    yq[t] = act_q8_0_q(acts + t * stride, nb);
+    acc[t] = _mm512_setzero_ps();
+    off[t] = 0.0f;
+  }
+  const __m512i zero = _mm512_setzero_si512();
+  int64_t b = 0;
+  for (; b + 2 <= nb; b += 2) {
+    const __m512i q = unpack_q32_pair(x[b], x[b + 1]);
+    const float d0 = h2f(x[b].d), d1 = h2f(x[b + 1].d);
+    const float c0 = offset_of(x[b]), c1 = offset_of(x[b + 1]);
+    for (int t = 0; t < NT; ++t) {
+      const __m512i prod = _mm512_dpbusd_epi32(zero, q, load512(yq[t] + b * 32));
+      acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(prod), halves(d0 * yd[t][b], d1 * yd[t][b + 1]), acc[t]);
+      off[t] += c0 * ys[t][b] + c1 * ys[t][b + 1];
+    }
+  }
+  for (int t = 0; t < NT; ++t) {
+    float s = _mm512_reduce_add_ps(acc[t]) + off[t];
+    if (b < nb) {  // odd block count: one 256-bit step
+      const __m256i prod = _mm256_dpbusd_epi32(_mm256_setzero_si256(), unpack_q32_one(x[b]), load256(yq[t] + b * 32));
+      s += hsum256(_mm256_cvtepi32_ps(prod)) * (h2f(x[b].d) * yd[t][b]) + offset_of(x[b]) * ys[t][b];
+    }
+    out[t] = s;
+  }
+}
+template <int NT>
+void dot_q4_1_t(int64_t n, const void* w, const uint8_t* a, size_t s, float* o) { dot_q32u<NT, block_q4_1>(n, w, a, s, o); }
+template <int NT>
+void dot_q5_0_t(int64_t n, const void* w, const uint8_t* a, size_t s, float* o) { dot_q32u<NT, block_q5_0>(n, w, a, s, o); }
+template <int NT>
+void dot_q5_1_t(int64_t n, const void* w, const uint8_t* a, size_t s, float* o) { dot_q32u<NT, block_q5_1>(n, w, a, s, o); }
+
 // Q4_K/Q5_K scales and mins, unpacked to bytes [sc0..sc7, m0..m7] in
 // registers (no round trip through memory). With u0..u2 the three 32-bit
 // words of the packed scales: sc0-3 = u0 & 0x3f.., sc4-7 = (u2 & 0x0f..) |
@@ -349,6 +430,9 @@ void dot_q6_k(int64_t n, const void* w, const uint8_t* acts, size_t stride, floa
 
 QF_ROW_DOT_TILES(row_q8_0, dot_q8_0)
 QF_ROW_DOT_TILES(row_q4_0, dot_q4_0)
+QF_ROW_DOT_TILES(row_q4_1, dot_q4_1_t)
+QF_ROW_DOT_TILES(row_q5_0, dot_q5_0_t)
+QF_ROW_DOT_TILES(row_q5_1, dot_q5_1_t)
 QF_ROW_DOT_TILES(row_q4_k, dot_q4_k_t)
 QF_ROW_DOT_TILES(row_q5_k, dot_q5_k_t)
 QF_ROW_DOT_TILES(row_q6_k, dot_q6_k)
@@ -358,6 +442,9 @@ QF_ROW_DOT_TILES(row_q6_k, dot_q6_k)
 void fill_avx512_kernels(kernel_table& t) {
   t.dot_q8_0 = row_q8_0;
   t.dot_q4_0 = row_q4_0;
+  t.dot_q4_1 = row_q4_1;
+  t.dot_q5_0 = row_q5_0;
+  t.dot_q5_1 = row_q5_1;
   t.dot_q4_k = row_q4_k;
   t.dot_q5_k = row_q5_k;
   t.dot_q6_k = row_q6_k;

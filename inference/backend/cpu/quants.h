@@ -26,6 +26,9 @@ inline void unpack_scale_min_k4(const uint8_t* q, uint8_t* sc, uint8_t* mn) {
 
 void dequantize_row_q8_0(const block_q8_0* x, float* y, int64_t n);
 void dequantize_row_q4_0(const block_q4_0* x, float* y, int64_t n);
+void dequantize_row_q4_1(const block_q4_1* x, float* y, int64_t n);
+void dequantize_row_q5_0(const block_q5_0* x, float* y, int64_t n);
+void dequantize_row_q5_1(const block_q5_1* x, float* y, int64_t n);
 void dequantize_row_q4_k(const block_q4_k* x, float* y, int64_t n);
 void dequantize_row_q5_k(const block_q5_k* x, float* y, int64_t n);
 void dequantize_row_q6_k(const block_q6_k* x, float* y, int64_t n);
@@ -33,16 +36,27 @@ void dequantize_row_q8_k(const block_q8_k* x, float* y, int64_t n);
 
 void quantize_row_q8_0_ref(const float* x, block_q8_0* y, int64_t n);
 void quantize_row_q4_0_ref(const float* x, block_q4_0* y, int64_t n);
+void quantize_row_q4_1_ref(const float* x, block_q4_1* y, int64_t n);
+void quantize_row_q5_0_ref(const float* x, block_q5_0* y, int64_t n);
+void quantize_row_q5_1_ref(const float* x, block_q5_1* y, int64_t n);
 void quantize_row_q4_k_ref(const float* x, block_q4_k* y, int64_t n);
 void quantize_row_q5_k_ref(const float* x, block_q5_k* y, int64_t n);
 void quantize_row_q6_k_ref(const float* x, block_q6_k* y, int64_t n);
 void quantize_row_q8_k_ref(const float* x, block_q8_k* y, int64_t n);
 
-// Activation layout for q8_0/q4_0 weights: Q8_0 quantization (32-value
-// blocks, fp16-rounded scale) stored as arrays so SIMD kernels load several
-// blocks' scales and quants at once: nb floats d[b] (exactly the fp16 scale),
-// nb floats s[b] = d[b] * sum(quants of block b) (lets kernels fold Q4_0's
-// offset of 8), then the n int8 quants.
+// Q5_0/Q5_1: the 32 fifth bits of a block (bit j = element j).
+inline uint32_t load_qh(const uint8_t* qh) {
+  return static_cast<uint32_t>(qh[0]) | static_cast<uint32_t>(qh[1]) << 8 | static_cast<uint32_t>(qh[2]) << 16 |
+         static_cast<uint32_t>(qh[3]) << 24;
+}
+
+// Activation layout for the 32-element weight types (q8_0, q4_0, q4_1,
+// q5_0, q5_1): Q8_0 quantization (32-value blocks, fp16-rounded scale)
+// stored as arrays so SIMD kernels load several blocks' scales and quants at
+// once: nb floats d[b] (exactly the fp16 scale), nb floats s[b] = d[b] *
+// sum(quants of block b) (lets kernels fold Q4_0's offset of 8, Q5_0's of 16
+// and the Q4_1/Q5_1 min m: block dot = d_w * d[b] * sum(q_w * q) + m * s[b]),
+// then the n int8 quants.
 size_t act_q8_0_bytes(int64_t n);
 void quantize_act_q8_0(const float* x, uint8_t* dst, int64_t n);
 inline const float* act_q8_0_d(const uint8_t* a) { return reinterpret_cast<const float*>(a); }
