@@ -49,6 +49,15 @@ inline __m256 scales8(const B* x) {
   return _mm256_cvtph_ps(h);
 }
 
+// Mins of blocks b..b+7 (Q4_1/Q5_1) as floats.
+template <class B>
+inline __m256 mins8(const B* x) {
+  const __m128i h = _mm_setr_epi16(static_cast<short>(x[0].m), static_cast<short>(x[1].m), static_cast<short>(x[2].m),
+                                   static_cast<short>(x[3].m), static_cast<short>(x[4].m), static_cast<short>(x[5].m),
+                                   static_cast<short>(x[6].m), static_cast<short>(x[7].m));
+  return _mm256_cvtph_ps(h);
+}
+
 // Lane layout of a dot product over blocks 2p, 2p+1: lanes 0..7 block 2p, 8..15 block 2p+1.
 inline __m512i pair_index(int p) {
   return _mm512_mask_blend_epi32(0xFF00, _mm512_set1_epi32(2 * p), _mm512_set1_epi32(2 * p + 1));
@@ -240,8 +249,9 @@ inline float offset_of(const B& blk) {
   else return h2f(blk.m);
 }
 
-// Q4_1/Q5_0/Q5_1 x Q8_0: two blocks per register, unsigned quants straight
-// into vpdpbusd, offsets through the activation block sums.
+// Q4_1/Q5_0/Q5_1 x Q8_0: two blocks per register, eight per step (as Q4_0),
+// unsigned quants straight into vpdpbusd, offsets through the activation
+// block sums.
 template <int NT, class B>
 void dot_q32u(int64_t n, const void* w, const uint8_t* acts, size_t stride, float* out) {
   const auto* x = static_cast<const B*>(w);
@@ -259,7 +269,28 @@ void dot_q32u(int64_t n, const void* w, const uint8_t* acts, size_t stride, floa
     off[t] = 0.0f;
   }
   const __m512i zero = _mm512_setzero_si512();
+  const __m512i pidx[4] = {pair_index(0), pair_index(1), pair_index(2), pair_index(3)};
+  __m256 offv[NT];
+  for (int t = 0; t < NT; ++t) offv[t] = _mm256_setzero_ps();
   int64_t b = 0;
+  for (; b + 8 <= nb; b += 8) {  // eight blocks: scales and offsets as one vector each
+    const __m256 dx = scales8(x + b);
+    __m256 cx;
+    if constexpr (std::is_same_v<B, block_q5_0>) cx = _mm256_mul_ps(dx, _mm256_set1_ps(-16.0f));
+    else cx = mins8(x + b);
+    __m512i q[4];
+    for (int p = 0; p < 4; ++p) q[p] = unpack_q32_pair(x[b + 2 * p], x[b + 2 * p + 1]);
+    for (int t = 0; t < NT; ++t) {
+      const __m512 dd = _mm512_castps256_ps512(_mm256_mul_ps(dx, _mm256_loadu_ps(yd[t] + b)));
+      offv[t] = _mm256_fmadd_ps(cx, _mm256_loadu_ps(ys[t] + b), offv[t]);
+      const int8_t* qy = yq[t] + b * 32;
+      for (int p = 0; p < 4; ++p) {
+        const __m512i prod = _mm512_dpbusd_epi32(zero, q[p], load512(qy + 64 * p));
+        acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(prod), _mm512_permutexvar_ps(pidx[p], dd), acc[t]);
+      }
+    }
+  }
+  for (int t = 0; t < NT; ++t) off[t] = hsum256(offv[t]);
   for (; b + 2 <= nb; b += 2) {
     const __m512i q = unpack_q32_pair(x[b], x[b + 1]);
     const float d0 = h2f(x[b].d), d1 = h2f(x[b + 1].d);
