@@ -132,17 +132,17 @@ local function run()
   end
   check(status.modelLoaded == true, 'model loaded: ' .. vim.inspect(status))
 
-  -- Type "for line in " on line 10 character by character, as a user would.
+  -- Type "print(" on line 10 character by character, as a user would.
   -- The script runs in normal mode: 'virtualedit' lets the cursor sit after the
   -- last character, where it is in insert mode while typing.
   vim.o.virtualedit = 'onemore'
   vim.api.nvim_win_set_cursor(0, { 10, 4 })
-  for ch in ('for line in '):gmatch('.') do
+  for ch in ('print('):gmatch('.') do
     local cur = vim.api.nvim_win_get_cursor(0)
     vim.api.nvim_buf_set_text(bufnr, cur[1] - 1, cur[2], cur[1] - 1, cur[2], { ch })
     vim.api.nvim_win_set_cursor(0, { cur[1], cur[2] + 1 })
   end
-  check(vim.api.nvim_buf_get_lines(bufnr, 9, 10, false)[1] == '    for line in ', 'typed into the buffer')
+  check(vim.api.nvim_buf_get_lines(bufnr, 9, 10, false)[1] == '    print(', 'typed into the buffer')
 
   -- completefunc, exactly as CTRL-X CTRL-U calls it.
   local start = qf.completefunc(1, '')

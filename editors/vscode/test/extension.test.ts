@@ -82,7 +82,7 @@ test('the extension end to end: activation, ghost text, status bar, commands, se
         'import os\n\n\ndef read_lines(path):\n    with open(path) as f:\n        return f.read().splitlines()\n\n\ndef main():\n    \n');
       openDocument(doc);
       let pos = new Position(9, 4);
-      for (const ch of 'for line in ') {
+      for (const ch of 'print(') {
         doc.insert(pos, ch);
         pos = pos.translate(0, 1);
       }

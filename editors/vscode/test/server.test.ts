@@ -220,9 +220,9 @@ test('typing, then ghost text and completion items from the loaded model', { ski
     let text = 'import os\n\n\ndef read_lines(path):\n    with open(path) as f:\n        return f.read().splitlines()\n\n\ndef main():\n    \n';
     let version = 1;
     await s.conn.sendNotification('textDocument/didOpen', { textDocument: { uri, languageId: 'python', version, text } });
-    // Type "for line in " one character at a time, as VS Code sends incremental changes.
+    // Type "print(" one character at a time, as VS Code sends incremental changes.
     const pos: Position = { line: 9, character: 4 };
-    for (const ch of 'for line in ') {
+    for (const ch of 'print(') {
       text = insertAt(text, pos, ch);
       version += 1;
       await s.conn.sendNotification('textDocument/didChange', {
