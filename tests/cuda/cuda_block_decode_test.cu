@@ -43,6 +43,9 @@ TEST(CudaBlockDecode, EveryTypeMatchesCpuDequantizer) {
   check_type<ggml_type::bf16>(3);
   check_type<ggml_type::q8_0>(4);
   check_type<ggml_type::q4_0>(5);
+  check_type<ggml_type::q4_1>(9);
+  check_type<ggml_type::q5_0>(10);
+  check_type<ggml_type::q5_1>(11);
   check_type<ggml_type::q4_k>(6);
   check_type<ggml_type::q5_k>(7);
   check_type<ggml_type::q6_k>(8);

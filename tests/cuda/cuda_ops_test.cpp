@@ -72,8 +72,9 @@ quantized make_weight(ggml_type t, int64_t rows, int64_t cols, uint32_t seed) {
   return q;
 }
 
-const ggml_type k_types[] = {ggml_type::f32, ggml_type::f16, ggml_type::bf16, ggml_type::q8_0,
-                             ggml_type::q4_0, ggml_type::q4_k, ggml_type::q5_k, ggml_type::q6_k};
+const ggml_type k_types[] = {ggml_type::f32,  ggml_type::f16,  ggml_type::bf16, ggml_type::q8_0,
+                             ggml_type::q4_0, ggml_type::q4_1, ggml_type::q5_0, ggml_type::q5_1,
+                             ggml_type::q4_k, ggml_type::q5_k, ggml_type::q6_k};
 
 std::vector<double> ref_matmul(const std::vector<float>& w, int64_t rows, int64_t cols,
                                const std::vector<float>& x, int64_t nt) {

@@ -109,6 +109,61 @@ template <> struct qtraits<ggml_type::q4_0> {
     }
   }
 };
+template <> struct qtraits<ggml_type::q4_1> {
+  static constexpr int qk = 32, parts = 4;
+  static constexpr int bytes = sizeof(block_q4_1);
+  __host__ __device__ static void part(const uint8_t* b, int p, int* idx, float* val) {
+    const uint16_t* dm = reinterpret_cast<const uint16_t*>(b);
+    const float d = h2f(dm[0]), m = h2f(dm[1]);
+    const uint8_t* qs = b + 4;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const int j = p * 4 + i;
+      idx[i] = j;          val[i] = d * float(qs[j] & 0xF) + m;
+      idx[4 + i] = j + 16; val[4 + i] = d * float(qs[j] >> 4) + m;
+    }
+  }
+};
+// The 5th bit of element j is bit j of qh (a little-endian uint32, read
+// bytewise: blocks are only 2-byte aligned).
+__host__ __device__ __forceinline__ uint32_t load_qh(const uint8_t* q) {
+  return uint32_t(q[0]) | (uint32_t(q[1]) << 8) | (uint32_t(q[2]) << 16) | (uint32_t(q[3]) << 24);
+}
+template <> struct qtraits<ggml_type::q5_0> {
+  static constexpr int qk = 32, parts = 4;
+  static constexpr int bytes = sizeof(block_q5_0);
+  __host__ __device__ static void part(const uint8_t* b, int p, int* idx, float* val) {
+    const float d = h2f(reinterpret_cast<const uint16_t*>(b)[0]);
+    const uint32_t qh = load_qh(b + 2);
+    const uint8_t* qs = b + 6;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const int j = p * 4 + i;
+      const int lo = int((qs[j] & 0xF) | (((qh >> j) & 1u) << 4));
+      const int hi = int((qs[j] >> 4) | (((qh >> (j + 16)) & 1u) << 4));
+      idx[i] = j;          val[i] = d * float(lo - 16);
+      idx[4 + i] = j + 16; val[4 + i] = d * float(hi - 16);
+    }
+  }
+};
+template <> struct qtraits<ggml_type::q5_1> {
+  static constexpr int qk = 32, parts = 4;
+  static constexpr int bytes = sizeof(block_q5_1);
+  __host__ __device__ static void part(const uint8_t* b, int p, int* idx, float* val) {
+    const uint16_t* dm = reinterpret_cast<const uint16_t*>(b);
+    const float d = h2f(dm[0]), m = h2f(dm[1]);
+    const uint32_t qh = load_qh(b + 4);
+    const uint8_t* qs = b + 8;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const int j = p * 4 + i;
+      const int lo = int((qs[j] & 0xF) | (((qh >> j) & 1u) << 4));
+      const int hi = int((qs[j] >> 4) | (((qh >> (j + 16)) & 1u) << 4));
+      idx[i] = j;          val[i] = d * float(lo) + m;
+      idx[4 + i] = j + 16; val[4 + i] = d * float(hi) + m;
+    }
+  }
+};
 template <> struct qtraits<ggml_type::q4_k> {
   static constexpr int qk = 256, parts = 32;
   static constexpr int bytes = sizeof(block_q4_k);
@@ -190,6 +245,9 @@ template <class F> bool dispatch_type(ggml_type t, F&& f) {
     case ggml_type::bf16: f(type_tag<ggml_type::bf16>{}); return true;
     case ggml_type::q8_0: f(type_tag<ggml_type::q8_0>{}); return true;
     case ggml_type::q4_0: f(type_tag<ggml_type::q4_0>{}); return true;
+    case ggml_type::q4_1: f(type_tag<ggml_type::q4_1>{}); return true;
+    case ggml_type::q5_0: f(type_tag<ggml_type::q5_0>{}); return true;
+    case ggml_type::q5_1: f(type_tag<ggml_type::q5_1>{}); return true;
     case ggml_type::q4_k: f(type_tag<ggml_type::q4_k>{}); return true;
     case ggml_type::q5_k: f(type_tag<ggml_type::q5_k>{}); return true;
     case ggml_type::q6_k: f(type_tag<ggml_type::q6_k>{}); return true;
