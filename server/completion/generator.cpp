@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "inference/tokenizer/unicode.h"
 #include "server/completion/prompt_lookup.h"
 
 namespace qf::server::completion {
@@ -12,37 +13,20 @@ double ms_between(gen_clock::time_point a, gen_clock::time_point b) {
   return std::chrono::duration<double, std::milli>(b - a).count();
 }
 
-// Length of the longest prefix of `s` that does not end inside a UTF-8 sequence.
-size_t complete_utf8_prefix(std::string_view s) {
-  size_t n = s.size();
-  size_t i = n;
-  int back = 0;
-  while (i > 0 && back < 4) {
-    unsigned char c = static_cast<unsigned char>(s[i - 1]);
-    if ((c & 0xC0) != 0x80) {
-      size_t need = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 1;
-      return (n - (i - 1)) >= need ? n : i - 1;
-    }
-    --i;
-    ++back;
-  }
-  return n;  // stray continuation bytes: pass them on
-}
-
 }  // namespace
 
 std::string utf8_stream::push(std::string_view bytes) {
   pending_.append(bytes);
-  size_t cut = complete_utf8_prefix(pending_);
-  std::string out = pending_.substr(0, cut);
+  const size_t cut = pending_.size() - infer::unicode::incomplete_utf8_tail(pending_);
+  std::string out = infer::unicode::sanitize_utf8(std::string_view(pending_).substr(0, cut));
   pending_.erase(0, cut);
   return out;
 }
 
 std::string utf8_stream::flush() {
-  std::string out;
-  out.swap(pending_);
-  return out;
+  // An unfinished character at the end was never completed by the model: drop it.
+  pending_.clear();
+  return {};
 }
 
 int32_t argmax(std::span<const float> logits) {

@@ -65,7 +65,9 @@ gen_outcome generate(lm_sequence& seq, const lm_vocab& vocab, const fim_format& 
 // Greedy choice: the highest logit, the lowest id on ties.
 int32_t argmax(std::span<const float> logits);
 
-// Streams UTF-8 from token pieces, holding back an incomplete trailing sequence.
+// Streams text from token pieces as well-formed UTF-8 (it ends up in JSON
+// strings): an incomplete trailing sequence is held back (and dropped at
+// flush), and bytes that can never form a character become U+FFFD.
 class utf8_stream {
  public:
   std::string push(std::string_view bytes);

@@ -153,7 +153,16 @@ TEST(generator, utf8_is_never_split) {
   EXPECT_EQ(u.push(euro.substr(1, 1)), "");
   EXPECT_EQ(u.push(euro.substr(2, 1) + "a"), euro + "a");
   EXPECT_EQ(u.push("\xC3"), "");
-  EXPECT_EQ(u.flush(), "\xC3");
+  EXPECT_EQ(u.flush(), "");  // never completed: dropped, not sent as a stray byte
+}
+
+TEST(generator, utf8_output_is_always_well_formed) {
+  utf8_stream u;
+  // A stray continuation byte and an invalid lead byte, as byte tokens of a
+  // poorly trained model can produce, become U+FFFD; valid text passes.
+  EXPECT_EQ(u.push("a\x80" "b"), "a\xEF\xBF\xBD" "b");
+  EXPECT_EQ(u.push("\xFF"), "\xEF\xBF\xBD");
+  EXPECT_EQ(u.push("\xC3\xA9"), "\xC3\xA9");
 }
 
 TEST(deadline_watch, every_scope_is_watched_even_when_armed_back_to_back) {
