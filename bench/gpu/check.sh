@@ -50,11 +50,12 @@ for size in 0.5b 1.5b; do
     "$Q" bench -m "$f" -p 512 -n 128 -r 5 --device cuda --json >"$OUT/bench-$size-$t.json" 2>"$OUT/bench-$size-$t.err" || { tail -5 "$OUT/bench-$size-$t.err"; continue; }
     /usr/bin/python3 - "$OUT/bench-$size-$t.json" "$size" "$t" "${BW:-0}" <<'PY'
 import json, sys
-d = json.load(open(sys.argv[1]))
+rows = json.load(open(sys.argv[1]))
 size, t, bw = sys.argv[2], sys.argv[3], float(sys.argv[4] or 0)
-pp = next((r["tokens_per_s"] for r in d["results"] if r["test"].startswith("pp")), 0)
-tg = next((r["tokens_per_s"] for r in d["results"] if r["test"].startswith("tg")), 0)
-gbs = d.get("weight_bytes", 0) * tg / 1e9
+pp = next((r["tokens_per_s_median"] for r in rows if r["test"].startswith("pp")), 0)
+tg = next((r["tokens_per_s_median"] for r in rows if r["test"].startswith("tg")), 0)
+wb = rows[0]["weight_bytes"] if rows else 0
+gbs = wb * tg / 1e9
 frac = f"{100 * gbs / bw:.0f} %" if bw else "?"
 print(f"{size:<8} {t:<7} {pp:10.0f} {tg:10.0f} {gbs:12.0f} {frac:>8}")
 PY
@@ -63,8 +64,9 @@ done
 
 step "keystroke replay on cuda (0.5B Q8_0)"
 if [ -x "$B/bench/keystroke_replay/keystroke_replay" ]; then
-  "$B/bench/keystroke_replay/keystroke_replay" --quickfill "$Q" --model "$M/0.5b-q8_0.gguf" --device cuda \
-    --max-keystrokes 300 2>&1 | tee "$OUT/keystroke_replay.txt" | tail -25
+  "$B/bench/keystroke_replay/keystroke_replay" --quickfill "$Q" --model "$M/0.5b-q8_0.gguf" \
+    --files /usr/lib/python3.11/textwrap.py,/usr/include/stdio.h --chars 150 --interval-ms 0 --deadline-ms 100 --device cuda \
+    2>&1 | tee "$OUT/keystroke_replay.txt" | tail -25
 else
   echo "keystroke_replay not built"
 fi

@@ -64,7 +64,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::string err;
-  auto backend = load_engine_backend(model, threads, &err);
+  auto backend = load_engine_backend(model, threads, "cpu", &err);
   if (!backend) {
     std::fprintf(stderr, "chunk_reuse_effect: %s\n", err.c_str());
     return 1;

@@ -44,6 +44,7 @@ struct options {
   std::string settings =
       R"({"stopRules": false, "maxTokens": 16, "typeThrough": false, "autoTriggerMidWord": true})";
   std::string log = "keystroke_replay.server.log";
+  std::string device = "auto";
   bool json_out = false;
 };
 
@@ -52,6 +53,7 @@ void usage() {
       "usage: keystroke_replay --model FILE.gguf [--quickfill BIN] [--files a,b,..] [--chars N]\n"
       "         [--interval-ms N (0 = wait for each answer)] [--threads N] [--deadline-ms N]\n"
       "         [--kind inline|completion] [--start-frac F] [--settings JSON] [--log FILE] [--json]\n"
+      "         [--device auto|cpu|cuda]\n"
       "  --settings: the \"completion\" settings object (docs/configuration.md); the default turns\n"
       "  stop rules and type-through off and fixes 16 generated tokens, for speed figures.");
 }
@@ -261,6 +263,7 @@ int main(int argc, char** argv) {
     else if (a == "--settings") o.settings = next();
     else if (a == "--log") o.log = next();
     else if (a == "--json") o.json_out = true;
+    else if (a == "--device") o.device = next();
     else {
       usage();
       return a == "--help" || a == "-h" ? 0 : 2;
@@ -277,7 +280,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   completion_settings.as_object()["autoDeadlineMs"] = o.deadline_ms;
-  json::object settings{{"model", o.model}, {"completion", completion_settings}};
+  json::object settings{{"model", o.model}, {"device", o.device}, {"completion", completion_settings}};
 
   lsp_client c({o.quickfill, "--threads", std::to_string(o.threads), "--log-level", "debug", "--log-file", o.log},
                "");

@@ -90,7 +90,8 @@ std::unique_ptr<lm_backend> make_engine_backend(std::unique_ptr<infer::model> m)
   return std::make_unique<engine_backend>(std::move(m));
 }
 
-std::unique_ptr<lm_backend> load_engine_backend(const std::string& path, int n_threads, std::string* error) {
+std::unique_ptr<lm_backend> load_engine_backend(const std::string& path, int n_threads, const std::string& device,
+                                                std::string* error) {
   auto fail = [&](const std::string& msg) -> std::unique_ptr<lm_backend> {
     if (error) *error = msg;
     return nullptr;
@@ -98,6 +99,7 @@ std::unique_ptr<lm_backend> load_engine_backend(const std::string& path, int n_t
   try {
     infer::model_options o;
     o.n_threads = n_threads;
+    o.device = device;
     return make_engine_backend(infer::model::load(path, o));
   } catch (const infer::gguf::gguf_error& e) {
     return fail(std::string("cannot read the model file: ") + e.what());

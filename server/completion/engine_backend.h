@@ -23,6 +23,7 @@ std::unique_ptr<lm_backend> make_engine_backend(std::unique_ptr<qf::infer::model
 // Loads `path` and wraps it. Never throws: returns nullptr and sets *error to
 // a message for the user (malformed GGUF, unsupported architecture, missing
 // tensor, out of memory, ...).
-std::unique_ptr<lm_backend> load_engine_backend(const std::string& path, int n_threads, std::string* error);
+std::unique_ptr<lm_backend> load_engine_backend(const std::string& path, int n_threads, const std::string& device,
+                                                std::string* error);
 
 }  // namespace qf::server::completion

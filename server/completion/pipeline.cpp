@@ -27,11 +27,26 @@ std::pair<int64_t, int64_t> line_col_of(std::string_view text, size_t off) {
   return {line, static_cast<int64_t>(off - line_start)};
 }
 
+// The settings as parsed, with the token budgets fitted to the context a
+// cache slot will have (the smaller of the setting and the model's own).
+completion_settings fitted_settings(const std::string& settings_json, const lm_backend& b,
+                                    std::vector<std::string>* warnings = nullptr) {
+  completion_settings s = parse_settings(settings_json, warnings);
+  int64_t n_ctx = s.context_tokens;
+  if (b.n_ctx_train() > 0) n_ctx = std::min<int64_t>(n_ctx, b.n_ctx_train());
+  const completion_settings asked = s;
+  fit_to_context(s, n_ctx);
+  if (s.prefix_tokens != asked.prefix_tokens || s.max_tokens_explicit != asked.max_tokens_explicit)
+    spdlog::info("completion: token budgets fitted to a context of {}: prefix {}, suffix {}, extra {}, max tokens {}",
+                 n_ctx, s.prefix_tokens, s.suffix_tokens, s.extra_tokens, s.max_tokens_explicit);
+  return s;
+}
+
 }  // namespace
 
 pipeline::pipeline(std::unique_ptr<lm_backend> backend, const std::string& settings_json)
     : backend_(std::move(backend)),
-      s_(parse_settings(settings_json)),
+      s_(fitted_settings(settings_json, *backend_)),
       fmt_(detect_fim_format(backend_->vocab())),
       tok_(backend_->vocab()),
       builder_(fmt_, tok_, s_),
@@ -71,7 +86,7 @@ void pipeline::note_prefill(const gen_outcome& out) {
 
 void pipeline::configure(const std::string& settings_json) {
   std::vector<std::string> warnings;
-  completion_settings next = parse_settings(settings_json, &warnings);
+  completion_settings next = fitted_settings(settings_json, *backend_, &warnings);
   for (const std::string& w : warnings) spdlog::warn("settings: {}", w);
   const bool cache_changed = next.cache_mib != s_.cache_mib || next.cache_slots != s_.cache_slots ||
                              next.context_tokens != s_.context_tokens;

@@ -5,6 +5,8 @@
 
 #include <boost/json.hpp>
 
+#include <algorithm>
+
 namespace qf::server::completion {
 namespace {
 namespace json = boost::json;
@@ -80,6 +82,11 @@ completion_settings parse_settings(const std::string& settings_json, std::vector
   }
   if (auto it = top->find("completion"); it != top->end() && it->value().is_object()) r.nested = &it->value().as_object();
 
+  if (auto it = top->find("device"); it != top->end()) {
+    const json::string* d = it->value().if_string();
+    if (d && (*d == "auto" || *d == "cpu" || *d == "cuda")) s.device = std::string(*d);
+    else if (warnings) warnings->push_back("device: expected \"auto\", \"cpu\" or \"cuda\", keeping \"auto\"");
+  }
   r.get("prefixTokens", s.prefix_tokens, 0, 32768);
   r.get("suffixTokens", s.suffix_tokens, 0, 32768);
   r.get("extraTokens", s.extra_tokens, 0, 32768);
@@ -105,6 +112,23 @@ completion_settings parse_settings(const std::string& settings_json, std::vector
   r.get("reuseShiftedChunks", s.reuse_shifted_chunks);
   r.get("minChunkTokens", s.min_chunk_tokens, 4, 1 << 20);
   return s;
+}
+
+void fit_to_context(completion_settings& s, int64_t n_ctx) {
+  const int quarter = static_cast<int>(std::max<int64_t>(8, n_ctx / 4));
+  s.max_tokens_explicit = std::min(s.max_tokens_explicit, quarter);
+  s.max_tokens_auto = std::min(s.max_tokens_auto, s.max_tokens_explicit);
+  s.middle_max_tokens = std::min(s.middle_max_tokens, quarter);
+  // FIM and separator tokens, the partial line after the middle token.
+  constexpr int64_t k_format_overhead = 16;
+  const int64_t reserve = s.max_tokens_explicit + s.draft_max + s.middle_max_tokens + k_format_overhead;
+  const int64_t room = std::max<int64_t>(0, n_ctx - reserve);
+  const int64_t want = int64_t(s.prefix_tokens) + s.suffix_tokens + s.extra_tokens;
+  if (want <= room) return;
+  const double f = want > 0 ? double(room) / double(want) : 0.0;
+  s.prefix_tokens = static_cast<int>(s.prefix_tokens * f);
+  s.suffix_tokens = static_cast<int>(s.suffix_tokens * f);
+  s.extra_tokens = static_cast<int>(s.extra_tokens * f);
 }
 
 }  // namespace qf::server::completion

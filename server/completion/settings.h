@@ -12,6 +12,9 @@
 namespace qf::server::completion {
 
 struct completion_settings {
+  // Where the model runs: "auto" (CUDA when a device is present, else CPU),
+  // "cpu" or "cuda". Read from the top-level "device" key; applies at load.
+  std::string device = "auto";
   // Prompt token budgets.
   int prefix_tokens = 384;      // lines before the cursor line
   int suffix_tokens = 96;       // text after the cursor
@@ -45,5 +48,12 @@ struct completion_settings {
 // Parses the "quickfill" settings object (JSON text). Accepts either a nested
 // {"completion": {...}} or flat "completion.key" members.
 completion_settings parse_settings(const std::string& settings_json, std::vector<std::string>* warnings = nullptr);
+
+// Shrinks the token budgets so that a full prompt plus generation fits a
+// context of n_ctx tokens (small models have short contexts): the limits for
+// generated and typed-ahead text are capped at a quarter of the context each,
+// and the prefix/suffix/extra budgets are scaled down together, keeping their
+// proportions, to what is left. Budgets that already fit are unchanged.
+void fit_to_context(completion_settings& s, int64_t n_ctx);
 
 }  // namespace qf::server::completion
