@@ -156,16 +156,26 @@ TEST(Scheduler, DocumentEditCancelsItsQueuedAndRunningJobsOnly) {
 
 TEST(Scheduler, LatestRequestWinsWithinAGroup) {
   fixture f;
-  fixture::outcome first, second, third;
+  fixture::outcome first, other, second, third;
   f.submit("1", "file:///a", first, "a#completion");
   f.provider->wait_started(1);
+  // A job of another group queued ahead keeps the worker busy once `first`
+  // lets go (the queue is FIFO), so `second` is still queued when `third`
+  // arrives, whatever the thread timing.
+  f.submit("9", "file:///b", other, "b#completion");
   f.submit("2", "file:///a", second, "a#completion");
-  EXPECT_EQ(first.cancelled.get_future().get(), cancel_reason::preempted);
+  EXPECT_EQ(first.cancelled.get_future().get(), cancel_reason::preempted);  // running one
+  f.provider->wait_started(2);                                             // `other` runs now
   f.submit("3", "file:///a", third, "a#completion");
-  EXPECT_EQ(second.cancelled.get_future().get(), cancel_reason::preempted);
-  EXPECT_FALSE(second.ran);
+  EXPECT_EQ(second.cancelled.get_future().get(), cancel_reason::preempted);  // queued one
+  EXPECT_TRUE(f.sched.cancel("9", cancel_reason::cancelled));
+  f.provider->wait_started(3);  // the latest request of the group runs
   f.sched.stop();
+  EXPECT_TRUE(first.ran);
+  EXPECT_FALSE(second.ran);
+  EXPECT_TRUE(third.ran);
   EXPECT_EQ(third.cancelled.get_future().get(), cancel_reason::shutdown);
+  EXPECT_EQ(other.cancel_calls, 1);
 }
 
 TEST(Scheduler, BackgroundWorkRunsWhenIdleAndIsPreempted) {
