@@ -22,11 +22,19 @@
 // at position pos0 reads cells [0, pos0 + t] (causal), query head h using KV
 // head h / (n_head / n_head_kv) (grouped-query attention).
 //
+// Step graphs (caps().step_graphs): a backend may record the ops of one
+// forward step once and replay them as a unit (CUDA graphs), which removes
+// the per-op launch cost of a decode step. A replay reuses the arguments given
+// at capture, so everything that changes from step to step must reach the ops
+// through buffers: token ids, positions (`pos`, which kv_store and attention
+// also read), never host values.
+//
 // A backend is driven by one thread at a time.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -81,13 +89,25 @@ struct attention_params {
   int64_t head_dim = 0;
   float scale = 1;        // usually 1 / sqrt(head_dim)
   ggml_type kv_type = ggml_type::f16;
+  // Positions of the query rows (int32 [n_tokens], consecutive). When set,
+  // ops read row 0's position from it when they run, and pos0 is only the
+  // value at the time of the call (a replayed step graph keeps that value).
+  const buffer* pos = nullptr;
 };
 
 struct backend_caps {
   bool host_memory = false;    // buffers are plain host memory
   bool kv_f32 = false;         // can keep the KV cache in f32
+  bool step_graphs = false;    // capture() / replay() work
   int n_threads = 1;           // CPU threads used (1 for device backends)
 };
+
+// A recorded forward step (see "Step graphs" above); owned by its context.
+class step_graph {
+ public:
+  virtual ~step_graph() = default;
+};
+using step_graph_ptr = std::unique_ptr<step_graph>;
 
 class backend {
  public:
@@ -123,10 +143,17 @@ class backend {
   virtual void rope(f32_ref x, const buffer& pos, int64_t n_tokens, int64_t n_heads, int64_t head_dim,
                     const rope_params& rp) = 0;
 
+  // out[r] = index of the largest of x[r][0..n_cols) (the lowest on ties);
+  // out: int32 [n_rows]. Greedy decoding without copying logits to the host.
+  virtual void argmax_rows(f32_ref x, int64_t n_rows, int64_t n_cols, buffer& out) = 0;
+
   // ---- KV cache ----
-  // Writes src [n_rows][row_len] (f32) into cache cells [first_cell, first_cell + n_rows) as kv_type.
+  // Writes src [n_rows][row_len] (f32) as kv_type into the cells of the rows'
+  // positions: [pos[0], pos[0] + n_rows), pos[0] read when the op runs. Rows
+  // outside the cache are an error: host backends throw std::out_of_range,
+  // device backends (which cannot throw from a kernel) skip them.
   virtual void kv_store(f32_ref src, int64_t n_rows, int64_t row_len, buffer& cache, ggml_type kv_type,
-                        int64_t first_cell) = 0;
+                        const buffer& pos) = 0;
   // Causal GQA attention: q [n_tokens][n_head][head_dim] -> out [n_tokens][n_head][head_dim].
   virtual void attention(f32_ref q, const buffer& k_cache, const buffer& v_cache, f32_ref out,
                          const attention_params& ap) = 0;
@@ -135,6 +162,15 @@ class backend {
   // Re-rotates keys in cells [first, first + n) by `delta` positions.
   virtual void kv_rope_shift(buffer& k_cache, ggml_type kv_type, int64_t first, int64_t n, int64_t n_head_kv,
                              int64_t head_dim, int64_t delta, const rope_params& rp) = 0;
+
+  // ---- step graphs (optional, caps().step_graphs) ----
+  // Records the ops that `record` enqueues without running them. Returns
+  // nullptr when the backend has no graphs or the ops cannot be recorded (the
+  // caller then runs them directly); rethrows what `record` throws.
+  virtual step_graph_ptr capture(const std::function<void()>& record) { return nullptr; }
+  // Runs a recorded step. Returns false, running nothing, when the graph is
+  // stale (backend scratch it uses was reallocated since): capture it again.
+  virtual bool replay(step_graph& g) { return false; }
 };
 
 // The CPU backend (cpu_backend.cpp); n_threads <= 0 picks the hardware concurrency.

@@ -126,6 +126,18 @@ void cpu_backend::matmul(const weight& w, f32_ref x, int64_t n, f32_ref y) {
   cpu::matmul(pool_, mat(w), f32(x), n, f32(y));
 }
 
+void cpu_backend::argmax_rows(f32_ref x, int64_t n_rows, int64_t n_cols, buffer& out) {
+  const float* xs = f32(x);
+  int32_t* o = reinterpret_cast<int32_t*>(bytes_of(out));
+  for (int64_t r = 0; r < n_rows; ++r) {
+    const float* row = xs + r * n_cols;
+    int64_t best = 0;
+    for (int64_t i = 1; i < n_cols; ++i)
+      if (row[i] > row[best]) best = i;
+    o[r] = static_cast<int32_t>(best);
+  }
+}
+
 void cpu_backend::rms_norm(f32_ref x, const buffer& w, f32_ref y, int64_t n_rows, int64_t n_cols, float eps) {
   const float* xs = f32(x);
   const float* ws = f32c(w);
@@ -172,9 +184,10 @@ void cpu_backend::rope(f32_ref x, const buffer& pos_buf, int64_t n_tokens, int64
 }
 
 void cpu_backend::kv_store(f32_ref src, int64_t n_rows, int64_t row_len, buffer& cache, ggml_type kv_type,
-                           int64_t first_cell) {
+                           const buffer& pos) {
   const size_t es = kv_elem_size(kv_type);
-  if (static_cast<size_t>(first_cell + n_rows) * row_len * es > cache.size())
+  const int64_t first_cell = reinterpret_cast<const int32_t*>(bytes_of(pos))[0];
+  if (first_cell < 0 || static_cast<size_t>(first_cell + n_rows) * row_len * es > cache.size())
     throw std::out_of_range("kv_store beyond the cache");
   const float* s = f32(src);
   uint8_t* base = bytes_of(cache) + static_cast<size_t>(first_cell) * row_len * es;
@@ -189,7 +202,9 @@ void cpu_backend::kv_store(f32_ref src, int64_t n_rows, int64_t row_len, buffer&
 }
 
 void cpu_backend::attention(f32_ref q, const buffer& k_cache, const buffer& v_cache, f32_ref out,
-                            const attention_params& ap) {
+                            const attention_params& ap_in) {
+  attention_params ap = ap_in;
+  if (ap.pos) ap.pos0 = reinterpret_cast<const int32_t*>(bytes_of(*ap.pos))[0];  // the position now
   // Work items are (token, KV head, chunk of the query heads sharing it). A
   // whole group shares each converted K/V row; when there are few items (a
   // decode step) groups are split so that every thread gets work. Threads take

@@ -52,6 +52,7 @@ class cpu_backend final : public backend {
 
   void get_rows(const weight& table, const buffer& ids, int64_t n, f32_ref out) override;
   void matmul(const weight& w, f32_ref x, int64_t n, f32_ref y) override;
+  void argmax_rows(f32_ref x, int64_t n_rows, int64_t n_cols, buffer& out) override;
   void rms_norm(f32_ref x, const buffer& w, f32_ref y, int64_t n_rows, int64_t n_cols, float eps) override;
   void add_bias(f32_ref x, const buffer& b, int64_t n_rows, int64_t n_cols) override;
   void add(f32_ref a, f32_ref b, f32_ref out, int64_t n) override;
@@ -60,7 +61,7 @@ class cpu_backend final : public backend {
             const rope_params& rp) override;
 
   void kv_store(f32_ref src, int64_t n_rows, int64_t row_len, buffer& cache, ggml_type kv_type,
-                int64_t first_cell) override;
+                const buffer& pos) override;
   void attention(f32_ref q, const buffer& k_cache, const buffer& v_cache, f32_ref out,
                  const attention_params& ap) override;
   void kv_move(buffer& cache, ggml_type kv_type, int64_t row_len, int64_t src, int64_t dst, int64_t n) override;

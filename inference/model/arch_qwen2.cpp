@@ -39,7 +39,7 @@ class qwen2_arch final : public architecture {
     const int64_t E = hp.n_embd, F = hp.n_ff, Q = hp.n_embd_q(), KV = hp.n_embd_kv();
     const rope_params rp = rope_params_of(m);
     const attention_params ap{n, b.pos0, hp.n_head, hp.n_head_kv, hp.head_dim,
-                              1.0f / std::sqrt(static_cast<float>(hp.head_dim)), s.kv_type};
+                              1.0f / std::sqrt(static_cast<float>(hp.head_dim)), s.kv_type, s.pos.get()};
 
     be.get_rows(*w.tok_embd, *s.ids, n, *s.x);  // x [n][E]
 
@@ -57,8 +57,8 @@ class qwen2_arch final : public architecture {
       be.add_bias(*s.v, *L.bv, n, KV);
       be.rope(*s.q, *s.pos, n, hp.n_head, hp.head_dim, rp);
       be.rope(*s.k, *s.pos, n, hp.n_head_kv, hp.head_dim, rp);
-      be.kv_store(*s.k, n, KV, *s.k_cache[il], s.kv_type, b.pos0);  // cache cells pos0..pos0+n
-      be.kv_store(*s.v, n, KV, *s.v_cache[il], s.kv_type, b.pos0);
+      be.kv_store(*s.k, n, KV, *s.k_cache[il], s.kv_type, *s.pos);  // cache cells pos0..pos0+n
+      be.kv_store(*s.v, n, KV, *s.v_cache[il], s.kv_type, *s.pos);
       be.attention(*s.q, *s.k_cache[il], *s.v_cache[il], *s.att, ap);  // att [n][n_head][hd]
       be.matmul(*L.wo, *s.att, n, *s.xb);                               // xb  [n][E]
       be.add(*s.x, *s.xb, *s.x, n * E);                                 // residual

@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 
@@ -18,6 +19,11 @@
 #include "inference/model/context_state.h"
 
 namespace qf::infer {
+
+bool context_options::step_graphs_default() {
+  const char* v = std::getenv("QUICKFILL_STEP_GRAPHS");
+  return !(v && std::string(v) == "0");
+}
 
 context::context(const model& m, const context_options& opts) : model_(m), opts_(opts) {
   const hparams& hp = m.hp();
@@ -57,7 +63,9 @@ context::context(const model& m, const context_options& opts) : model_(m), opts_
   s.up = be.alloc(nu * hp.n_ff * f);                   // [n_ubatch][n_ff]
   s.logits_rows = 1;
   s.logits = be.alloc(static_cast<size_t>(hp.n_vocab) * f);  // [1][n_vocab]; grown for mode all
+  s.best = be.alloc(nu * sizeof(int32_t));                   // int32 [n_ubatch]
   pos_host_.resize(nu);
+  graphs_on_ = opts.step_graphs && be.caps().step_graphs;
   be.reserve_attention(s.n_ctx, hp.n_head);
   tokens_.reserve(static_cast<size_t>(s.n_ctx));
 }
@@ -101,7 +109,8 @@ void context::move_range(int64_t src_begin, int64_t src_end, int64_t dst_begin) 
   tokens_.resize(static_cast<size_t>(dst_begin + n));
 }
 
-eval_result context::eval(std::span<const int32_t> toks, logits_mode mode, const cancel_token& cancel) {
+eval_result context::eval(std::span<const int32_t> toks, logits_mode mode, const cancel_token& cancel,
+                          output_kind kind) {
   const hparams& hp = model_.hp();
   context_state& s = *st_;
   const int64_t n_total = static_cast<int64_t>(toks.size());
@@ -113,11 +122,16 @@ eval_result context::eval(std::span<const int32_t> toks, logits_mode mode, const
       throw model_error("token id " + std::to_string(t) + " out of range [0, " + std::to_string(hp.n_vocab) + ")");
 
   n_logit_rows_ = 0;
+  out_kind_ = kind;
   const int64_t rows = mode == logits_mode::all ? n_total : (mode == logits_mode::last && n_total > 0 ? 1 : 0);
-  logits_.resize(static_cast<size_t>(rows * hp.n_vocab));  // capacity is kept between calls
+  if (kind == output_kind::logits)
+    logits_.resize(static_cast<size_t>(rows * hp.n_vocab));  // capacity is kept between calls
+  else
+    argmax_.resize(static_cast<size_t>(rows));
   if (mode == logits_mode::all && s.logits_rows < std::min(n_total, s.n_ubatch)) {
     s.logits_rows = std::min(n_total, s.n_ubatch);
     s.logits = model_.be().alloc(static_cast<size_t>(s.logits_rows * hp.n_vocab) * sizeof(float));
+    graphs_.clear();  // they write to the old logits buffer
   }
 
   eval_result r;
@@ -151,14 +165,11 @@ bool context::run_ubatch(std::span<const int32_t> toks, int64_t n_out, int64_t o
   be.upload(*s.ids, 0, toks.data(), toks.size_bytes());
   be.upload(*s.pos, 0, pos_host_.data(), static_cast<size_t>(n) * sizeof(int32_t));
 
-  forward_batch b;
-  b.n_tokens = n;
-  b.pos0 = pos0;
-  b.n_out = n_out;
-  b.cancel = &cancel;
-  if (!model_.arch().forward(model_, s, b)) return false;  // partial ubatch: not committed
+  if (!run_forward(n, pos0, n_out, cancel)) return false;  // partial ubatch: not committed
 
-  if (n_out > 0) {
+  if (n_out > 0 && out_kind_ == output_kind::argmax) {
+    be.download(*s.best, 0, argmax_.data() + out_row0, static_cast<size_t>(n_out) * sizeof(int32_t));
+  } else if (n_out > 0) {
     const size_t row = static_cast<size_t>(hp.n_vocab);
     be.download(*s.logits, 0, logits_.data() + static_cast<size_t>(out_row0) * row, n_out * row * sizeof(float));
   } else {
@@ -168,8 +179,55 @@ bool context::run_ubatch(std::span<const int32_t> toks, int64_t n_out, int64_t o
   return true;
 }
 
+bool context::run_forward(int64_t n, int64_t pos0, int64_t n_out, const cancel_token& cancel) {
+  backend& be = model_.be();
+  context_state& s = *st_;
+  const bool best = n_out > 0 && out_kind_ == output_kind::argmax;
+  forward_batch b;
+  b.n_tokens = n;
+  b.pos0 = pos0;
+  b.n_out = n_out;
+  b.cancel = &cancel;
+  auto ops = [&](const forward_batch& fb) {
+    if (!model_.arch().forward(model_, s, fb)) return false;
+    if (best) be.argmax_rows(*s.logits, n_out, model_.hp().n_vocab, *s.best);  // best [n_out]
+    return true;
+  };
+  if (!graphs_on_ || n > k_graph_tokens) return ops(b);
+
+  // A step graph per shape; a replay reads this step's ids and positions from s.ids / s.pos.
+  const int64_t key = (n * (k_graph_tokens + 1) + n_out) * 2 + (best ? 1 : 0);
+  step_graph_ptr& g = graphs_[key];
+  if (g && be.replay(*g)) return true;
+  if (cancel.is_cancelled()) return false;
+  forward_batch rec = b;
+  rec.cancel = nullptr;  // a recording must hold every layer
+  std::string why = "the backend declined";
+  try {
+    g = be.capture([&] { ops(rec); });
+    if (g && be.replay(*g)) return true;
+  } catch (const std::exception& e) {
+    why = e.what();  // the direct run below reports a real input error again
+  }
+  // The backend could not record this step: run steps op by op from now on.
+  spdlog::warn("{}: step graphs unavailable ({}), running decode steps op by op", be.name(), why);
+  graphs_.clear();
+  graphs_on_ = false;
+  return ops(b);
+}
+
+int32_t context::argmax(int64_t i) const {
+  if (i < 0 || i >= n_logit_rows_) return -1;
+  if (out_kind_ == output_kind::argmax) return argmax_[static_cast<size_t>(i)];
+  std::span<const float> l = logits(i);
+  size_t best = 0;
+  for (size_t j = 1; j < l.size(); ++j)
+    if (l[j] > l[best]) best = j;
+  return static_cast<int32_t>(best);
+}
+
 std::span<const float> context::logits(int64_t i) const {
-  if (i < 0 || i >= n_logit_rows_) return {};
+  if (i < 0 || i >= n_logit_rows_ || out_kind_ != output_kind::logits) return {};
   const size_t row = static_cast<size_t>(model_.hp().n_vocab);
   return std::span<const float>(logits_.data() + static_cast<size_t>(i) * row, row);
 }

@@ -9,13 +9,22 @@
 // needs (drop a tail; slide a kept chunk to earlier positions, re-rotating K).
 //
 // Logits are computed only where asked (logits_mode): the output projection
-// runs only for those rows.
+// runs only for those rows. Greedy callers ask for output_kind::argmax: the
+// backend reduces each row to its best token and only the ids are copied back.
+//
+// On a backend with step graphs (CUDA), a ubatch of up to k_graph_tokens
+// tokens (a decode step, a speculative verification) is recorded once per
+// shape (tokens, output rows, output kind) and replayed on later steps; the
+// ops read positions and ids from device buffers, so the recording stays valid.
+// Such a step is not cancellable half-way (it is one launch); prefill ubatches
+// still poll cancellation between layers.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <span>
+#include <unordered_map>
 #include <vector>
 
 #include "inference/core/cancellation.h"
@@ -31,9 +40,16 @@ struct context_options {
   // Called after each ubatch is committed with (tokens committed by this eval,
   // tokens asked for): prefill progress. May cancel the eval's token.
   std::function<void(int64_t done, int64_t total)> on_ubatch = nullptr;
+  // Replay recorded decode steps where the backend supports it. Default: on,
+  // unless the environment sets QUICKFILL_STEP_GRAPHS=0.
+  bool step_graphs = step_graphs_default();
+
+  static bool step_graphs_default();
 };
 
 enum class logits_mode { none, last, all };
+// What the output rows give back: whole logits rows, or only each row's argmax.
+enum class output_kind { logits, argmax };
 
 struct eval_result {
   int64_t n_evaluated = 0;  // tokens committed to the cache by this call
@@ -41,6 +57,7 @@ struct eval_result {
 };
 
 struct context_state;  // internal: KV cache + scratch buffers (context.cpp)
+class step_graph;      // inference/backend/backend.h
 
 class context {
  public:
@@ -69,12 +86,21 @@ class context {
   // do not fit in n_ctx or a token id is out of range. On cancel, whole ubatches
   // already done stay cached and a partial one is dropped; the result says how
   // many tokens were committed.
-  eval_result eval(std::span<const int32_t> toks, logits_mode mode, const cancel_token& cancel = {});
+  eval_result eval(std::span<const int32_t> toks, logits_mode mode, const cancel_token& cancel = {},
+                   output_kind kind = output_kind::logits);
 
   // Logits of the i-th token of the last eval (mode all), or of its last token
-  // (i = 0, mode last). Empty span when the last eval produced none.
+  // (i = 0, mode last). Empty span when the last eval produced none, or only argmaxes.
   std::span<const float> logits(int64_t i = 0) const;
+  // The best token of output row i (lowest id on ties), for either output
+  // kind; -1 when the last eval produced no such row.
+  int32_t argmax(int64_t i = 0) const;
   int64_t n_logits_rows() const { return n_logit_rows_; }
+
+  static constexpr int64_t k_graph_tokens = 8;  // largest ubatch replayed as a step graph
+  // Step graphs recorded so far, and whether they are in use (tests, stats).
+  size_t n_step_graphs() const { return graphs_.size(); }
+  bool step_graphs_active() const { return graphs_on_; }
 
   size_t kv_bytes() const;  // memory the cache holds
 
@@ -82,6 +108,9 @@ class context {
   // One forward pass over toks[0..n) at positions n_past().., logits for the
   // last n_out rows written to logits_[out_row0..]. Returns false if cancelled.
   bool run_ubatch(std::span<const int32_t> toks, int64_t n_out, int64_t out_row0, const cancel_token& cancel);
+  // Runs the forward pass (and the argmax reduction) of a ubatch already
+  // uploaded, directly or through its step graph. Returns false if cancelled.
+  bool run_forward(int64_t n, int64_t pos0, int64_t n_out, const cancel_token& cancel);
 
   const model& model_;
   context_options opts_;
@@ -89,7 +118,11 @@ class context {
   std::vector<int32_t> tokens_;
   std::vector<float> logits_;    // [n_logit_rows_][n_vocab]
   std::vector<int32_t> pos_host_;  // [n_ubatch] positions staged for upload
+  std::vector<int32_t> argmax_;    // [n_logit_rows_] when out_kind_ is argmax
   int64_t n_logit_rows_ = 0;
+  output_kind out_kind_ = output_kind::logits;
+  bool graphs_on_ = false;
+  std::unordered_map<int64_t, std::unique_ptr<step_graph>> graphs_;  // by step shape
 };
 
 }  // namespace qf::infer

@@ -18,6 +18,23 @@ model::model() = default;
 model::~model() = default;
 
 std::unique_ptr<model> model::load(const std::string& path, const model_options& opts) {
+  return load_with(path, [&] {
+    std::string note;
+    std::unique_ptr<backend> be = select_backend(opts.device, opts.n_threads, &note);
+    if (!note.empty()) spdlog::info("{}", note);
+    return be;
+  });
+}
+
+std::unique_ptr<model> model::load(const std::string& path, std::unique_ptr<backend> be) {
+  if (!be) throw model_error(path + ": no backend given");
+  return load_with(path, [&] { return std::move(be); });
+}
+
+// The backend is made only once the file and its architecture are known good
+// (starting a device is the slow part).
+template <class MakeBackend>
+std::unique_ptr<model> model::load_with(const std::string& path, MakeBackend make_backend) {
   std::unique_ptr<model> m(new model());
   m->file_ = gguf::file::open(path);
   const gguf::file& f = *m->file_;
@@ -28,9 +45,7 @@ std::unique_ptr<model> model::load(const std::string& path, const model_options&
   if (!m->arch_)
     throw model_error(path + ": unsupported architecture '" + *arch_name + "' (supported: " + supported_architectures() + ")");
 
-  std::string note;
-  m->backend_ = select_backend(opts.device, opts.n_threads, &note);
-  if (!note.empty()) spdlog::info("{}", note);
+  m->backend_ = make_backend();
 
   m->hp_.arch = *arch_name;
   m->weights_ = std::make_unique<model_weights>();

@@ -65,6 +65,8 @@ class model {
   // supported ones, missing tensor naming which, wrong shape/type, unknown
   // device) or gguf::gguf_error (malformed file).
   static std::unique_ptr<model> load(const std::string& path, const model_options& opts);
+  // Loads onto a backend the caller made (a wrapped or preconfigured one).
+  static std::unique_ptr<model> load(const std::string& path, std::unique_ptr<backend> be);
   ~model();
   model(const model&) = delete;
   model& operator=(const model&) = delete;
@@ -87,6 +89,8 @@ class model {
 
  private:
   model();
+  template <class MakeBackend>
+  static std::unique_ptr<model> load_with(const std::string& path, MakeBackend make_backend);
   hparams hp_;
   std::unique_ptr<gguf::file> file_;  // kept open: CPU weights point into the mapping
   std::unique_ptr<tokenizer> vocab_;

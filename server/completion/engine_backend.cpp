@@ -48,10 +48,10 @@ class engine_sequence final : public lm_sequence {
   void keep_first(int64_t n) override { ctx_.keep_first(n); }
   void move_range(int64_t b, int64_t e, int64_t d) override { ctx_.move_range(b, e, d); }
   lm_eval_result eval(std::span<const int32_t> toks, lm_logits mode, const cancel_token& cancel) override {
-    infer::eval_result r = ctx_.eval(toks, to_engine(mode), cancel);
+    infer::eval_result r = ctx_.eval(toks, to_engine(mode), cancel, infer::output_kind::argmax);
     return lm_eval_result{r.n_evaluated, r.cancelled};
   }
-  std::span<const float> logits(int64_t i) const override { return ctx_.logits(i); }
+  int32_t best_token(int64_t i) const override { return ctx_.argmax(i); }
   size_t kv_bytes() const override { return ctx_.kv_bytes(); }
 
  private:

@@ -29,13 +29,6 @@ std::string utf8_stream::flush() {
   return {};
 }
 
-int32_t argmax(std::span<const float> logits) {
-  int32_t best = 0;
-  for (size_t i = 1; i < logits.size(); ++i)
-    if (logits[i] > logits[best]) best = static_cast<int32_t>(i);
-  return best;
-}
-
 bool eval_prompt(lm_sequence& seq, std::span<const int32_t> prompt, const gen_params& p, const cancel_token& cancel,
                  deadline_watch& watch, gen_outcome& out) {
   int64_t cached = static_cast<int64_t>(seq.tokens().size());
@@ -124,7 +117,7 @@ gen_outcome generate(lm_sequence& seq, const lm_vocab& vocab, const fim_format& 
     return false;
   };
 
-  int32_t next = argmax(seq.logits(0));
+  int32_t next = seq.best_token(0);
   while (!done) {
     if (consume(next)) break;
     if (cancel.is_cancelled()) {  // checked here too: the linked token lags by up to one watcher tick
@@ -149,14 +142,14 @@ gen_outcome generate(lm_sequence& seq, const lm_vocab& vocab, const fim_format& 
       break;
     }
     if (batch.size() == 1) {
-      next = argmax(seq.logits(0));
+      next = seq.best_token(0);
       continue;
     }
-    // Verify the draft: logits(i) predicts the token after batch[i].
+    // Verify the draft: best_token(i) predicts the token after batch[i].
     const int64_t n_draft = static_cast<int64_t>(batch.size()) - 1;
     out.drafted += n_draft;
     int64_t accepted = 0;
-    next = argmax(seq.logits(0));
+    next = seq.best_token(0);
     while (accepted < n_draft && next == batch[accepted + 1]) {
       ++accepted;
       ++out.accepted;
@@ -164,7 +157,7 @@ gen_outcome generate(lm_sequence& seq, const lm_vocab& vocab, const fim_format& 
         done = true;
         break;
       }
-      next = argmax(seq.logits(accepted));
+      next = seq.best_token(accepted);
     }
     // Drop the rejected tail (the cache holds batch[0..accepted]).
     seq.keep_first(base + 1 + accepted);

@@ -62,9 +62,6 @@ bool eval_prompt(lm_sequence& seq, std::span<const int32_t> prompt, const gen_pa
 gen_outcome generate(lm_sequence& seq, const lm_vocab& vocab, const fim_format& fmt, std::span<const int32_t> prompt,
                      stop_checker& stops, const gen_params& p, const cancel_token& cancel, deadline_watch& watch);
 
-// Greedy choice: the highest logit, the lowest id on ties.
-int32_t argmax(std::span<const float> logits);
-
 // Streams text from token pieces as well-formed UTF-8 (it ends up in JSON
 // strings): an incomplete trailing sequence is held back (and dropped at
 // flush), and bytes that can never form a character become U+FFFD.

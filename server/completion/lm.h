@@ -60,8 +60,11 @@ class lm_sequence {
   virtual void keep_first(int64_t n) = 0;
   virtual void move_range(int64_t src_begin, int64_t src_end, int64_t dst_begin) = 0;
   virtual lm_eval_result eval(std::span<const int32_t> toks, lm_logits mode, const cancel_token& cancel) = 0;
-  // Logits of the i-th token of the last eval (mode all) or of its last token (mode last, i = 0).
-  virtual std::span<const float> logits(int64_t i = 0) const = 0;
+  // Greedy decoding: the most likely token after the i-th token of the last
+  // eval (mode all) or after its last token (mode last, i = 0), the lowest id
+  // on ties; -1 when the last eval produced no such row. Engines may reduce
+  // the logits on the device and never copy them out.
+  virtual int32_t best_token(int64_t i = 0) const = 0;
   virtual size_t kv_bytes() const = 0;
 };
 

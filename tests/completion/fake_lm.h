@@ -13,6 +13,7 @@
 // "layers", polling the cancel token between them) makes an engine slow.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <functional>
 #include <map>
@@ -178,9 +179,10 @@ class fake_sequence final : public lm_sequence {
     }
     return r;
   }
-  std::span<const float> logits(int64_t i) const override {
-    if (i < 0 || i >= static_cast<int64_t>(rows_.size())) return {};
-    return rows_[i];
+  int32_t best_token(int64_t i) const override {
+    if (i < 0 || i >= static_cast<int64_t>(rows_.size())) return -1;
+    const std::vector<float>& l = rows_[i];
+    return static_cast<int32_t>(std::max_element(l.begin(), l.end()) - l.begin());
   }
   size_t kv_bytes() const override { return static_cast<size_t>(n_ctx_) * bpt_; }
 

@@ -182,8 +182,18 @@ TEST(CudaOps, RmsNormSiluAddSoftmaxArgmax) {
   logits[123457] = 50.0f;
   dev_buf<float> dl(logits);
   dev_buf<int32_t> am(1);
-  cu::argmax(dl.p, int64_t(logits.size()), am.p, nullptr);
+  cu::argmax_rows(dl.p, 1, int64_t(logits.size()), am.p, nullptr);
   EXPECT_EQ(am.download()[0], 123457);
+  // Several rows; ties go to the lowest index, as on the CPU.
+  std::vector<float> rows(3 * 5000, 0.0f);
+  rows[17] = 2.0f;
+  rows[4000] = 2.0f;
+  rows[5000 + 4999] = 1.0f;
+  for (int i = 0; i < 5000; ++i) rows[size_t(2 * 5000 + i)] = -1.0f;
+  dev_buf<float> drows(rows);
+  dev_buf<int32_t> am3(3);
+  cu::argmax_rows(drows.p, 3, 5000, am3.p, nullptr);
+  EXPECT_EQ(am3.download(), (std::vector<int32_t>{17, 4999, 0}));
 
   std::vector<float> sm(logits.begin(), logits.begin() + 2 * 1000);
   dev_buf<float> dsm(sm);
@@ -222,21 +232,24 @@ TEST(CudaOps, RopeBothStylesAndShift) {
     ref_rope(ref, nt, nh, hd, pos, 10000.0, neox);
     EXPECT_LT(nmse(dx.download(), ref), 1e-9) << "neox=" << neox;
 
-    // Shifting keys rotated at p by delta equals rotating at p + delta.
-    std::vector<uint16_t> kh(x.size());
+    // Shifting keys rotated at p by delta equals rotating at p + delta (F16 and F32 caches).
     std::vector<double> rot(x.begin(), x.end());
     ref_rope(rot, nt, nh, hd, pos, 10000.0, neox);
-    for (size_t i = 0; i < kh.size(); ++i) kh[i] = f32_to_fp16(float(rot[i]));
-    dev_buf<uint16_t> dk(kh);
-    cu::rope_shift_f16(dk.p, nt, nh, hd, hd, 3, 10000.0f, 1.0f, nullptr, neox, nullptr);
     std::vector<int32_t> moved = pos;
     for (auto& p : moved) p += 3;
     std::vector<double> ref2(x.begin(), x.end());
     ref_rope(ref2, nt, nh, hd, moved, 10000.0, neox);
+    std::vector<uint16_t> kh(x.size());
+    for (size_t i = 0; i < kh.size(); ++i) kh[i] = f32_to_fp16(float(rot[i]));
+    dev_buf<uint16_t> dk(kh);
+    cu::rope_shift(dk.p, ggml_type::f16, nt, nh, hd, hd, 3, 10000.0f, 1.0f, nullptr, neox, nullptr);
     const auto got = dk.download();
     std::vector<float> gf(got.size());
     for (size_t i = 0; i < got.size(); ++i) gf[i] = fp16_to_f32(got[i]);
-    EXPECT_LT(nmse(gf, ref2), 2e-6) << "shift neox=" << neox;
+    EXPECT_LT(nmse(gf, ref2), 2e-6) << "shift f16 neox=" << neox;
+    dev_buf<float> dk32(std::vector<float>(rot.begin(), rot.end()));
+    cu::rope_shift(dk32.p, ggml_type::f32, nt, nh, hd, hd, 3, 10000.0f, 1.0f, nullptr, neox, nullptr);
+    EXPECT_LT(nmse(dk32.download(), ref2), 1e-9) << "shift f32 neox=" << neox;
   }
 }
 
@@ -263,20 +276,40 @@ TEST(CudaOps, RopeFrequencyFactors) {
   EXPECT_LT(nmse(dx.download(), ref), 1e-9);
 }
 
+// Three ways to run the same attention: an F16 cache with the position as a
+// host value (a direct launch), F16 with the position read on the device and
+// the grid sized for the whole cache (as a recorded step graph runs it), and
+// an F32 cache.
 TEST(CudaOps, AttentionMatchesNaiveCausal) {
   REQUIRE_DEVICE();
   const int64_t nh = 14, nkv = 2, hd = 64, n_ctx = 1200;
   const float scale = 1.0f / std::sqrt(float(hd));
+  enum class mode { f16_host_pos, f16_device_pos, f32_device_pos };
+  for (mode md : {mode::f16_host_pos, mode::f16_device_pos, mode::f32_device_pos})
   for (auto [n_past, nt] : std::vector<std::pair<int64_t, int64_t>>{{0, 1}, {0, 37}, {300, 1}, {700, 5}, {1000, 200}}) {
-    const int64_t n_kv = n_past + nt;
+    const bool f32 = md == mode::f32_device_pos, on_device = md != mode::f16_host_pos;
+    const int64_t n_kv = on_device ? n_ctx : n_past + nt;  // grid bound
     const auto q = random_floats(size_t(nt * nh * hd), 31);
     const auto kf = random_floats(size_t(n_ctx * nkv * hd), 32), vf = random_floats(size_t(n_ctx * nkv * hd), 33);
     std::vector<uint16_t> kh(kf.size()), vh(vf.size());
-    for (size_t i = 0; i < kf.size(); ++i) { kh[i] = f32_to_fp16(kf[i]); vh[i] = f32_to_fp16(vf[i]); }
+    std::vector<float> kr(kf.size()), vr(vf.size());  // what the cache holds
+    for (size_t i = 0; i < kf.size(); ++i) {
+      kh[i] = f32_to_fp16(kf[i]);
+      vh[i] = f32_to_fp16(vf[i]);
+      kr[i] = f32 ? kf[i] : fp16_to_f32(kh[i]);
+      vr[i] = f32 ? vf[i] : fp16_to_f32(vh[i]);
+    }
     dev_buf<float> dq(q), dout(q.size());
     dev_buf<uint16_t> dk(kh), dv(vh);
+    dev_buf<float> dk32(kf), dv32(vf);
+    std::vector<int32_t> pos(static_cast<size_t>(nt));
+    for (int64_t t = 0; t < nt; ++t) pos[size_t(t)] = int32_t(n_past + t);
+    dev_buf<int32_t> dpos(pos);
     dev_buf<float> scratch(size_t(cu::attention_scratch_floats(nt, nh, hd, n_kv)));
-    cu::attention(dq.p, dk.p, dv.p, dout.p, nt, n_past, nh, nkv, hd, scale, scratch.p, nullptr);
+    // With the position on the device, the host value is deliberately wrong: it must not be used.
+    cu::attention(dq.p, f32 ? static_cast<const void*>(dk32.p) : dk.p, f32 ? static_cast<const void*>(dv32.p) : dv.p,
+                  f32 ? ggml_type::f32 : ggml_type::f16, dout.p, nt, on_device ? 0 : n_past,
+                  on_device ? dpos.p : nullptr, n_kv, nh, nkv, hd, scale, scratch.p, nullptr);
 
     std::vector<double> ref(q.size());
     for (int64_t t = 0; t < nt; ++t)
@@ -287,7 +320,7 @@ TEST(CudaOps, AttentionMatchesNaiveCausal) {
         for (int64_t j = 0; j <= n_past + t; ++j) {
           double d = 0;
           for (int64_t c = 0; c < hd; ++c)
-            d += double(q[size_t((t * nh + h) * hd + c)]) * fp16_to_f32(kh[size_t((j * nkv + g) * hd + c)]);
+            d += double(q[size_t((t * nh + h) * hd + c)]) * kr[size_t((j * nkv + g) * hd + c)];
           s[size_t(j)] = d * scale;
           m = std::max(m, s[size_t(j)]);
         }
@@ -295,11 +328,38 @@ TEST(CudaOps, AttentionMatchesNaiveCausal) {
         for (auto& v : s) { v = std::exp(v - m); l += v; }
         for (int64_t c = 0; c < hd; ++c) {
           double acc = 0;
-          for (int64_t j = 0; j <= n_past + t; ++j) acc += s[size_t(j)] * fp16_to_f32(vh[size_t((j * nkv + g) * hd + c)]);
+          for (int64_t j = 0; j <= n_past + t; ++j) acc += s[size_t(j)] * vr[size_t((j * nkv + g) * hd + c)];
           ref[size_t((t * nh + h) * hd + c)] = acc / l;
         }
       }
-    EXPECT_LT(nmse(dout.download(), ref), 1e-9) << "n_past=" << n_past << " n_tokens=" << nt;
+    EXPECT_LT(nmse(dout.download(), ref), 1e-9)
+        << "mode=" << int(md) << " n_past=" << n_past << " n_tokens=" << nt;
+  }
+}
+
+// kv_store writes at the position it reads on the device, in F16 or F32, and
+// skips rows past the cache.
+TEST(CudaOps, KvStoreAtDevicePosition) {
+  REQUIRE_DEVICE();
+  const int64_t row_len = 300, n_cells = 10, n_rows = 4;
+  const auto src = random_floats(size_t(n_rows * row_len), 51);
+  for (int32_t first : {0, 3, 8}) {
+    dev_buf<int32_t> dpos(std::vector<int32_t>{first, first + 1, first + 2, first + 3});
+    dev_buf<float> dsrc(src);
+    dev_buf<uint16_t> c16(std::vector<uint16_t>(size_t(n_cells * row_len), 0));
+    dev_buf<float> c32(std::vector<float>(size_t(n_cells * row_len), -7.0f));
+    cu::kv_store(dsrc.p, n_rows, row_len, c16.p, ggml_type::f16, n_cells, dpos.p, nullptr);
+    cu::kv_store(dsrc.p, n_rows, row_len, c32.p, ggml_type::f32, n_cells, dpos.p, nullptr);
+    const auto h16 = c16.download();
+    const auto h32 = c32.download();
+    for (int64_t cell = 0; cell < n_cells; ++cell)
+      for (int64_t c = 0; c < row_len; ++c) {
+        const size_t i = size_t(cell * row_len + c);
+        const bool written = cell >= first && cell < first + n_rows;
+        const float want = written ? src[size_t((cell - first) * row_len + c)] : 0.0f;
+        ASSERT_EQ(h16[i], f32_to_fp16(want)) << "first=" << first << " cell=" << cell;
+        ASSERT_EQ(h32[i], written ? want : -7.0f) << "first=" << first << " cell=" << cell;
+      }
   }
 }
 

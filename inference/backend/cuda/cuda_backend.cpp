@@ -7,7 +7,14 @@
 // used so far. Every op is queued on one stream; download() and synchronize()
 // wait for it. Host<->device copies of up to k_staging_bytes go through a
 // pinned staging buffer so that token ids in and logits out are fast copies.
-// The KV cache is F16 only (caps().kv_f32 is false).
+// The KV cache is F16 or F32.
+//
+// Step graphs: capture() records the ops of a forward step into a CUDA graph
+// (cudaStreamBeginCapture), replay() launches it. Ops that need scratch sized
+// by the context (attention) size it for the whole cache while recording; if
+// it is too small, the recording is abandoned, the scratch grown, and the
+// step recorded again. Growing that scratch later makes older graphs stale
+// (replay() returns false and the context records them again).
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -15,6 +22,8 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+
+#include <spdlog/spdlog.h>
 
 #include "inference/backend/backend.h"
 #include "inference/backend/cuda/cuda_ops.h"
@@ -52,7 +61,28 @@ class cuda_weight final : public weight {
   void* data_ = nullptr;
 };
 
+class cuda_step_graph final : public step_graph {
+ public:
+  cuda_step_graph(cu::graph_exec* g, uint64_t generation) : g_(g), generation_(generation) {}
+  ~cuda_step_graph() override { cu::destroy_graph(g_); }
+  cu::graph_exec* exec() const { return g_; }
+  uint64_t generation() const { return generation_; }
+
+ private:
+  cu::graph_exec* g_;
+  uint64_t generation_;  // of the backend's graph-visible scratch at capture
+};
+
+// Thrown by an op being recorded whose scratch is too small: capture() grows it and records again.
+struct scratch_too_small {};
+
 uint8_t* dev(const buffer& b) { return static_cast<const cuda_buffer&>(b).data(); }
+size_t kv_elem_size(ggml_type t) {
+  if (t == ggml_type::f16) return 2;
+  if (t == ggml_type::f32) return 4;
+  throw std::invalid_argument("the CUDA backend keeps the KV cache in F16 or F32");
+}
+int32_t* i32(const buffer& b) { return reinterpret_cast<int32_t*>(dev(b)); }
 float* f32(f32_ref r) { return reinterpret_cast<float*>(dev(*r.buf)) + r.offset; }
 const cuda_weight& cw(const weight& w) { return static_cast<const cuda_weight&>(w); }
 
@@ -75,7 +105,9 @@ class cuda_backend final : public backend {
 
   std::string name() const override { return "cuda"; }
   std::string describe() const override { return std::string("cuda (") + cu::device_description() + ")"; }
-  backend_caps caps() const override { return backend_caps{false, false, 1}; }
+  backend_caps caps() const override {
+    return backend_caps{.host_memory = false, .kv_f32 = true, .step_graphs = true, .n_threads = 1};
+  }
   bool supports_weight_type(ggml_type t) const override { return cu::gemv_supported(t); }
 
   weight_ptr upload_weight(ggml_type type, int64_t rows, int64_t cols, const uint8_t* data) override {
@@ -86,6 +118,7 @@ class cuda_backend final : public backend {
   buffer_ptr alloc(size_t bytes) override { return std::make_unique<cuda_buffer>(bytes, stream_); }
 
   void upload(buffer& dst, size_t off, const void* src, size_t bytes) override {
+    not_capturing("upload");
     check_range(dst, off, bytes, "upload");
     if (bytes <= k_staging_bytes) {
       cu::check(cudaStreamSynchronize(stream_), "sync before staging");  // staging may still be in flight
@@ -97,6 +130,7 @@ class cuda_backend final : public backend {
     }
   }
   void download(const buffer& src, size_t off, void* dst, size_t bytes) override {
+    not_capturing("download");
     check_range(src, off, bytes, "download");
     if (bytes <= k_staging_bytes) {
       cu::check(cudaMemcpyAsync(staging_, dev(src) + off, bytes, cudaMemcpyDeviceToHost, stream_), "download");
@@ -107,7 +141,10 @@ class cuda_backend final : public backend {
       cu::check(cudaStreamSynchronize(stream_), "download sync");
     }
   }
-  void synchronize() override { cu::check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize"); }
+  void synchronize() override {
+    not_capturing("synchronize");
+    cu::check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+  }
 
   void get_rows(const weight& table, const buffer& ids, int64_t n, f32_ref out) override {
     cu::get_rows(table.type(), cw(table).data(), table.cols(), reinterpret_cast<const int32_t*>(dev(ids)), n,
@@ -123,6 +160,11 @@ class cuda_backend final : public backend {
     grow(scratch_x_, scratch_x_elems_, size_t(n * w.cols()));
     cu::gemm(cublas_, w.type(), cw(w).data(), w.rows(), w.cols(), f32(x), n, f32(y), scratch_w_, scratch_x_,
              stream_);
+  }
+
+  void argmax_rows(f32_ref x, int64_t n_rows, int64_t n_cols, buffer& out) override {
+    check_range(out, 0, size_t(n_rows) * sizeof(int32_t), "argmax_rows");
+    cu::argmax_rows(f32(x), n_rows, n_cols, i32(out), stream_);
   }
 
   void rms_norm(f32_ref x, const buffer& w, f32_ref y, int64_t n_rows, int64_t n_cols, float eps) override {
@@ -142,27 +184,33 @@ class cuda_backend final : public backend {
   }
 
   void kv_store(f32_ref src, int64_t n_rows, int64_t row_len, buffer& cache, ggml_type kv_type,
-                int64_t first_cell) override {
-    require_f16(kv_type);
-    check_range(cache, size_t((first_cell + n_rows) * row_len) * 2, 0, "kv_store");
-    cu::f32_to_f16(f32(src), reinterpret_cast<uint16_t*>(dev(cache)) + first_cell * row_len, n_rows * row_len,
-                   stream_);
+                const buffer& pos) override {
+    const size_t row_bytes = size_t(row_len) * kv_elem_size(kv_type);
+    cu::kv_store(f32(src), n_rows, row_len, dev(cache), kv_type, int64_t(cache.size() / row_bytes), i32(pos),
+                 stream_);
   }
 
   void attention(f32_ref q, const buffer& k_cache, const buffer& v_cache, f32_ref out,
                  const attention_params& ap) override {
-    require_f16(ap.kv_type);
-    const int64_t n_kv = ap.pos0 + ap.n_tokens;
-    grow(attn_scratch_, attn_scratch_elems_,
-         size_t(cu::attention_scratch_floats(ap.n_tokens, ap.n_head, ap.head_dim, n_kv)));
-    cu::attention(f32(q), reinterpret_cast<const uint16_t*>(dev(k_cache)),
-                  reinterpret_cast<const uint16_t*>(dev(v_cache)), f32(out), ap.n_tokens, ap.pos0, ap.n_head,
-                  ap.n_head_kv, ap.head_dim, ap.scale, attn_scratch_, stream_);
+    const int64_t n_cells = int64_t(k_cache.size() / (size_t(ap.n_head_kv * ap.head_dim) * kv_elem_size(ap.kv_type)));
+    // Recorded: the position is read on the device and may be anything up to the cache's end.
+    const int64_t n_kv_max = capturing_ && ap.pos ? n_cells : ap.pos0 + ap.n_tokens;
+    const auto need = size_t(cu::attention_scratch_floats(ap.n_tokens, ap.n_head, ap.head_dim, n_kv_max));
+    if (need > attn_scratch_elems_) {
+      if (capturing_) {
+        attn_scratch_wanted_ = std::max(attn_scratch_wanted_, need);
+        throw scratch_too_small{};
+      }
+      grow(attn_scratch_, attn_scratch_elems_, need);
+      ++generation_;  // recorded graphs point at the old scratch
+    }
+    cu::attention(f32(q), dev(k_cache), dev(v_cache), ap.kv_type, f32(out), ap.n_tokens, ap.pos0,
+                  ap.pos ? i32(*ap.pos) : nullptr, n_kv_max, ap.n_head, ap.n_head_kv, ap.head_dim, ap.scale,
+                  attn_scratch_, stream_);
   }
 
   void kv_move(buffer& cache, ggml_type kv_type, int64_t row_len, int64_t src, int64_t dst, int64_t n) override {
-    require_f16(kv_type);
-    const size_t row_bytes = size_t(row_len) * 2;
+    const size_t row_bytes = size_t(row_len) * kv_elem_size(kv_type);
     check_range(cache, size_t(std::max(src, dst) + n) * row_bytes, 0, "kv_move");
     if (n <= 0 || src == dst) return;
     // Copy in chunks that never overlap their own destination, in the order
@@ -180,12 +228,51 @@ class cuda_backend final : public backend {
 
   void kv_rope_shift(buffer& k_cache, ggml_type kv_type, int64_t first, int64_t n, int64_t n_head_kv,
                      int64_t head_dim, int64_t delta, const rope_params& rp) override {
-    require_f16(kv_type);
     const int64_t row_len = n_head_kv * head_dim;
-    check_range(k_cache, size_t((first + n) * row_len) * 2, 0, "kv_rope_shift");
-    cu::rope_shift_f16(reinterpret_cast<uint16_t*>(dev(k_cache)) + first * row_len, n, n_head_kv, head_dim,
-                       rp.n_rot, int32_t(delta), rp.freq_base, rp.freq_scale, factors(rp),
-                       rp.style == rope_style::neox, stream_);
+    const size_t es = kv_elem_size(kv_type);
+    check_range(k_cache, size_t((first + n) * row_len) * es, 0, "kv_rope_shift");
+    cu::rope_shift(dev(k_cache) + size_t(first * row_len) * es, kv_type, n, n_head_kv, head_dim, rp.n_rot,
+                   int32_t(delta), rp.freq_base, rp.freq_scale, factors(rp), rp.style == rope_style::neox, stream_);
+  }
+
+  step_graph_ptr capture(const std::function<void()>& record) override {
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      attn_scratch_wanted_ = 0;
+      cu::begin_capture(stream_);
+      capturing_ = true;
+      bool retry = false;
+      try {
+        record();
+      } catch (const scratch_too_small&) {
+        retry = true;
+      } catch (...) {
+        capturing_ = false;
+        cu::destroy_graph(cu::end_capture(stream_, nullptr));
+        throw;
+      }
+      capturing_ = false;
+      const char* why = nullptr;
+      cu::graph_exec* g = cu::end_capture(stream_, &why);
+      if (retry) {
+        cu::destroy_graph(g);
+        grow(attn_scratch_, attn_scratch_elems_, attn_scratch_wanted_);
+        ++generation_;
+        continue;
+      }
+      if (!g) {
+        spdlog::warn("cuda: recording a step graph failed ({})", why ? why : "unknown error");
+        return nullptr;
+      }
+      return std::make_unique<cuda_step_graph>(g, generation_);
+    }
+    return nullptr;
+  }
+
+  bool replay(step_graph& g) override {
+    auto& cg = static_cast<cuda_step_graph&>(g);
+    if (cg.generation() != generation_) return false;
+    cu::launch_graph(cg.exec(), stream_);
+    return true;
   }
 
  private:
@@ -195,12 +282,13 @@ class cuda_backend final : public backend {
   static const float* factors(const rope_params& rp) {
     return rp.freq_factors ? reinterpret_cast<const float*>(dev(*rp.freq_factors)) : nullptr;
   }
-  static void require_f16(ggml_type t) {
-    if (t != ggml_type::f16) throw std::invalid_argument("the CUDA backend keeps the KV cache in F16 only");
+  void not_capturing(const char* what) const {
+    if (capturing_) throw std::logic_error(std::string("cuda: ") + what + " while recording a step graph");
   }
   template <typename T>
   void grow(T*& p, size_t& have, size_t need) {
     if (need <= have) return;
+    not_capturing("scratch growth");
     cu::check(cudaStreamSynchronize(stream_), "sync before scratch growth");
     cudaFree(p);
     p = nullptr;
@@ -217,6 +305,9 @@ class cuda_backend final : public backend {
   size_t scratch_x_elems_ = 0;
   float* attn_scratch_ = nullptr;
   size_t attn_scratch_elems_ = 0;
+  size_t attn_scratch_wanted_ = 0;  // while recording: the size an op asked for
+  bool capturing_ = false;
+  uint64_t generation_ = 0;         // bumped when graph-visible scratch moves
 };
 
 }  // namespace

@@ -3,7 +3,7 @@
 // Every pointer is device memory; every launch is asynchronous on `stream`.
 // Shapes follow the CPU backend: activations are row-major [n_tokens][dim],
 // weights W[rows][cols] stay in their GGUF block layout (uploaded once), and
-// the KV cache is F16 [n_ctx][n_kv_head][head_dim] per layer. This header has
+// the KV cache is F16 or F32 [n_ctx][n_kv_head][head_dim] per layer. This header has
 // no CUDA types so that plain C++ code (the backend, tests) can include it.
 #pragma once
 
@@ -63,10 +63,16 @@ void rms_norm(const float* x, const float* weight, float* y, int64_t n_rows, int
 // (Llama 3.1 rope_freqs, n_rot/2 floats on the device) is not null.
 void rope(float* x, int64_t n_tokens, int64_t n_heads, int64_t head_dim, int64_t n_rot, const int32_t* pos,
           float freq_base, float freq_scale, const float* factors, bool neox, stream_t stream);
-// Re-rotates F16 keys in place by `delta` positions: rows [n_rows][n_heads][head_dim].
-void rope_shift_f16(uint16_t* k, int64_t n_rows, int64_t n_heads, int64_t head_dim, int64_t n_rot,
-                    int32_t delta, float freq_base, float freq_scale, const float* factors, bool neox,
-                    stream_t stream);
+// Re-rotates cached keys (kv_type F16 or F32) in place by `delta` positions:
+// rows [n_rows][n_heads][head_dim].
+void rope_shift(void* k, ggml_type kv_type, int64_t n_rows, int64_t n_heads, int64_t head_dim, int64_t n_rot,
+                int32_t delta, float freq_base, float freq_scale, const float* factors, bool neox, stream_t stream);
+
+// --- kv_store.cu ---
+// cache cells [pos[0], pos[0] + n_rows) = src [n_rows][row_len] as kv_type (F16
+// or F32); pos[0] is read on the device; rows past n_cells are skipped.
+void kv_store(const float* src, int64_t n_rows, int64_t row_len, void* cache, ggml_type kv_type, int64_t n_cells,
+              const int32_t* pos, stream_t stream);
 
 // --- elementwise.cu ---
 void silu_mul(const float* gate, const float* up, float* out, int64_t n, stream_t stream);
@@ -74,17 +80,29 @@ void add(const float* a, const float* b, float* out, int64_t n, stream_t stream)
 // x[r][c] += bias[c]
 void add_bias(float* x, const float* bias, int64_t n_rows, int64_t dim, stream_t stream);
 void softmax_rows(float* x, int64_t n_rows, int64_t n, stream_t stream);
-// out[0] = index of the largest of x[0..n) (lowest index on ties).
-void argmax(const float* x, int64_t n, int32_t* out, stream_t stream);
+// out[r] = index of the largest of x[r][0..n) (lowest index on ties), r < n_rows.
+void argmax_rows(const float* x, int64_t n_rows, int64_t n, int32_t* out, stream_t stream);
 
-// --- attention.cu: causal attention over an F16 KV cache, flash-decoding style ---
-// q:   [n_tokens][n_head][head_dim] F32, token t sits at position n_past + t
-// k,v: [n_ctx][n_head_kv][head_dim] F16, positions 0 .. n_past + n_tokens - 1 filled
+// --- attention.cu: causal attention over the KV cache, flash-decoding style ---
+// q:   [n_tokens][n_head][head_dim] F32, token t sits at position n_past + t,
+//      n_past = pos[0] read on the device when pos is not null
+// k,v: [n_ctx][n_head_kv][head_dim] in kv_type (F16 or F32), positions 0 .. n_past + n_tokens - 1 filled
 // out: [n_tokens][n_head][head_dim] F32
-// scratch: attention_scratch_floats(...) floats.
+// n_kv_max (used with pos): a bound on n_past + n_tokens, which sizes the grid.
+// scratch: attention_scratch_floats(n_tokens, n_head, head_dim, pos ? n_kv_max : n_past + n_tokens) floats.
 int64_t attention_scratch_floats(int64_t n_tokens, int64_t n_head, int64_t head_dim, int64_t n_kv);
-void attention(const float* q, const uint16_t* k, const uint16_t* v, float* out, int64_t n_tokens,
-               int64_t n_past, int64_t n_head, int64_t n_head_kv, int64_t head_dim, float scale,
-               float* scratch, stream_t stream);
+void attention(const float* q, const void* k, const void* v, ggml_type kv_type, float* out, int64_t n_tokens,
+               int64_t n_past, const int32_t* pos, int64_t n_kv_max, int64_t n_head, int64_t n_head_kv,
+               int64_t head_dim, float scale, float* scratch, stream_t stream);
+
+// --- graph.cu: CUDA graphs of a recorded stream ---
+// begin_capture starts recording `stream` (thread-local mode); end_capture
+// stops it and returns an instantiated executable graph, or nullptr when the
+// recording was invalidated (*why then names the CUDA error).
+struct graph_exec;
+void begin_capture(stream_t stream);
+graph_exec* end_capture(stream_t stream, const char** why);
+void launch_graph(graph_exec* g, stream_t stream);
+void destroy_graph(graph_exec* g);
 
 }  // namespace qf::infer::cuda

@@ -52,10 +52,12 @@ __global__ void softmax_kernel(float* x, int64_t n) {
   for (int64_t i = threadIdx.x; i < n; i += blockDim.x) r[i] *= inv;
 }
 
-// Single block of 1024 threads; ties resolve to the lowest index.
-__global__ void argmax_kernel(const float* x, int64_t n, int32_t* out) {
+// One block of 1024 threads per row; ties resolve to the lowest index.
+__global__ void argmax_kernel(const float* xs, int64_t n, int32_t* outs) {
   __shared__ float bv[1024];
   __shared__ int32_t bi[1024];
+  const float* x = xs + int64_t(blockIdx.x) * n;
+  int32_t* out = outs + blockIdx.x;
   float best = -CUDART_INF_F;
   int32_t idx = 0x7fffffff;
   for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
@@ -76,7 +78,7 @@ __global__ void argmax_kernel(const float* x, int64_t n, int32_t* out) {
     }
     __syncthreads();
   }
-  if (threadIdx.x == 0) out[0] = bi[0];
+  if (threadIdx.x == 0) out[0] = bi[0] == 0x7fffffff ? 0 : bi[0];  // all NaN/-inf: 0, as the CPU
 }
 
 }  // namespace
@@ -106,8 +108,9 @@ void softmax_rows(float* x, int64_t n_rows, int64_t n, stream_t stream) {
   QF_CUDA_CHECK(cudaGetLastError());
 }
 
-void argmax(const float* x, int64_t n, int32_t* out, stream_t stream) {
-  argmax_kernel<<<1, 1024, 0, stream>>>(x, n, out);
+void argmax_rows(const float* x, int64_t n_rows, int64_t n, int32_t* out, stream_t stream) {
+  if (n_rows == 0) return;
+  argmax_kernel<<<unsigned(n_rows), 1024, 0, stream>>>(x, n, out);
   QF_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -1,8 +1,8 @@
 // Rotary position embeddings, both pairings: llama's adjacent pairs
 // (2i, 2i+1) and NEOX/qwen2's halves (i, i + n_rot/2), with theta_i = p *
 // scale / base^(2i/n_rot) (divided by Llama 3.1's per-pair frequency factors
-// when given) computed as the CPU backend does. rope_shift_f16
-// re-rotates cached F16 keys by a position delta (rotations compose: R(p +
+// when given) computed as the CPU backend does. rope_shift
+// re-rotates cached keys (F16 or F32) by a position delta (rotations compose: R(p +
 // delta) = R(delta) R(p)), for KV chunk reuse.
 #include "inference/backend/cuda/common.cuh"
 
@@ -40,16 +40,22 @@ __global__ void rope_kernel(float* x, int64_t n_heads, int64_t head_dim, int64_t
   v[b] = x1;
 }
 
-__global__ void rope_shift_kernel(uint16_t* k, int64_t n_heads, int64_t head_dim, int64_t n_rot, int32_t delta,
+__device__ __forceinline__ float load(const uint16_t* p) { return h2f(*p); }
+__device__ __forceinline__ float load(const float* p) { return *p; }
+__device__ __forceinline__ void store(uint16_t* p, float x) { *p = f2h(x); }
+__device__ __forceinline__ void store(float* p, float x) { *p = x; }
+
+template <typename KV>
+__global__ void rope_shift_kernel(KV* k, int64_t n_heads, int64_t head_dim, int64_t n_rot, int32_t delta,
                                   float base, float scale, const float* factors, bool neox) {
   const int i = threadIdx.x;
   if (i >= n_rot / 2) return;
-  uint16_t* v = k + (int64_t(blockIdx.x) * n_heads + blockIdx.y) * head_dim;
+  KV* v = k + (int64_t(blockIdx.x) * n_heads + blockIdx.y) * head_dim;
   const int64_t a = pair_first(i, n_rot, neox), b = pair_second(i, n_rot, neox);
-  float x0 = h2f(v[a]), x1 = h2f(v[b]);
+  float x0 = load(v + a), x1 = load(v + b);
   rotate_pair(x0, x1, theta_of(float(delta), i, n_rot, base, scale, factors));
-  v[a] = f2h(x0);
-  v[b] = f2h(x1);
+  store(v + a, x0);
+  store(v + b, x1);
 }
 
 }  // namespace
@@ -63,13 +69,16 @@ void rope(float* x, int64_t n_tokens, int64_t n_heads, int64_t head_dim, int64_t
   QF_CUDA_CHECK(cudaGetLastError());
 }
 
-void rope_shift_f16(uint16_t* k, int64_t n_rows, int64_t n_heads, int64_t head_dim, int64_t n_rot,
-                    int32_t delta, float freq_base, float freq_scale, const float* factors, bool neox,
-                    stream_t stream) {
+void rope_shift(void* k, ggml_type kv_type, int64_t n_rows, int64_t n_heads, int64_t head_dim, int64_t n_rot,
+                int32_t delta, float freq_base, float freq_scale, const float* factors, bool neox, stream_t stream) {
   if (n_rows == 0 || n_rot < 2) return;
   const dim3 grid{unsigned(n_rows), unsigned(n_heads)};
-  rope_shift_kernel<<<grid, unsigned(n_rot / 2), 0, stream>>>(k, n_heads, head_dim, n_rot, delta, freq_base,
-                                                               freq_scale, factors, neox);
+  if (kv_type == ggml_type::f16)
+    rope_shift_kernel<<<grid, unsigned(n_rot / 2), 0, stream>>>(static_cast<uint16_t*>(k), n_heads, head_dim, n_rot,
+                                                                 delta, freq_base, freq_scale, factors, neox);
+  else
+    rope_shift_kernel<<<grid, unsigned(n_rot / 2), 0, stream>>>(static_cast<float*>(k), n_heads, head_dim, n_rot,
+                                                                 delta, freq_base, freq_scale, factors, neox);
   QF_CUDA_CHECK(cudaGetLastError());
 }
 
