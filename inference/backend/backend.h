@@ -38,6 +38,7 @@
 #include <memory>
 #include <string>
 
+#include "inference/core/cancellation.h"
 #include "inference/core/ggml_types.h"
 #include "inference/model/rope.h"
 
@@ -162,6 +163,12 @@ class backend {
   // Re-rotates keys in cells [first, first + n) by `delta` positions.
   virtual void kv_rope_shift(buffer& k_cache, ggml_type kv_type, int64_t first, int64_t n, int64_t n_head_kv,
                              int64_t head_dim, int64_t delta, const rope_params& rp) = 0;
+
+  // ---- interruption ----
+  // While `t` is set, long ops may stop part-way once it is cancelled, leaving
+  // their outputs undefined: the caller checks t after the ops and discards
+  // what they computed. nullptr (the default) runs every op to its end.
+  virtual void set_interrupt(const cancel_token* t) {}
 
   // ---- step graphs (optional, caps().step_graphs) ----
   // Records the ops that `record` enqueues without running them. Returns

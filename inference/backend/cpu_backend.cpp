@@ -123,7 +123,7 @@ void cpu_backend::get_rows(const weight& table, const buffer& ids_buf, int64_t n
 }
 
 void cpu_backend::matmul(const weight& w, f32_ref x, int64_t n, f32_ref y) {
-  cpu::matmul(pool_, mat(w), f32(x), n, f32(y));
+  cpu::matmul(pool_, mat(w), f32(x), n, f32(y), interrupt_);
 }
 
 void cpu_backend::argmax_rows(f32_ref x, int64_t n_rows, int64_t n_cols, buffer& out) {

@@ -68,6 +68,8 @@ class cpu_backend final : public backend {
   void kv_rope_shift(buffer& k_cache, ggml_type kv_type, int64_t first, int64_t n, int64_t n_head_kv,
                      int64_t head_dim, int64_t delta, const rope_params& rp) override;
 
+  void set_interrupt(const cancel_token* t) override { interrupt_ = t; }
+
   cpu::thread_pool& pool() { return pool_; }
 
  private:
@@ -78,6 +80,7 @@ class cpu_backend final : public backend {
   float* scratch(int ith, size_t n_floats);  // per-thread scratch, grown on demand
 
   cpu::thread_pool pool_;
+  const cancel_token* interrupt_ = nullptr;  // matmuls stop taking work once it is cancelled
   std::vector<std::vector<float>> scratch_;  // [n_threads][...]
 };
 

@@ -129,9 +129,11 @@ eval_result context::eval(std::span<const int32_t> toks, logits_mode mode, const
   else
     argmax_.resize(static_cast<size_t>(rows));
   if (mode == logits_mode::all && s.logits_rows < std::min(n_total, s.n_ubatch)) {
-    s.logits_rows = std::min(n_total, s.n_ubatch);
-    s.logits = model_.be().alloc(static_cast<size_t>(s.logits_rows * hp.n_vocab) * sizeof(float));
+    const int64_t rows_new = std::min(n_total, s.n_ubatch);
+    buffer_ptr grown = model_.be().alloc(static_cast<size_t>(rows_new * hp.n_vocab) * sizeof(float));
     graphs_.clear();  // they write to the old logits buffer
+    s.logits = std::move(grown);
+    s.logits_rows = rows_new;  // only once the buffer exists (alloc may throw)
   }
 
   eval_result r;
@@ -193,7 +195,17 @@ bool context::run_forward(int64_t n, int64_t pos0, int64_t n_out, const cancel_t
     if (best) be.argmax_rows(*s.logits, n_out, model_.hp().n_vocab, *s.best);  // best [n_out]
     return true;
   };
-  if (!graphs_on_ || n > k_graph_tokens) return ops(b);
+  // Run directly, letting long ops (a prefill layer's matmuls, the output
+  // projection) stop part-way on cancel; the ubatch is then dropped.
+  auto direct = [&] {
+    struct clear_interrupt {
+      backend& be;
+      ~clear_interrupt() { be.set_interrupt(nullptr); }
+    } guard{be};
+    be.set_interrupt(&cancel);
+    return ops(b) && !cancel.is_cancelled();
+  };
+  if (!graphs_on_ || n > k_graph_tokens) return direct();
 
   // A step graph per shape; a replay reads this step's ids and positions from s.ids / s.pos.
   const int64_t key = (n * (k_graph_tokens + 1) + n_out) * 2 + (best ? 1 : 0);
@@ -213,7 +225,7 @@ bool context::run_forward(int64_t n, int64_t pos0, int64_t n_out, const cancel_t
   spdlog::warn("{}: step graphs unavailable ({}), running decode steps op by op", be.name(), why);
   graphs_.clear();
   graphs_on_ = false;
-  return ops(b);
+  return direct();
 }
 
 int32_t context::argmax(int64_t i) const {

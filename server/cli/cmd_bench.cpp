@@ -3,8 +3,10 @@
 //
 // ppN: N random tokens evaluated as one prefill into an empty cache (logits of
 // the last one only). tgN: N single-token decode steps into an empty cache,
-// starting from BOS (or a random token), each followed by a random next token,
-// so sampling cost is excluded. One warm-up run, then -r repetitions; the
+// starting from BOS (or a random token), each followed by a random next token;
+// each step reduces its logits to the greedy token on the backend and copies
+// back only that id, as the completion pipeline does. On CUDA the steps are
+// replayed CUDA graphs (QUICKFILL_STEP_GRAPHS=0 measures direct launches). One warm-up run, then -r repetitions; the
 // figure is the median tokens/s (mean and standard deviation alongside). tg
 // rows also show the decode bandwidth: weight bytes x tokens/s (every weight is
 // read once per decoded token). -p/-n/-t accept comma-separated lists. Text
@@ -138,7 +140,7 @@ int cmd_bench(std::span<char*> args) {
             t0 = now_seconds();
             for (int64_t i = 0; i < n; ++i) {
               int32_t one[1] = {t};
-              ctx.eval(one, infer::logits_mode::last);
+              ctx.eval(one, infer::logits_mode::last, {}, infer::output_kind::argmax);
               t = pick(rng);
             }
           }

@@ -306,6 +306,8 @@ TEST(CudaOps, AttentionMatchesNaiveCausal) {
     for (int64_t t = 0; t < nt; ++t) pos[size_t(t)] = int32_t(n_past + t);
     dev_buf<int32_t> dpos(pos);
     dev_buf<float> scratch(size_t(cu::attention_scratch_floats(nt, nh, hd, n_kv)));
+    // NaN everywhere: a split that is read without having been written shows.
+    cu::check(cudaMemset(scratch.p, 0xFF, scratch.n * sizeof(float)), "cudaMemset");
     // With the position on the device, the host value is deliberately wrong: it must not be used.
     cu::attention(dq.p, f32 ? static_cast<const void*>(dk32.p) : dk.p, f32 ? static_cast<const void*>(dv32.p) : dv.p,
                   f32 ? ggml_type::f32 : ggml_type::f16, dout.p, nt, on_device ? 0 : n_past,
@@ -338,26 +340,27 @@ TEST(CudaOps, AttentionMatchesNaiveCausal) {
 }
 
 // kv_store writes at the position it reads on the device, in F16 or F32, and
-// skips rows past the cache.
+// skips rows past the cache (two guard rows after the cache must stay as they were).
 TEST(CudaOps, KvStoreAtDevicePosition) {
   REQUIRE_DEVICE();
-  const int64_t row_len = 300, n_cells = 10, n_rows = 4;
+  const int64_t row_len = 300, n_cells = 10, n_rows = 4, n_alloc = n_cells + 2;
   const auto src = random_floats(size_t(n_rows * row_len), 51);
+  const uint16_t guard16 = f32_to_fp16(-3.0f);
   for (int32_t first : {0, 3, 8}) {
     dev_buf<int32_t> dpos(std::vector<int32_t>{first, first + 1, first + 2, first + 3});
     dev_buf<float> dsrc(src);
-    dev_buf<uint16_t> c16(std::vector<uint16_t>(size_t(n_cells * row_len), 0));
-    dev_buf<float> c32(std::vector<float>(size_t(n_cells * row_len), -7.0f));
+    dev_buf<uint16_t> c16(std::vector<uint16_t>(size_t(n_alloc * row_len), guard16));
+    dev_buf<float> c32(std::vector<float>(size_t(n_alloc * row_len), -7.0f));
     cu::kv_store(dsrc.p, n_rows, row_len, c16.p, ggml_type::f16, n_cells, dpos.p, nullptr);
     cu::kv_store(dsrc.p, n_rows, row_len, c32.p, ggml_type::f32, n_cells, dpos.p, nullptr);
     const auto h16 = c16.download();
     const auto h32 = c32.download();
-    for (int64_t cell = 0; cell < n_cells; ++cell)
+    for (int64_t cell = 0; cell < n_alloc; ++cell)
       for (int64_t c = 0; c < row_len; ++c) {
         const size_t i = size_t(cell * row_len + c);
-        const bool written = cell >= first && cell < first + n_rows;
+        const bool written = cell >= first && cell < first + n_rows && cell < n_cells;
         const float want = written ? src[size_t((cell - first) * row_len + c)] : 0.0f;
-        ASSERT_EQ(h16[i], f32_to_fp16(want)) << "first=" << first << " cell=" << cell;
+        ASSERT_EQ(h16[i], written ? f32_to_fp16(want) : guard16) << "first=" << first << " cell=" << cell;
         ASSERT_EQ(h32[i], written ? want : -7.0f) << "first=" << first << " cell=" << cell;
       }
   }

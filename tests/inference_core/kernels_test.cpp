@@ -4,6 +4,7 @@
 // quantization error); decode (GEMV) vs prefill (GEMM) paths; elementwise ops.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -133,6 +134,27 @@ TEST(matmul, thread_counts_give_identical_results) {
   matmul(one, w.w, x.data(), 5, a.data());
   matmul(three, w.w, x.data(), 5, b.data());
   EXPECT_EQ(a, b);
+}
+
+// A cancelled stop token makes every thread stop taking row blocks: with it
+// cancelled from the start nothing is written; a token never cancelled
+// changes nothing.
+TEST(matmul, stops_taking_rows_once_cancelled) {
+  auto w = make_weights(ggml_type::q8_0, 4000, 256, 4);
+  thread_pool pool(2);
+  for (int64_t nt : {1, 6}) {
+    auto x = qf::test::random_floats(static_cast<size_t>(256 * nt), 2);
+    std::vector<float> full(static_cast<size_t>(4000 * nt)), y(full.size(), -12345.0f);
+    matmul(pool, w.w, x.data(), nt, full.data());
+    qf::cancel_source src;
+    const qf::cancel_token live = src.token();
+    std::vector<float> same(full.size());
+    matmul(pool, w.w, x.data(), nt, same.data(), &live);
+    EXPECT_EQ(same, full) << nt;
+    src.cancel(qf::cancel_reason::cancelled);
+    matmul(pool, w.w, x.data(), nt, y.data(), &live);
+    EXPECT_EQ(std::count(y.begin(), y.end(), -12345.0f), static_cast<long>(y.size())) << nt;
+  }
 }
 
 TEST(matmul, rejects_unsupported) {

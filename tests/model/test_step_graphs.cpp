@@ -53,6 +53,10 @@ class replaying_backend final : public backend {
     in_->synchronize();
   }
   void reserve_attention(int64_t n_ctx, int64_t n_head) override { in_->reserve_attention(n_ctx, n_head); }
+  void set_interrupt(const cancel_token* t) override {
+    if (recording_ && t) ADD_FAILURE() << "interrupt set while recording a step";
+    in_->set_interrupt(t);
+  }
 
   void get_rows(const weight& t, const buffer& ids, int64_t n, f32_ref out) override {
     op([=, this, &t, &ids] { in_->get_rows(t, ids, n, out); });

@@ -70,7 +70,8 @@ weight_matrix prepare_weight(ggml_type type, int64_t rows, int64_t cols, const u
   return w;
 }
 
-void matmul(thread_pool& pool, const weight_matrix& w, const float* x, int64_t n_tokens, float* y) {
+void matmul(thread_pool& pool, const weight_matrix& w, const float* x, int64_t n_tokens, float* y,
+            const cancel_token* stop) {
   if (n_tokens <= 0 || w.rows == 0) return;
   const auto& kt = detail::active_kernels();
   const detail::row_dot_fn dot = detail::row_dot_for(kt, w.type);
@@ -101,7 +102,7 @@ void matmul(thread_pool& pool, const weight_matrix& w, const float* x, int64_t n
     pool.run_dynamic([&](int, int) {
       for (;;) {
         const int64_t r0 = next.fetch_add(chunk, std::memory_order_relaxed);
-        if (r0 >= rows) break;
+        if (r0 >= rows || (stop && stop->is_cancelled())) break;
         const int64_t r1 = std::min(rows, r0 + chunk);
         const uint8_t* wr = w.data + r0 * w.row_bytes;
         for (int64_t r = r0; r < r1; ++r, wr += w.row_bytes) dot(cols, wr, acts, stride, 1, y + r);
@@ -116,7 +117,7 @@ void matmul(thread_pool& pool, const weight_matrix& w, const float* x, int64_t n
     float out[detail::k_max_tile];
     for (;;) {
       const int64_t r0 = next.fetch_add(block_rows, std::memory_order_relaxed);
-      if (r0 >= rows) break;
+      if (r0 >= rows || (stop && stop->is_cancelled())) break;
       const int64_t r1 = std::min(rows, r0 + block_rows);
       for (int64_t t0 = 0; t0 < n_tokens; t0 += detail::k_max_tile) {
         const int nt = static_cast<int>(std::min<int64_t>(detail::k_max_tile, n_tokens - t0));

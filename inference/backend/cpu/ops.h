@@ -16,6 +16,7 @@
 #include <string_view>
 
 #include "inference/backend/cpu/thread_pool.h"
+#include "inference/core/cancellation.h"
 #include "inference/core/ggml_types.h"
 
 namespace qf::infer::cpu {
@@ -34,7 +35,10 @@ weight_matrix prepare_weight(ggml_type type, int64_t rows, int64_t cols, const u
 // y[t*rows + r] = sum_c W[r][c] * x[t*cols + c] for t < n_tokens.
 // n_tokens == 1 takes the decode (GEMV) path, n_tokens > 1 the prefill (GEMM) path.
 // Activations are quantized internally (Q8_0 blocks for the 32-element types, Q8_K for k-quants).
-void matmul(thread_pool& pool, const weight_matrix& w, const float* x, int64_t n_tokens, float* y);
+// With `stop`, threads stop taking row blocks once it is cancelled: y is then
+// partly written, and the caller must discard it.
+void matmul(thread_pool& pool, const weight_matrix& w, const float* x, int64_t n_tokens, float* y,
+            const cancel_token* stop = nullptr);
 void dequantize_row(ggml_type type, const void* src, float* dst, int64_t n);  // bit-exact to the layout
 void quantize_row(ggml_type type, const float* src, void* dst, int64_t n);    // reference quantizers
 void rms_norm(const float* x, const float* weight, float* y, int64_t n, float eps);

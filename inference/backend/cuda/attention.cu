@@ -32,13 +32,14 @@ __host__ __device__ __forceinline__ int64_t splits_for(int64_t n_kv) { return (n
 template <typename KV>
 __global__ void attn_partial_kernel(const float* __restrict__ q, const KV* __restrict__ k,
                                     const KV* __restrict__ v, float* __restrict__ scratch,
-                                    int64_t n_past_host, const int32_t* __restrict__ pos, int64_t n_head,
-                                    int64_t n_head_kv, int64_t head_dim, float scale, int64_t n_splits) {
+                                    int64_t n_past_host, const int32_t* __restrict__ pos, int64_t n_kv_max,
+                                    int64_t n_head, int64_t n_head_kv, int64_t head_dim, float scale,
+                                    int64_t n_splits) {
   const int64_t h = blockIdx.x, t = blockIdx.y, s = blockIdx.z;
   const int64_t g = h / (n_head / n_head_kv);
-  const int64_t last = first_pos(pos, n_past_host) + t;  // inclusive: causal
+  const int64_t n_keys = min(first_pos(pos, n_past_host) + t + 1, n_kv_max);  // causal, never past the bound
   const int64_t begin = s * k_split;
-  const int64_t end = min(begin + k_split, last + 1);
+  const int64_t end = min(begin + k_split, n_keys);
   if (begin >= end) return;  // past this query's keys: the combine pass does not read it
   float* part = scratch + ((t * n_head + h) * n_splits + s) * (head_dim + 2);
 
@@ -93,10 +94,11 @@ __global__ void attn_partial_kernel(const float* __restrict__ q, const KV* __res
 // grid (head, token); n_splits is the scratch stride, the splits this query
 // used are those covering its keys [0, pos0 + t].
 __global__ void attn_combine_kernel(const float* __restrict__ scratch, float* __restrict__ out,
-                                    int64_t n_past_host, const int32_t* __restrict__ pos, int64_t n_head,
-                                    int64_t head_dim, int64_t n_splits) {
+                                    int64_t n_past_host, const int32_t* __restrict__ pos, int64_t n_kv_max,
+                                    int64_t n_head, int64_t head_dim, int64_t n_splits) {
   const int64_t h = blockIdx.x, t = blockIdx.y;
-  const int64_t used = min(splits_for(first_pos(pos, n_past_host) + t + 1), n_splits);
+  const int64_t n_keys = min(first_pos(pos, n_past_host) + t + 1, n_kv_max);
+  const int64_t used = min(splits_for(n_keys), n_splits);
   const float* parts = scratch + (t * n_head + h) * n_splits * (head_dim + 2);
   float m = -CUDART_INF_F;
   for (int64_t s = 0; s < used; ++s) m = fmaxf(m, parts[s * (head_dim + 2) + head_dim]);
@@ -112,14 +114,14 @@ __global__ void attn_combine_kernel(const float* __restrict__ scratch, float* __
 
 template <typename KV>
 void launch(const float* q, const void* k, const void* v, float* out, int64_t n_tokens, int64_t n_past,
-            const int32_t* pos, int64_t n_splits, int64_t n_head, int64_t n_head_kv, int64_t head_dim, float scale,
-            float* scratch, stream_t stream) {
+            const int32_t* pos, int64_t n_kv_max, int64_t n_splits, int64_t n_head, int64_t n_head_kv,
+            int64_t head_dim, float scale, float* scratch, stream_t stream) {
   dim3 grid1{unsigned(n_head), unsigned(n_tokens), unsigned(n_splits)};
   attn_partial_kernel<KV><<<grid1, k_threads, 0, stream>>>(q, static_cast<const KV*>(k), static_cast<const KV*>(v),
-                                                           scratch, n_past, pos, n_head, n_head_kv, head_dim,
-                                                           scale, n_splits);
+                                                           scratch, n_past, pos, n_kv_max, n_head, n_head_kv,
+                                                           head_dim, scale, n_splits);
   dim3 grid2{unsigned(n_head), unsigned(n_tokens)};
-  attn_combine_kernel<<<grid2, 128, 0, stream>>>(scratch, out, n_past, pos, n_head, head_dim, n_splits);
+  attn_combine_kernel<<<grid2, 128, 0, stream>>>(scratch, out, n_past, pos, n_kv_max, n_head, head_dim, n_splits);
 }
 
 }  // namespace
@@ -136,13 +138,14 @@ void attention(const float* q, const void* k, const void* v, ggml_type kv_type, 
   if (kv_type != ggml_type::f16 && kv_type != ggml_type::f32)
     throw std::invalid_argument("cuda attention: the KV cache must be F16 or F32");
   if (n_tokens == 0) return;
-  const int64_t n_splits = splits_for(pos ? n_kv_max : n_past + n_tokens);
+  if (!pos) n_kv_max = n_past + n_tokens;
+  const int64_t n_splits = splits_for(n_kv_max);
   if (kv_type == ggml_type::f16)
-    launch<uint16_t>(q, k, v, out, n_tokens, n_past, pos, n_splits, n_head, n_head_kv, head_dim, scale, scratch,
-                     stream);
+    launch<uint16_t>(q, k, v, out, n_tokens, n_past, pos, n_kv_max, n_splits, n_head, n_head_kv, head_dim, scale,
+                     scratch, stream);
   else
-    launch<float>(q, k, v, out, n_tokens, n_past, pos, n_splits, n_head, n_head_kv, head_dim, scale, scratch,
-                  stream);
+    launch<float>(q, k, v, out, n_tokens, n_past, pos, n_kv_max, n_splits, n_head, n_head_kv, head_dim, scale,
+                  scratch, stream);
   QF_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -6,7 +6,8 @@
 // larger batches (prefill); the F16 scratch is sized to the largest weight
 // used so far. Every op is queued on one stream; download() and synchronize()
 // wait for it. Host<->device copies of up to k_staging_bytes go through a
-// pinned staging buffer so that token ids in and logits out are fast copies.
+// pinned staging buffer so that token ids in and logits out are fast copies;
+// uploads fill it front to back without waiting for the GPU.
 // The KV cache is F16 or F32.
 //
 // Step graphs: capture() records the ops of a forward step into a CUDA graph
@@ -115,35 +116,54 @@ class cuda_backend final : public backend {
     if (!rb || !supports_weight_type(type)) throw std::invalid_argument("cuda: unsupported weight type or shape");
     return std::make_unique<cuda_weight>(type, rows, cols, data, *rb * size_t(rows));
   }
-  buffer_ptr alloc(size_t bytes) override { return std::make_unique<cuda_buffer>(bytes, stream_); }
+  buffer_ptr alloc(size_t bytes) override {
+    not_capturing("alloc");
+    return std::make_unique<cuda_buffer>(bytes, stream_);
+  }
 
   void upload(buffer& dst, size_t off, const void* src, size_t bytes) override {
     not_capturing("upload");
     check_range(dst, off, bytes, "upload");
     if (bytes <= k_staging_bytes) {
-      cu::check(cudaStreamSynchronize(stream_), "sync before staging");  // staging may still be in flight
-      std::memcpy(staging_, src, bytes);
-      cu::check(cudaMemcpyAsync(dev(dst) + off, staging_, bytes, cudaMemcpyHostToDevice, stream_), "upload");
+      // Small uploads (a step's token ids and positions) take the next free
+      // part of the pinned buffer without waiting; only a full buffer waits
+      // for the copies still reading it.
+      if (staging_used_ + bytes > k_staging_bytes) {
+        cu::check(cudaStreamSynchronize(stream_), "sync before staging");
+        staging_used_ = 0;
+      }
+      uint8_t* slot = static_cast<uint8_t*>(staging_) + staging_used_;
+      staging_used_ += (bytes + 255) & ~size_t(255);
+      std::memcpy(slot, src, bytes);
+      cu::check(cudaMemcpyAsync(dev(dst) + off, slot, bytes, cudaMemcpyHostToDevice, stream_), "upload");
     } else {
       cu::check(cudaMemcpyAsync(dev(dst) + off, src, bytes, cudaMemcpyHostToDevice, stream_), "upload");
       cu::check(cudaStreamSynchronize(stream_), "upload sync");
+      staging_used_ = 0;
     }
   }
   void download(const buffer& src, size_t off, void* dst, size_t bytes) override {
     not_capturing("download");
     check_range(src, off, bytes, "download");
     if (bytes <= k_staging_bytes) {
-      cu::check(cudaMemcpyAsync(staging_, dev(src) + off, bytes, cudaMemcpyDeviceToHost, stream_), "download");
+      if (staging_used_ + bytes > k_staging_bytes) {
+        cu::check(cudaStreamSynchronize(stream_), "sync before staging");
+        staging_used_ = 0;
+      }
+      uint8_t* slot = static_cast<uint8_t*>(staging_) + staging_used_;
+      cu::check(cudaMemcpyAsync(slot, dev(src) + off, bytes, cudaMemcpyDeviceToHost, stream_), "download");
       cu::check(cudaStreamSynchronize(stream_), "download sync");
-      std::memcpy(dst, staging_, bytes);
+      std::memcpy(dst, slot, bytes);
     } else {
       cu::check(cudaMemcpyAsync(dst, dev(src) + off, bytes, cudaMemcpyDeviceToHost, stream_), "download");
       cu::check(cudaStreamSynchronize(stream_), "download sync");
     }
+    staging_used_ = 0;  // the stream is idle: every staged copy is done
   }
   void synchronize() override {
     not_capturing("synchronize");
     cu::check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+    staging_used_ = 0;
   }
 
   void get_rows(const weight& table, const buffer& ids, int64_t n, f32_ref out) override {
@@ -192,6 +212,8 @@ class cuda_backend final : public backend {
 
   void attention(f32_ref q, const buffer& k_cache, const buffer& v_cache, f32_ref out,
                  const attention_params& ap) override {
+    if (capturing_ && !ap.pos)
+      throw std::logic_error("cuda: attention without device positions cannot be recorded");
     const int64_t n_cells = int64_t(k_cache.size() / (size_t(ap.n_head_kv * ap.head_dim) * kv_elem_size(ap.kv_type)));
     // Recorded: the position is read on the device and may be anything up to the cache's end.
     const int64_t n_kv_max = capturing_ && ap.pos ? n_cells : ap.pos0 + ap.n_tokens;
@@ -201,7 +223,9 @@ class cuda_backend final : public backend {
         attn_scratch_wanted_ = std::max(attn_scratch_wanted_, need);
         throw scratch_too_small{};
       }
-      grow(attn_scratch_, attn_scratch_elems_, need);
+      // Doubling: a prefill that grows chunk by chunk reallocates (and makes
+      // the recorded graphs stale) only a few times.
+      grow(attn_scratch_, attn_scratch_elems_, std::max(need, 2 * attn_scratch_elems_));
       ++generation_;  // recorded graphs point at the old scratch
     }
     cu::attention(f32(q), dev(k_cache), dev(v_cache), ap.kv_type, f32(out), ap.n_tokens, ap.pos0,
@@ -210,6 +234,7 @@ class cuda_backend final : public backend {
   }
 
   void kv_move(buffer& cache, ggml_type kv_type, int64_t row_len, int64_t src, int64_t dst, int64_t n) override {
+    not_capturing("kv_move");
     const size_t row_bytes = size_t(row_len) * kv_elem_size(kv_type);
     check_range(cache, size_t(std::max(src, dst) + n) * row_bytes, 0, "kv_move");
     if (n <= 0 || src == dst) return;
@@ -228,6 +253,7 @@ class cuda_backend final : public backend {
 
   void kv_rope_shift(buffer& k_cache, ggml_type kv_type, int64_t first, int64_t n, int64_t n_head_kv,
                      int64_t head_dim, int64_t delta, const rope_params& rp) override {
+    not_capturing("kv_rope_shift");
     const int64_t row_len = n_head_kv * head_dim;
     const size_t es = kv_elem_size(kv_type);
     check_range(k_cache, size_t((first + n) * row_len) * es, 0, "kv_rope_shift");
@@ -247,14 +273,13 @@ class cuda_backend final : public backend {
         retry = true;
       } catch (...) {
         capturing_ = false;
-        cu::destroy_graph(cu::end_capture(stream_, nullptr));
+        cu::end_capture(stream_, /*instantiate=*/false, nullptr);
         throw;
       }
       capturing_ = false;
       const char* why = nullptr;
-      cu::graph_exec* g = cu::end_capture(stream_, &why);
+      cu::graph_exec* g = cu::end_capture(stream_, /*instantiate=*/!retry, &why);
       if (retry) {
-        cu::destroy_graph(g);
         grow(attn_scratch_, attn_scratch_elems_, attn_scratch_wanted_);
         ++generation_;
         continue;
@@ -263,7 +288,12 @@ class cuda_backend final : public backend {
         spdlog::warn("cuda: recording a step graph failed ({})", why ? why : "unknown error");
         return nullptr;
       }
-      return std::make_unique<cuda_step_graph>(g, generation_);
+      try {
+        return std::make_unique<cuda_step_graph>(g, generation_);
+      } catch (...) {
+        cu::destroy_graph(g);
+        throw;
+      }
     }
     return nullptr;
   }
@@ -290,8 +320,10 @@ class cuda_backend final : public backend {
     if (need <= have) return;
     not_capturing("scratch growth");
     cu::check(cudaStreamSynchronize(stream_), "sync before scratch growth");
+    staging_used_ = 0;
     cudaFree(p);
     p = nullptr;
+    have = 0;
     cu::check(cudaMalloc(&p, need * sizeof(T)), "cudaMalloc (scratch)");
     have = need;
   }
@@ -299,6 +331,7 @@ class cuda_backend final : public backend {
   cudaStream_t stream_ = nullptr;
   cublasContext* cublas_ = nullptr;
   void* staging_ = nullptr;
+  size_t staging_used_ = 0;  // bytes of staging_ that queued copies may still read
   uint16_t* scratch_w_ = nullptr;
   size_t scratch_w_elems_ = 0;
   uint16_t* scratch_x_ = nullptr;

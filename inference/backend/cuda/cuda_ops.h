@@ -88,7 +88,8 @@ void argmax_rows(const float* x, int64_t n_rows, int64_t n, int32_t* out, stream
 //      n_past = pos[0] read on the device when pos is not null
 // k,v: [n_ctx][n_head_kv][head_dim] in kv_type (F16 or F32), positions 0 .. n_past + n_tokens - 1 filled
 // out: [n_tokens][n_head][head_dim] F32
-// n_kv_max (used with pos): a bound on n_past + n_tokens, which sizes the grid.
+// n_kv_max (used with pos): a bound on n_past + n_tokens, which sizes the grid;
+// keys past it are never read (a position beyond the cache cannot read out of bounds).
 // scratch: attention_scratch_floats(n_tokens, n_head, head_dim, pos ? n_kv_max : n_past + n_tokens) floats.
 int64_t attention_scratch_floats(int64_t n_tokens, int64_t n_head, int64_t head_dim, int64_t n_kv);
 void attention(const float* q, const void* k, const void* v, ggml_type kv_type, float* out, int64_t n_tokens,
@@ -98,10 +99,11 @@ void attention(const float* q, const void* k, const void* v, ggml_type kv_type, 
 // --- graph.cu: CUDA graphs of a recorded stream ---
 // begin_capture starts recording `stream` (thread-local mode); end_capture
 // stops it and returns an instantiated executable graph, or nullptr when the
-// recording was invalidated (*why then names the CUDA error).
+// recording was invalidated (*why then names the CUDA error) or when
+// `instantiate` is false (a recording being thrown away).
 struct graph_exec;
 void begin_capture(stream_t stream);
-graph_exec* end_capture(stream_t stream, const char** why);
+graph_exec* end_capture(stream_t stream, bool instantiate, const char** why);
 void launch_graph(graph_exec* g, stream_t stream);
 void destroy_graph(graph_exec* g);
 

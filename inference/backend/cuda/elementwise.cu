@@ -52,7 +52,8 @@ __global__ void softmax_kernel(float* x, int64_t n) {
   for (int64_t i = threadIdx.x; i < n; i += blockDim.x) r[i] *= inv;
 }
 
-// One block of 1024 threads per row; ties resolve to the lowest index.
+// One block of 1024 threads per row; ties resolve to the lowest index. NaNs
+// never win (the CPU's scan differs only when element 0 is NaN).
 __global__ void argmax_kernel(const float* xs, int64_t n, int32_t* outs) {
   __shared__ float bv[1024];
   __shared__ int32_t bi[1024];
@@ -78,7 +79,7 @@ __global__ void argmax_kernel(const float* xs, int64_t n, int32_t* outs) {
     }
     __syncthreads();
   }
-  if (threadIdx.x == 0) out[0] = bi[0] == 0x7fffffff ? 0 : bi[0];  // all NaN/-inf: 0, as the CPU
+  if (threadIdx.x == 0) out[0] = bi[0] == 0x7fffffff ? 0 : bi[0];  // nothing above -inf: 0, as the CPU
 }
 
 }  // namespace

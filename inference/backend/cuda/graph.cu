@@ -18,20 +18,23 @@ void begin_capture(stream_t stream) {
   QF_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
 }
 
-graph_exec* end_capture(stream_t stream, const char** why) {
+graph_exec* end_capture(stream_t stream, bool instantiate, const char** why) {
   cudaGraph_t graph = nullptr;
   cudaError_t e = cudaStreamEndCapture(stream, &graph);
-  if (e == cudaSuccess && graph) {
+  graph_exec* out = nullptr;
+  if (e == cudaSuccess && graph && instantiate) {
     cudaGraphExec_t exec = nullptr;
     e = cudaGraphInstantiate(&exec, graph, 0);
-    cudaGraphDestroy(graph);
-    if (e == cudaSuccess) return new graph_exec{exec};
-  } else if (graph) {
-    cudaGraphDestroy(graph);
+    if (e == cudaSuccess) out = new graph_exec{exec};
   }
-  (void)cudaGetLastError();  // a failed capture is not a sticky error: clear it
-  if (why) *why = cudaGetErrorString(e == cudaSuccess ? cudaErrorStreamCaptureInvalidated : e);
-  return nullptr;
+  if (graph) cudaGraphDestroy(graph);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();  // a failed capture is not a sticky error: clear it
+    if (why) *why = cudaGetErrorString(e);
+  } else if (!graph && why) {
+    *why = cudaGetErrorString(cudaErrorStreamCaptureInvalidated);
+  }
+  return out;
 }
 
 void launch_graph(graph_exec* g, stream_t stream) { QF_CUDA_CHECK(cudaGraphLaunch(g->exec, stream)); }
