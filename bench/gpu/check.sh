@@ -71,12 +71,17 @@ LAST="${SIZES##* }"
 step "tg128 with direct launches instead of CUDA graphs ($LAST Q8_0)"
 QUICKFILL_STEP_GRAPHS=0 "$Q" bench -m "$M/$LAST-q8_0.gguf" -p 0 -n 128 -r 5 --device "$DEV" 2>&1 | grep -E "^\| +[0-9]" || true
 
-step "keystroke replay on $DEV (0.5B Q8_0)"
-if [ -x "$B/bench/keystroke_replay/keystroke_replay" ]; then
-  "$B/bench/keystroke_replay/keystroke_replay" --quickfill "$Q" --model "$M/0.5b-q8_0.gguf" \
-    --files /usr/lib/python3.11/textwrap.py,/usr/include/stdio.h --chars 150 --interval-ms 0 --deadline-ms 100 --device "$DEV" \
-    2>&1 | tee "$OUT/keystroke_replay.txt" | tail -25
-else
-  echo "keystroke_replay not built"
-fi
+# A keystroke = the new prompt tokens + exactly 16 generated (stop rules off),
+# closed loop, then typing every 100 ms (each request made stale by the next).
+KS_SETTINGS='{"stopRules": false, "maxTokens": 16, "typeThrough": false, "autoTriggerMidWord": true,
+              "prefixTokens": 256, "suffixTokens": 64, "extraTokens": 0}'
+ks() {  # ks SIZE INTERVAL_MS
+  step "keystroke replay on $DEV ($1 Q8_0, typing interval $2 ms)"
+  "$B/bench/keystroke_replay/keystroke_replay" --quickfill "$Q" --model "$M/$1-q8_0.gguf" \
+    --files /usr/lib/python3.11/textwrap.py,/usr/include/stdio.h --chars 150 --interval-ms "$2" \
+    --deadline-ms 100 --device "$DEV" --settings "$KS_SETTINGS" \
+    2>&1 | tee "$OUT/keystroke_replay-$1-$2.txt" | tail -12
+}
+for size in $SIZES; do ks "$size" 0; done
+ks "${SIZES%% *}" 100
 step "done"
