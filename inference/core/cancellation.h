@@ -24,16 +24,31 @@ enum class cancel_reason : int {
 class cancel_token {
  public:
   cancel_token() = default;  // a token that is never cancelled
-  bool is_cancelled() const { return state_ && state_->load(std::memory_order_relaxed) != 0; }
+  bool is_cancelled() const {
+    return (state_ && state_->load(std::memory_order_relaxed) != 0) ||
+           (link_ && link_->load(std::memory_order_relaxed) != 0);
+  }
+  // Its own reason, else the linked token's.
   cancel_reason reason() const {
-    return state_ ? static_cast<cancel_reason>(state_->load(std::memory_order_acquire)) : cancel_reason::none;
+    const int own = state_ ? state_->load(std::memory_order_acquire) : 0;
+    if (own != 0 || !link_) return static_cast<cancel_reason>(own);
+    return static_cast<cancel_reason>(link_->load(std::memory_order_acquire));
   }
   explicit operator bool() const { return is_cancelled(); }
+  // This token, also cancelled as soon as `parent`'s own source is (a link
+  // the poller sees directly, with no thread forwarding it). Links one level:
+  // parent's own link, if any, is not followed.
+  cancel_token linked_to(const cancel_token& parent) const {
+    cancel_token t = *this;
+    t.link_ = parent.state_;
+    return t;
+  }
 
  private:
   friend class cancel_source;
   explicit cancel_token(std::shared_ptr<std::atomic<int>> s) : state_(std::move(s)) {}
   std::shared_ptr<std::atomic<int>> state_;
+  std::shared_ptr<std::atomic<int>> link_;
 };
 
 class cancel_source {

@@ -14,7 +14,8 @@ deadline_watch::~deadline_watch() {
   thread_.join();
 }
 
-deadline_watch::scope::scope(deadline_watch& w, const cancel_token& parent, clock::time_point deadline) : w_(w) {
+deadline_watch::scope::scope(deadline_watch& w, const cancel_token& parent, clock::time_point deadline)
+    : w_(w), parent_(parent) {
   if (parent.is_cancelled()) src_.cancel(parent.reason());
   if (clock::now() >= deadline) src_.cancel(cancel_reason::deadline);
   {

@@ -3,9 +3,12 @@
 // The engine polls a single cancel_token between layers and tokens. A request
 // must stop when the client or an edit cancels it OR when its budget runs out,
 // so the pipeline hands the engine a token of its own that one watcher thread
-// cancels when the parent token is cancelled (same reason) or when the
-// deadline passes (reason `deadline`). The watcher wakes every 250 us while a
-// watch is armed and sleeps on a condition variable otherwise.
+// cancels when the deadline passes (reason `deadline`) or when the parent
+// token is cancelled (same reason). The token is also linked to the parent
+// directly (cancel_token::linked_to), so a cancel or an edit reaches the
+// engine at once even when every core is busy and the watcher cannot run.
+// The watcher wakes every 250 us while a watch is armed and sleeps on a
+// condition variable otherwise.
 #pragma once
 
 #include <chrono>
@@ -33,12 +36,13 @@ class deadline_watch {
     ~scope();
     scope(const scope&) = delete;
     scope& operator=(const scope&) = delete;
-    cancel_token token() const { return src_.token(); }
+    cancel_token token() const { return src_.token().linked_to(parent_); }
     bool deadline_hit() const { return src_.reason() == cancel_reason::deadline; }
 
    private:
     deadline_watch& w_;
     cancel_source src_;
+    cancel_token parent_;
   };
 
  private:

@@ -165,6 +165,35 @@ TEST(generator, utf8_output_is_always_well_formed) {
   EXPECT_EQ(u.push("\xC3\xA9"), "\xC3\xA9");
 }
 
+// The scope's token sees the parent's cancellation at once (no watcher thread
+// in between: on a machine whose cores are all busy it may not run for a while).
+TEST(deadline_watch, parent_cancellation_is_visible_without_the_watcher) {
+  deadline_watch w;
+  qf::cancel_source parent;
+  deadline_watch::scope s(w, parent.token(), gen_clock::time_point::max());
+  const qf::cancel_token t = s.token();
+  EXPECT_FALSE(t.is_cancelled());
+  parent.cancel(qf::cancel_reason::content_modified);
+  EXPECT_TRUE(t.is_cancelled());
+  EXPECT_EQ(t.reason(), qf::cancel_reason::content_modified);
+  EXPECT_FALSE(s.deadline_hit());
+}
+
+TEST(cancel_token, linked_token_follows_either_source_and_keeps_its_own_reason_first) {
+  qf::cancel_source own, parent;
+  const qf::cancel_token t = own.token().linked_to(parent.token());
+  EXPECT_FALSE(t.is_cancelled());
+  EXPECT_EQ(t.reason(), qf::cancel_reason::none);
+  own.cancel(qf::cancel_reason::deadline);
+  parent.cancel(qf::cancel_reason::cancelled);
+  EXPECT_EQ(t.reason(), qf::cancel_reason::deadline);
+  qf::cancel_source own2;
+  const qf::cancel_token u = own2.token().linked_to(parent.token());
+  EXPECT_TRUE(u.is_cancelled());
+  EXPECT_EQ(u.reason(), qf::cancel_reason::cancelled);
+  EXPECT_FALSE(qf::cancel_token().linked_to(qf::cancel_token()).is_cancelled());
+}
+
 TEST(deadline_watch, every_scope_is_watched_even_when_armed_back_to_back) {
   deadline_watch w;
   for (int i = 0; i < 50; ++i) {
