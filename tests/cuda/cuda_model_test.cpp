@@ -136,15 +136,19 @@ TEST(CudaModel, StepGraphsMatchDirectLaunches) {
     g.eval(prompt, logits_mode::last);
     d.eval(prompt, logits_mode::last);
     int32_t tok = d.argmax(0);
-    for (int i = 0; i < 40; ++i) {  // positions 240..279 cross the 256-key split boundary
-      const int32_t t[1] = {tok};
-      g.eval(t, logits_mode::last);
-      d.eval(t, logits_mode::last);
-      auto a = g.logits(0), b = d.logits(0);
-      ASSERT_LT(nmse(std::vector<float>(a.begin(), a.end()), std::vector<float>(b.begin(), b.end())), 1e-12)
-          << arch << " step " << i;
-      tok = d.argmax(0);
-    }
+    // n greedy steps on both contexts; replayed and direct logits must agree.
+    auto decode_both = [&](int n, const std::string& what) {
+      for (int i = 0; i < n; ++i) {
+        const int32_t t[1] = {tok};
+        g.eval(t, logits_mode::last);
+        d.eval(t, logits_mode::last);
+        auto a = g.logits(0), b = d.logits(0);
+        ASSERT_LT(nmse(std::vector<float>(a.begin(), a.end()), std::vector<float>(b.begin(), b.end())), 1e-12)
+            << arch << " " << what << ", step " << i;
+        tok = d.argmax(0);
+      }
+    };
+    decode_both(40, "decode");  // positions 240..279 cross the 256-key split boundary
     EXPECT_GE(g.n_step_graphs(), 1u);
 
     // A long prefill in another context grows the attention scratch the
@@ -157,15 +161,7 @@ TEST(CudaModel, StepGraphsMatchDirectLaunches) {
       for (size_t i = 0; i < longp.size(); ++i) longp[i] = int32_t((i * 13 + 5) % 300);
       other.eval(longp, logits_mode::last);
     }
-    for (int i = 0; i < 5; ++i) {
-      const int32_t t[1] = {tok};
-      g.eval(t, logits_mode::last);
-      d.eval(t, logits_mode::last);
-      auto a = g.logits(0), b = d.logits(0);
-      ASSERT_LT(nmse(std::vector<float>(a.begin(), a.end()), std::vector<float>(b.begin(), b.end())), 1e-12)
-          << arch << " after scratch growth, step " << i;
-      tok = d.argmax(0);
-    }
+    decode_both(5, "after scratch growth");
     g.keep_first(100);
     d.keep_first(100);
     for (int round = 0; round < 3; ++round) {
