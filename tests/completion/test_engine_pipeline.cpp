@@ -16,6 +16,7 @@
 #include "server/completion/pipeline.h"
 #include "server/completion/prompt_layout.h"
 #include "server/completion/provider_factory.h"
+#include "tests/shared_test_data.h"
 
 namespace fs = std::filesystem;
 using namespace qf::server;
@@ -81,10 +82,7 @@ class temp_cleanup : public ::testing::Environment {
 };
 const auto* const k_cleanup = ::testing::AddGlobalTestEnvironment(new temp_cleanup);
 
-std::string test_data() {
-  if (const char* e = std::getenv("QUICKFILL_TEST_DATA")) return e;
-  return QUICKFILL_TEST_DATA_DIR;
-}
+std::string test_data() { return qf::test::shared_test_data(QUICKFILL_TEST_DATA_DIR); }
 
 }  // namespace
 

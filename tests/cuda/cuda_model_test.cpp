@@ -15,16 +15,14 @@
 #include "inference/convert/synth_model.h"
 #include "inference/model/context.h"
 #include "inference/model/model.h"
+#include "tests/shared_test_data.h"
 
 namespace qf::infer {
 namespace {
 
 namespace fs = std::filesystem;
 
-fs::path test_data() {
-  if (const char* e = std::getenv("QUICKFILL_TEST_DATA")) return e;
-  return QUICKFILL_TEST_DATA;
-}
+fs::path test_data() { return qf::test::shared_test_data(QUICKFILL_TEST_DATA); }
 
 fs::path scratch_dir() {
   fs::path d = fs::temp_directory_path() / ("qf_cuda_model_" + std::to_string(::getpid()));

@@ -11,6 +11,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "tests/shared_test_data.h"
+
 extern char** environ;
 
 namespace qf::test {
@@ -78,8 +80,7 @@ std::string scratch_dir(const std::string& name) {
 }
 
 std::string test_data_dir() {
-  const char* env = std::getenv("QUICKFILL_TEST_DATA");
-  std::string d = env && *env ? env : QUICKFILL_TEST_DATA_DEFAULT;
+  const std::string d = qf::test::shared_test_data(QUICKFILL_TEST_DATA_DEFAULT);
   return fs::is_directory(d) ? d : std::string();
 }
 

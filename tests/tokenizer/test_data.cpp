@@ -10,14 +10,12 @@
 #include <stdexcept>
 
 #include "inference/gguf/gguf.h"
+#include "tests/shared_test_data.h"
 
 namespace qf::infer::test {
 
 std::optional<std::string> vocab_dir() {
-  std::string base;
-  if (const char* env = std::getenv("QUICKFILL_TEST_DATA"); env && *env) base = env;
-  else base = QUICKFILL_TEST_DATA;
-  std::string dir = base + "/vocab";
+  const std::string dir = qf::test::shared_test_data(QUICKFILL_TEST_DATA) + "/vocab";
   if (!std::filesystem::exists(dir + "/ggml-vocab-gpt-2.gguf")) return std::nullopt;
   return dir;
 }
