@@ -27,6 +27,9 @@ __host__ __device__ __forceinline__ float bf16_to_float(uint16_t h) {
 #endif
 }
 __device__ __forceinline__ uint16_t f2h(float f) { return __half_as_ushort(__float2half_rn(f)); }
+// F16 without overflow to inf: for the cuBLAS operands, where an inf would
+// turn a whole output row into NaN (decode, in F32, would not overflow).
+__device__ __forceinline__ uint16_t f2h_sat(float f) { return f2h(fminf(fmaxf(f, -65504.0f), 65504.0f)); }
 
 __device__ __forceinline__ float warp_sum(float v) {
 #pragma unroll

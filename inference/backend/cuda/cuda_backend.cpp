@@ -1,10 +1,11 @@
 // The CUDA implementation of the backend interface (inference/backend/backend.h).
 //
 // Weights are copied to the device once, in their GGUF (quantized) form.
-// matmul picks the fused dequantize-GEMV kernel for up to 8 tokens (decode and
-// speculative verification) and cuBLAS on an F16 copy of the weight for
-// larger batches (prefill); the F16 scratch is sized to the largest weight
-// used so far. Every op is queued on one stream; download() and synchronize()
+// matmul runs the fused dequantize-GEMV kernel for up to 32 tokens (decode,
+// speculative verification, a keystroke's few prompt tokens; in launches of
+// up to 8) and cuBLAS on an F16 copy of the weight for larger batches
+// (prefill); the F16 scratch is sized to the largest weight used so far.
+// Every op is queued on one stream; download() and synchronize()
 // wait for it. Host<->device copies of up to k_staging_bytes go through a
 // pinned staging buffer so that token ids in and logits out are fast copies;
 // uploads fill it front to back without waiting for the GPU.
@@ -35,6 +36,7 @@ namespace {
 namespace cu = qf::infer::cuda;
 
 constexpr size_t k_staging_bytes = 8u << 20;
+constexpr int64_t k_gemv_max_batch = 32;  // larger batches go through cuBLAS
 
 class cuda_buffer final : public buffer {
  public:
@@ -51,9 +53,14 @@ class cuda_buffer final : public buffer {
 
 class cuda_weight final : public weight {
  public:
-  cuda_weight(ggml_type t, int64_t rows, int64_t cols, const uint8_t* host, size_t bytes) : weight(t, rows, cols) {
+  cuda_weight(ggml_type t, int64_t rows, int64_t cols, const uint8_t* host, size_t bytes, cudaStream_t s)
+      : weight(t, rows, cols) {
     cu::check(cudaMalloc(&data_, bytes), "cudaMalloc (weight)");
-    cu::check(cudaMemcpy(data_, host, bytes, cudaMemcpyHostToDevice), "cudaMemcpy (weight upload)");
+    // On the backend's stream and waited for: a plain cudaMemcpy from pageable
+    // memory may return before the copy lands, and the (non-blocking) stream
+    // would not wait for it.
+    cu::check(cudaMemcpyAsync(data_, host, bytes, cudaMemcpyHostToDevice, s), "cudaMemcpyAsync (weight upload)");
+    cu::check(cudaStreamSynchronize(s), "weight upload");
   }
   ~cuda_weight() override { cudaFree(data_); }
   const void* data() const { return data_; }
@@ -112,9 +119,13 @@ class cuda_backend final : public backend {
   bool supports_weight_type(ggml_type t) const override { return cu::gemv_supported(t); }
 
   weight_ptr upload_weight(ggml_type type, int64_t rows, int64_t cols, const uint8_t* data) override {
+    not_capturing("upload_weight");
     const auto rb = row_size(type, cols);
     if (!rb || !supports_weight_type(type)) throw std::invalid_argument("cuda: unsupported weight type or shape");
-    return std::make_unique<cuda_weight>(type, rows, cols, data, *rb * size_t(rows));
+    if (cols % 32 != 0)  // the kernels walk float rows in 32-element blocks too
+      throw std::invalid_argument("cuda: weight rows of " + std::to_string(cols) +
+                                  " elements are not supported (a multiple of 32 is)");
+    return std::make_unique<cuda_weight>(type, rows, cols, data, *rb * size_t(rows), stream_);
   }
   buffer_ptr alloc(size_t bytes) override {
     not_capturing("alloc");
@@ -167,13 +178,20 @@ class cuda_backend final : public backend {
   }
 
   void get_rows(const weight& table, const buffer& ids, int64_t n, f32_ref out) override {
-    cu::get_rows(table.type(), cw(table).data(), table.cols(), reinterpret_cast<const int32_t*>(dev(ids)), n,
-                 f32(out), stream_);
+    check_range(ids, 0, size_t(n) * sizeof(int32_t), "get_rows ids");
+    check_f32(out, n * table.cols(), "get_rows");
+    cu::get_rows(table.type(), cw(table).data(), table.rows(), table.cols(), i32(ids), n, f32(out), stream_);
   }
 
   void matmul(const weight& w, f32_ref x, int64_t n, f32_ref y) override {
-    if (n <= 8) {
-      cu::gemv(w.type(), cw(w).data(), w.rows(), w.cols(), f32(x), n, f32(y), stream_);
+    check_f32(x, n * w.cols(), "matmul x");
+    check_f32(y, n * w.rows(), "matmul y");
+    if (n <= k_gemv_max_batch) {
+      // Up to 32 tokens the fused GEMV in launches of 8 (each reads the
+      // weight once) beats dequantizing the whole weight for cuBLAS.
+      for (int64_t t = 0; t < n; t += 8)
+        cu::gemv(w.type(), cw(w).data(), w.rows(), w.cols(), f32(x) + t * w.cols(), std::min<int64_t>(8, n - t),
+                 f32(y) + t * w.rows(), stream_);
       return;
     }
     grow(scratch_w_, scratch_w_elems_, size_t(w.rows() * w.cols()));
@@ -306,6 +324,9 @@ class cuda_backend final : public backend {
   }
 
  private:
+  static void check_f32(f32_ref r, int64_t n, const char* what) {
+    check_range(*r.buf, size_t(r.offset) * sizeof(float), size_t(n) * sizeof(float), what);
+  }
   static void check_range(const buffer& b, size_t off, size_t bytes, const char* what) {
     if (off > b.size() || bytes > b.size() - off) throw std::out_of_range(std::string("cuda ") + what + " out of bounds");
   }

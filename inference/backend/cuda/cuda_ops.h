@@ -28,6 +28,7 @@ void check(int cuda_error, const char* what);
 
 // --- matmul (gemv.cu: fused dequantize + GEMV for decode and small batches) ---
 // y[t*rows + r] = sum_c W[r][c] * x[t*cols + c] for t < n_tokens (n_tokens <= 8).
+// Float weights (F32/F16/BF16) need cols % 32 == 0, like the block types.
 bool gemv_supported(ggml_type type);
 void gemv(ggml_type type, const void* w, int64_t rows, int64_t cols, const float* x,
           int64_t n_tokens, float* y, stream_t stream);
@@ -36,10 +37,12 @@ void gemv(ggml_type type, const void* w, int64_t rows, int64_t cols, const float
 // Dequantizes n_rows rows of `cols` elements to F16 (for cuBLAS prefill).
 void dequantize_to_f16(ggml_type type, const void* w, int64_t n_rows, int64_t cols, uint16_t* out,
                        stream_t stream);
-void f32_to_f16(const float* x, uint16_t* y, int64_t n, stream_t stream);
-// out[i][:] = dequantized row ids[i] of a [n_table_rows][cols] table (token embeddings).
-void get_rows(ggml_type type, const void* table, int64_t cols, const int32_t* ids, int64_t n_ids,
-              float* out, stream_t stream);
+// Round to nearest; `saturate` clamps to +-65504 instead of overflowing to inf.
+void f32_to_f16(const float* x, uint16_t* y, int64_t n, stream_t stream, bool saturate = false);
+// out[i][:] = dequantized row ids[i] of a [n_table_rows][cols] table (token
+// embeddings); an id outside [0, n_table_rows) gives a row of zeros.
+void get_rows(ggml_type type, const void* table, int64_t n_table_rows, int64_t cols, const int32_t* ids,
+              int64_t n_ids, float* out, stream_t stream);
 
 // cuBLAS handle lifetime (gemm.cu); false when cuBLAS cannot start.
 bool create_cublas(cublasContext** handle);

@@ -37,6 +37,10 @@ __global__ void softmax_kernel(float* x, int64_t n) {
   m = red[0];
   for (int w = 1; w < nw; ++w) m = fmaxf(m, red[w]);
   __syncthreads();
+  if (m == -CUDART_INF_F) {  // nothing to normalise: a row of zeros, not NaN
+    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) r[i] = 0.f;
+    return;
+  }
   float s = 0.f;
   for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
     const float e = __expf(r[i] - m);

@@ -1,6 +1,7 @@
 // Prefill matmul through cuBLAS: the quantized weight is dequantized to an
-// F16 scratch matrix, the activations converted to F16, and cublasGemmEx runs
-// on tensor cores with F32 accumulation and F32 output.
+// F16 scratch matrix, the activations converted to F16 (both saturating at
+// +-65504 rather than overflowing to inf), and cublasGemmEx runs on tensor
+// cores with F32 accumulation and F32 output.
 //
 // Row-major y[nt][rows] = x[nt][cols] * W[rows][cols]^T is, in cuBLAS's
 // column-major view, Y(rows x nt) = W'(cols x rows)^T * X(cols x nt).
@@ -29,7 +30,7 @@ void gemm(cublasContext* handle, ggml_type type, const void* w, int64_t rows, in
     dequantize_to_f16(type, w, rows, cols, scratch_w, stream);
     a = scratch_w;
   }
-  f32_to_f16(x, scratch_x, n_tokens * cols, stream);
+  f32_to_f16(x, scratch_x, n_tokens * cols, stream, /*saturate=*/true);
   const float alpha = 1.0f, beta = 0.0f;
   cublasStatus_t st = cublasSetStream(handle, stream);
   if (st == CUBLAS_STATUS_SUCCESS) {

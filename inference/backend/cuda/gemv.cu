@@ -12,9 +12,11 @@ namespace {
 
 constexpr int k_rows_per_block = 4;  // warps per thread block
 
+// NT: the tokens the registers are sized for; nt <= NT: the tokens there are
+// (5..7 tokens run in the NT = 8 kernel, reading the weights once).
 template <ggml_type T, int NT>
 __global__ void gemv_kernel(const uint8_t* __restrict__ w, int64_t rows, int64_t cols,
-                            const float* __restrict__ x, float* __restrict__ y) {
+                            const float* __restrict__ x, float* __restrict__ y, int nt) {
   using tr = qtraits<T>;
   const int lane = threadIdx.x;
   const int64_t row = int64_t(blockIdx.x) * k_rows_per_block + threadIdx.y;
@@ -26,6 +28,7 @@ __global__ void gemv_kernel(const uint8_t* __restrict__ w, int64_t rows, int64_t
   for (int t = 0; t < NT; ++t) acc[t] = 0.f;
 
   const int64_t n_parts = n_blocks * tr::parts;
+#pragma unroll 2
   for (int64_t i = lane; i < n_parts; i += 32) {
     const int64_t b = i / tr::parts;
     const int p = int(i % tr::parts);
@@ -35,6 +38,7 @@ __global__ void gemv_kernel(const uint8_t* __restrict__ w, int64_t rows, int64_t
     const float* xb = x + b * tr::qk;
 #pragma unroll
     for (int t = 0; t < NT; ++t) {
+      if (t >= nt) break;
       float s = 0.f;
 #pragma unroll
       for (int j = 0; j < 8; ++j) s += val[j] * xb[t * cols + idx[j]];
@@ -43,27 +47,28 @@ __global__ void gemv_kernel(const uint8_t* __restrict__ w, int64_t rows, int64_t
   }
 #pragma unroll
   for (int t = 0; t < NT; ++t) {
+    if (t >= nt) break;
     const float s = warp_sum(acc[t]);
     if (lane == 0) y[t * rows + row] = s;
   }
 }
 
 template <ggml_type T, int NT>
-void launch(const void* w, int64_t rows, int64_t cols, const float* x, float* y, stream_t s) {
+void launch(const void* w, int64_t rows, int64_t cols, const float* x, int nt, float* y, stream_t s) {
   dim3 block(32, k_rows_per_block);
   dim3 grid(grid_1d(rows, k_rows_per_block));
-  gemv_kernel<T, NT><<<grid, block, 0, s>>>(static_cast<const uint8_t*>(w), rows, cols, x, y);
+  gemv_kernel<T, NT><<<grid, block, 0, s>>>(static_cast<const uint8_t*>(w), rows, cols, x, y, nt);
 }
 
 template <ggml_type T>
 void launch_tokens(const void* w, int64_t rows, int64_t cols, const float* x, int64_t nt, float* y,
                    stream_t s) {
   switch (nt) {
-    case 1: launch<T, 1>(w, rows, cols, x, y, s); break;
-    case 2: launch<T, 2>(w, rows, cols, x, y, s); break;
-    case 3: launch<T, 3>(w, rows, cols, x, y, s); break;
-    case 4: launch<T, 4>(w, rows, cols, x, y, s); break;
-    default: launch<T, 8>(w, rows, cols, x, y, s); break;  // caller pads to <= 8
+    case 1: launch<T, 1>(w, rows, cols, x, 1, y, s); break;
+    case 2: launch<T, 2>(w, rows, cols, x, 2, y, s); break;
+    case 3: launch<T, 3>(w, rows, cols, x, 3, y, s); break;
+    case 4: launch<T, 4>(w, rows, cols, x, 4, y, s); break;
+    default: launch<T, 8>(w, rows, cols, x, int(nt), y, s); break;  // 5..8
   }
 }
 
@@ -76,13 +81,7 @@ bool gemv_supported(ggml_type type) {
 void gemv(ggml_type type, const void* w, int64_t rows, int64_t cols, const float* x, int64_t n_tokens,
           float* y, stream_t stream) {
   if (n_tokens < 1 || n_tokens > 8) throw std::invalid_argument("cuda gemv: n_tokens must be 1..8");
-  // NT = 8 reads 8 rows of x and writes 8 rows of y; batches of 5..7 are run
-  // as a 4-token launch plus the remainder so nothing is read past the input.
-  if (n_tokens > 4 && n_tokens < 8) {
-    gemv(type, w, rows, cols, x, 4, y, stream);
-    gemv(type, w, rows, cols, x + 4 * cols, n_tokens - 4, y + 4 * rows, stream);
-    return;
-  }
+  if (cols % 32 != 0) throw std::invalid_argument("cuda gemv: cols must be a multiple of 32");
   const bool ok = dispatch_type(type, [&](auto tag) {
     launch_tokens<decltype(tag)::value>(w, rows, cols, x, n_tokens, y, stream);
   });

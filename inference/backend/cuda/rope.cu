@@ -4,6 +4,8 @@
 // when given) computed as the CPU backend does. rope_shift
 // re-rotates cached keys (F16 or F32) by a position delta (rotations compose: R(p +
 // delta) = R(delta) R(p)), for KV chunk reuse.
+#include <stdexcept>
+
 #include "inference/backend/cuda/common.cuh"
 
 namespace qf::infer::cuda {
@@ -21,10 +23,19 @@ __device__ __forceinline__ int64_t pair_first(int i, int64_t n_rot, bool neox) {
 __device__ __forceinline__ int64_t pair_second(int i, int64_t n_rot, bool neox) {
   return neox ? i + n_rot / 2 : 2 * i + 1;
 }
+// In the CPU's order (inference/model/rope.cpp): freq = 1 / base^(2i/n_rot),
+// theta = pos * freq * scale, then / factor. powf and sincosf may differ from
+// the host's by an ulp or two, so the angles agree to rounding, not bit for bit.
 __device__ __forceinline__ float theta_of(float p, int i, int64_t n_rot, float base, float scale,
                                           const float* factors) {
-  const float t = p * scale / powf(base, float(2 * i) / float(n_rot));
+  const float freq = 1.0f / powf(base, float(2 * i) / float(n_rot));
+  const float t = __fmul_rn(__fmul_rn(p, freq), scale);
   return factors ? t / factors[i] : t;
+}
+
+void check_rot(int64_t n_rot, int64_t head_dim) {
+  if (n_rot > head_dim || n_rot / 2 > 1024 || n_rot % 2 != 0)
+    throw std::invalid_argument("cuda rope: n_rot must be even, <= head_dim and <= 2048");
 }
 
 // grid (token, head), threads: pairs.
@@ -62,6 +73,7 @@ __global__ void rope_shift_kernel(KV* k, int64_t n_heads, int64_t head_dim, int6
 
 void rope(float* x, int64_t n_tokens, int64_t n_heads, int64_t head_dim, int64_t n_rot, const int32_t* pos,
           float freq_base, float freq_scale, const float* factors, bool neox, stream_t stream) {
+  check_rot(n_rot, head_dim);
   if (n_tokens == 0 || n_rot < 2) return;
   const dim3 grid{unsigned(n_tokens), unsigned(n_heads)};
   rope_kernel<<<grid, unsigned(n_rot / 2), 0, stream>>>(x, n_heads, head_dim, n_rot, pos, freq_base, freq_scale,
@@ -71,6 +83,7 @@ void rope(float* x, int64_t n_tokens, int64_t n_heads, int64_t head_dim, int64_t
 
 void rope_shift(void* k, ggml_type kv_type, int64_t n_rows, int64_t n_heads, int64_t head_dim, int64_t n_rot,
                 int32_t delta, float freq_base, float freq_scale, const float* factors, bool neox, stream_t stream) {
+  check_rot(n_rot, head_dim);
   if (n_rows == 0 || n_rot < 2) return;
   const dim3 grid{unsigned(n_rows), unsigned(n_heads)};
   if (kv_type == ggml_type::f16)
