@@ -18,12 +18,28 @@ model::model() = default;
 model::~model() = default;
 
 std::unique_ptr<model> model::load(const std::string& path, const model_options& opts) {
-  return load_with(path, [&] {
-    std::string note;
-    std::unique_ptr<backend> be = select_backend(opts.device, opts.n_threads, &note);
-    if (!note.empty()) spdlog::info("{}", note);
-    return be;
-  });
+  bool on_device = false;
+  try {
+    return load_with(path, [&] {
+      std::string note;
+      std::unique_ptr<backend> be = select_backend(opts.device, opts.n_threads, &note);
+      if (!note.empty()) spdlog::info("{}", note);
+      on_device = be->name() != "cpu";
+      return be;
+    });
+  } catch (const model_error&) {
+    throw;  // the file or the request is wrong: another backend would not help
+  } catch (const gguf::gguf_error&) {
+    throw;
+  } catch (const std::exception& e) {
+    // The device failed while taking the weights (out of device memory, a
+    // driver error): with "auto", the CPU serves instead.
+    if (!on_device || opts.device != "auto") throw;
+    spdlog::warn("loading {} on the GPU failed ({}); using the CPU", path, e.what());
+    model_options cpu = opts;
+    cpu.device = "cpu";
+    return load(path, cpu);
+  }
 }
 
 std::unique_ptr<model> model::load(const std::string& path, std::unique_ptr<backend> be) {

@@ -63,7 +63,8 @@ class model {
  public:
   // Loads a GGUF file. Throws model_error (unknown architecture naming the
   // supported ones, missing tensor naming which, wrong shape/type, unknown
-  // device) or gguf::gguf_error (malformed file).
+  // device) or gguf::gguf_error (malformed file). With device "auto", a GPU
+  // that fails while taking the weights (out of memory) hands over to the CPU.
   static std::unique_ptr<model> load(const std::string& path, const model_options& opts);
   // Loads onto a backend the caller made (a wrapped or preconfigured one).
   static std::unique_ptr<model> load(const std::string& path, std::unique_ptr<backend> be);
