@@ -97,7 +97,9 @@ class context {
   int32_t argmax(int64_t i = 0) const;
   int64_t n_logits_rows() const { return n_logit_rows_; }
 
-  static constexpr int64_t k_graph_tokens = 8;  // largest ubatch replayed as a step graph
+  // Largest ubatch replayed as a step graph: a decode step, a speculative
+  // verification (1 + up to 8 drafted tokens), a keystroke's few new prompt tokens.
+  static constexpr int64_t k_graph_tokens = 16;
   // Step graphs recorded so far, and whether they are in use (tests, stats).
   size_t n_step_graphs() const { return graphs_.size(); }
   bool step_graphs_active() const { return graphs_on_; }

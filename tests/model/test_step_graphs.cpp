@@ -156,10 +156,13 @@ fixture load(const std::string& arch) {
   return f;
 }
 
+// Longer than any step graph: prompts run directly.
+constexpr int64_t k_prompt = context::k_graph_tokens + 4;
+
 context_options opts(bool graphs) {
   context_options o;
   o.n_ctx = 128;
-  o.n_ubatch = 16;
+  o.n_ubatch = 64;
   o.step_graphs = graphs;
   return o;
 }
@@ -180,7 +183,7 @@ TEST_P(step_graphs, replayed_decode_equals_direct_decode) {
   context g(*f.m, opts(true)), d(*f.m, opts(false));
   ASSERT_TRUE(g.step_graphs_active());
   ASSERT_FALSE(d.step_graphs_active());
-  const auto prompt = some_tokens(12, f.sm.n_vocab, 3);  // more than k_graph_tokens: run directly
+  const auto prompt = some_tokens(k_prompt, f.sm.n_vocab, 3);  // run directly
   g.eval(prompt, logits_mode::last);
   d.eval(prompt, logits_mode::last);
   EXPECT_EQ(f.be->captures, 0);
@@ -194,8 +197,8 @@ TEST_P(step_graphs, replayed_decode_equals_direct_decode) {
   EXPECT_EQ(g.n_step_graphs(), 1u);
 
   // Rewind: the same recording now runs at earlier positions.
-  g.keep_first(15);
-  d.keep_first(15);
+  g.keep_first(k_prompt + 3);
+  d.keep_first(k_prompt + 3);
   for (int i = 0; i < 5; ++i) step_both(g, d, (tok + 7 * i) % int32_t(f.sm.n_vocab), "after rewind " + std::to_string(i));
   EXPECT_EQ(f.be->captures, 1);
   EXPECT_EQ(g.tokens(), d.tokens());
@@ -204,7 +207,7 @@ TEST_P(step_graphs, replayed_decode_equals_direct_decode) {
 TEST_P(step_graphs, verification_batches_and_argmax_output) {
   fixture f = load(GetParam());
   context g(*f.m, opts(true)), d(*f.m, opts(false));
-  const auto prompt = some_tokens(10, f.sm.n_vocab, 5);
+  const auto prompt = some_tokens(k_prompt, f.sm.n_vocab, 5);
   g.eval(prompt, logits_mode::last, {}, output_kind::argmax);
   d.eval(prompt, logits_mode::last);
   EXPECT_EQ(g.argmax(0), d.argmax(0));
@@ -232,7 +235,7 @@ TEST_P(step_graphs, verification_batches_and_argmax_output) {
 TEST_P(step_graphs, stale_graphs_are_recorded_again) {
   fixture f = load(GetParam());
   context g(*f.m, opts(true)), d(*f.m, opts(false));
-  const auto prompt = some_tokens(12, f.sm.n_vocab, 9);
+  const auto prompt = some_tokens(k_prompt, f.sm.n_vocab, 9);
   g.eval(prompt, logits_mode::last);
   d.eval(prompt, logits_mode::last);
   step_both(g, d, 5, "first");
@@ -246,7 +249,7 @@ TEST_P(step_graphs, a_backend_that_cannot_record_runs_steps_directly) {
   fixture f = load(GetParam());
   f.be->refuse = true;
   context g(*f.m, opts(true)), d(*f.m, opts(false));
-  const auto prompt = some_tokens(12, f.sm.n_vocab, 4);
+  const auto prompt = some_tokens(k_prompt, f.sm.n_vocab, 4);
   g.eval(prompt, logits_mode::last);
   d.eval(prompt, logits_mode::last);
   step_both(g, d, 9, "first step");
