@@ -42,7 +42,10 @@ class cuda_buffer final : public buffer {
  public:
   cuda_buffer(size_t bytes, cudaStream_t s) : buffer(bytes) {
     cu::check(cudaMalloc(&data_, std::max<size_t>(bytes, 1)), "cudaMalloc (buffer)");
-    cu::check(cudaMemsetAsync(data_, 0, bytes, s), "cudaMemsetAsync");
+    if (const cudaError_t e = cudaMemsetAsync(data_, 0, bytes, s); e != cudaSuccess) {
+      cudaFree(data_);
+      cu::check(e, "cudaMemsetAsync");
+    }
   }
   ~cuda_buffer() override { cudaFree(data_); }
   uint8_t* data() const { return static_cast<uint8_t*>(data_); }
@@ -59,8 +62,12 @@ class cuda_weight final : public weight {
     // On the backend's stream and waited for: a plain cudaMemcpy from pageable
     // memory may return before the copy lands, and the (non-blocking) stream
     // would not wait for it.
-    cu::check(cudaMemcpyAsync(data_, host, bytes, cudaMemcpyHostToDevice, s), "cudaMemcpyAsync (weight upload)");
-    cu::check(cudaStreamSynchronize(s), "weight upload");
+    cudaError_t e = cudaMemcpyAsync(data_, host, bytes, cudaMemcpyHostToDevice, s);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(s);
+    if (e != cudaSuccess) {
+      cudaFree(data_);
+      cu::check(e, "weight upload");
+    }
   }
   ~cuda_weight() override { cudaFree(data_); }
   const void* data() const { return data_; }
@@ -97,19 +104,16 @@ const cuda_weight& cw(const weight& w) { return static_cast<const cuda_weight&>(
 class cuda_backend final : public backend {
  public:
   cuda_backend() {
-    cu::check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
-    if (!cu::create_cublas(&cublas_)) throw std::runtime_error("cuBLAS failed to initialise");
-    cu::check(cudaMallocHost(&staging_, k_staging_bytes), "cudaMallocHost (staging)");
+    try {
+      cu::check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+      if (!cu::create_cublas(&cublas_)) throw std::runtime_error("cuBLAS failed to initialise");
+      cu::check(cudaMallocHost(&staging_, k_staging_bytes), "cudaMallocHost (staging)");
+    } catch (...) {
+      release();
+      throw;
+    }
   }
-  ~cuda_backend() override {
-    cudaStreamSynchronize(stream_);
-    cu::destroy_cublas(cublas_);
-    cudaFree(scratch_w_);
-    cudaFree(scratch_x_);
-    cudaFree(attn_scratch_);
-    cudaFreeHost(staging_);
-    cudaStreamDestroy(stream_);
-  }
+  ~cuda_backend() override { release(); }
 
   std::string name() const override { return "cuda"; }
   std::string describe() const override { return std::string("cuda (") + cu::device_description() + ")"; }
@@ -332,6 +336,15 @@ class cuda_backend final : public backend {
   }
   static const float* factors(const rope_params& rp) {
     return rp.freq_factors ? reinterpret_cast<const float*>(dev(*rp.freq_factors)) : nullptr;
+  }
+  void release() {
+    if (stream_) cudaStreamSynchronize(stream_);
+    cu::destroy_cublas(cublas_);
+    cudaFree(scratch_w_);
+    cudaFree(scratch_x_);
+    cudaFree(attn_scratch_);
+    if (staging_) cudaFreeHost(staging_);
+    if (stream_) cudaStreamDestroy(stream_);
   }
   void not_capturing(const char* what) const {
     if (capturing_) throw std::logic_error(std::string("cuda: ") + what + " while recording a step graph");
