@@ -23,7 +23,7 @@ const char* device_description() {
     if (device_count() == 0) return std::string("no CUDA device");
     cudaDeviceProp p{};
     if (cudaGetDeviceProperties(&p, 0) != cudaSuccess) return std::string("unknown CUDA device");
-    char buf[256];
+    char buf[640];  // the name is up to 256 bytes
     std::snprintf(buf, sizeof buf, "%s, sm_%d%d, %.0f GiB", p.name, p.major, p.minor,
                   double(p.totalGlobalMem) / (1024.0 * 1024.0 * 1024.0));
     return std::string(buf);

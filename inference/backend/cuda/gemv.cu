@@ -1,8 +1,12 @@
 // Fused dequantize + GEMV for decode (and small batches up to 8 tokens, e.g.
-// speculative verification). One warp per weight row: lanes stride over the
-// row's (block, part) pairs so that consecutive lanes read consecutive bytes,
-// each weight byte is read once for all tokens, and the warp reduces at the
-// end. Decode is bound by weight bandwidth, so the activations stay F32.
+// speculative verification). W warps per weight row: the row's (block, part)
+// pairs are strided over the W * 32 lanes so that consecutive lanes read
+// consecutive bytes, each weight byte is read once for all tokens, and the
+// lanes reduce at the end (a warp shuffle, then shared memory across the W
+// warps). Matrices with many rows use W = 1; those with few rows (896 x 896,
+// the K/V projections, ffn_down at 0.5B) use W = 4 so that enough warps (and
+// loads) are in flight on every SM. Decode is bound by weight bandwidth, so
+// the activations stay F32.
 #include <stdexcept>
 
 #include "inference/backend/cuda/common.cuh"
@@ -10,54 +14,85 @@
 namespace qf::infer::cuda {
 namespace {
 
-constexpr int k_rows_per_block = 4;  // warps per thread block
+constexpr int k_warps_per_block = 4;
+constexpr int64_t k_split_rows_below = 8192;  // rows under this: 4 warps per row
 
 // NT: the tokens the registers are sized for; nt <= NT: the tokens there are
 // (5..7 tokens run in the NT = 8 kernel, reading the weights once).
-template <ggml_type T, int NT>
+template <ggml_type T, int NT, int W>
 __global__ void gemv_kernel(const uint8_t* __restrict__ w, int64_t rows, int64_t cols,
                             const float* __restrict__ x, float* __restrict__ y, int nt) {
+  static_assert(k_warps_per_block % W == 0);
   using tr = qtraits<T>;
   const int lane = threadIdx.x;
-  const int64_t row = int64_t(blockIdx.x) * k_rows_per_block + threadIdx.y;
-  if (row >= rows) return;
-  const int64_t n_blocks = cols / tr::qk;
-  const uint8_t* wrow = w + row * n_blocks * tr::bytes;
+  const int sub = int(threadIdx.y) % W;  // this warp's share of the row
+  const int64_t row = int64_t(blockIdx.x) * (k_warps_per_block / W) + threadIdx.y / W;
+  const bool active = row < rows;  // whole warps; no early return before __syncthreads
   float acc[NT];
 #pragma unroll
   for (int t = 0; t < NT; ++t) acc[t] = 0.f;
 
-  const int64_t n_parts = n_blocks * tr::parts;
+  if (active) {
+    const int64_t n_blocks = cols / tr::qk;
+    const uint8_t* wrow = w + row * n_blocks * tr::bytes;
+    const int64_t n_parts = n_blocks * tr::parts;
 #pragma unroll 2
-  for (int64_t i = lane; i < n_parts; i += 32) {
-    const int64_t b = i / tr::parts;
-    const int p = int(i % tr::parts);
-    int idx[8];
-    float val[8];
-    tr::part(wrow + b * tr::bytes, p, idx, val);
-    const float* xb = x + b * tr::qk;
+    for (int64_t i = int64_t(sub) * 32 + lane; i < n_parts; i += 32 * W) {
+      const int64_t b = i / tr::parts;
+      const int p = int(i % tr::parts);
+      int idx[8];
+      float val[8];
+      tr::part(wrow + b * tr::bytes, p, idx, val);
+      const float* xb = x + b * tr::qk;
+#pragma unroll
+      for (int t = 0; t < NT; ++t) {
+        if (t >= nt) break;
+        float s = 0.f;
+#pragma unroll
+        for (int j = 0; j < 8; ++j) s += val[j] * xb[t * cols + idx[j]];
+        acc[t] += s;
+      }
+    }
+  }
+  if constexpr (W == 1) {
+    if (!active) return;
 #pragma unroll
     for (int t = 0; t < NT; ++t) {
       if (t >= nt) break;
+      const float s = warp_sum(acc[t]);
+      if (lane == 0) y[t * rows + row] = s;
+    }
+  } else {
+    __shared__ float red[k_warps_per_block][NT];
+#pragma unroll
+    for (int t = 0; t < NT; ++t) {
+      const float s = warp_sum(acc[t]);
+      if (lane == 0) red[threadIdx.y][t] = s;
+    }
+    __syncthreads();
+    if (active && sub == 0 && lane < nt) {  // lane t writes token t's sum
       float s = 0.f;
 #pragma unroll
-      for (int j = 0; j < 8; ++j) s += val[j] * xb[t * cols + idx[j]];
-      acc[t] += s;
+      for (int k = 0; k < W; ++k) s += red[threadIdx.y + k][lane];
+      y[int64_t(lane) * rows + row] = s;
     }
   }
-#pragma unroll
-  for (int t = 0; t < NT; ++t) {
-    if (t >= nt) break;
-    const float s = warp_sum(acc[t]);
-    if (lane == 0) y[t * rows + row] = s;
-  }
+}
+
+template <ggml_type T, int NT, int W>
+void launch_w(const void* w, int64_t rows, int64_t cols, const float* x, int nt, float* y, stream_t s) {
+  constexpr int rows_per_block = k_warps_per_block / W;
+  dim3 block(32, k_warps_per_block);
+  dim3 grid(grid_1d(rows, rows_per_block));
+  gemv_kernel<T, NT, W><<<grid, block, 0, s>>>(static_cast<const uint8_t*>(w), rows, cols, x, y, nt);
 }
 
 template <ggml_type T, int NT>
 void launch(const void* w, int64_t rows, int64_t cols, const float* x, int nt, float* y, stream_t s) {
-  dim3 block(32, k_rows_per_block);
-  dim3 grid(grid_1d(rows, k_rows_per_block));
-  gemv_kernel<T, NT><<<grid, block, 0, s>>>(static_cast<const uint8_t*>(w), rows, cols, x, y, nt);
+  if (rows < k_split_rows_below)
+    launch_w<T, NT, k_warps_per_block>(w, rows, cols, x, nt, y, s);
+  else
+    launch_w<T, NT, 1>(w, rows, cols, x, nt, y, s);
 }
 
 template <ggml_type T>
