@@ -90,25 +90,34 @@ template <> struct qtraits<ggml_type::bf16> {
 template <> struct qtraits<ggml_type::q8_0> {
   static constexpr int qk = 32, parts = 4;
   static constexpr int bytes = sizeof(block_q8_0);
+  // Blocks are 34 bytes, so only 2-byte loads are aligned: four of them fetch
+  // the part's 8 quants (little-endian: the lower address is the low byte).
   __host__ __device__ static void part(const uint8_t* b, int p, int* idx, float* val) {
-    const uint16_t* dp = reinterpret_cast<const uint16_t*>(b);
-    const float d = h2f(dp[0]);
-    const int8_t* qs = reinterpret_cast<const int8_t*>(b + 2);
+    const uint16_t* h = reinterpret_cast<const uint16_t*>(b);
+    const float d = h2f(h[0]);
+    const uint16_t* q = h + 1 + p * 4;
 #pragma unroll
-    for (int i = 0; i < 8; ++i) { idx[i] = p * 8 + i; val[i] = d * qs[p * 8 + i]; }
+    for (int k = 0; k < 4; ++k) {
+      const uint16_t v = q[k];
+      idx[2 * k] = p * 8 + 2 * k;         val[2 * k] = d * float(int8_t(v & 0xFF));
+      idx[2 * k + 1] = p * 8 + 2 * k + 1; val[2 * k + 1] = d * float(int8_t(v >> 8));
+    }
   }
 };
 template <> struct qtraits<ggml_type::q4_0> {
   static constexpr int qk = 32, parts = 4;
   static constexpr int bytes = sizeof(block_q4_0);
+  // 18-byte blocks: the part's 4 bytes of nibbles as two aligned 2-byte loads.
   __host__ __device__ static void part(const uint8_t* b, int p, int* idx, float* val) {
-    const float d = h2f(reinterpret_cast<const uint16_t*>(b)[0]);
-    const uint8_t* qs = b + 2;
+    const uint16_t* h = reinterpret_cast<const uint16_t*>(b);
+    const float d = h2f(h[0]);
+    const uint32_t q = uint32_t(h[1 + 2 * p]) | (uint32_t(h[2 + 2 * p]) << 16);  // bytes 4p .. 4p+3 of qs
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
       const int j = p * 4 + i;
-      idx[i] = j;          val[i] = d * (float(qs[j] & 0xF) - 8.0f);
-      idx[4 + i] = j + 16; val[4 + i] = d * (float(qs[j] >> 4) - 8.0f);
+      const uint32_t byte = (q >> (8 * i)) & 0xFF;
+      idx[i] = j;          val[i] = d * (float(byte & 0xF) - 8.0f);
+      idx[4 + i] = j + 16; val[4 + i] = d * (float(byte >> 4) - 8.0f);
     }
   }
 };
