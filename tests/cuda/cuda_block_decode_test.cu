@@ -32,6 +32,13 @@ void check_type(uint32_t seed) {
       float val[8];
       tr::part(row.data() + b * tr::bytes, p, idx, val);
       for (int j = 0; j < 8; ++j) got[size_t(b * tr::qk + idx[j])] = val[j];
+      if constexpr (tr::quad_gap > 0) {  // the two runs of 4 the GEMV loads activations by
+        for (int i = 0; i < 4; ++i) {
+          ASSERT_EQ(idx[i], tr::quad_a(p) + i) << traits(T).name << " part " << p;
+          ASSERT_EQ(idx[4 + i], tr::quad_a(p) + tr::quad_gap + i) << traits(T).name << " part " << p;
+        }
+        ASSERT_EQ(tr::quad_a(p) % 4, 0);
+      }
     }
   for (int64_t i = 0; i < cols; ++i) EXPECT_NEAR(got[size_t(i)], ref[size_t(i)], 1e-5f * (1 + std::abs(ref[size_t(i)])))
       << traits(T).name << " element " << i;

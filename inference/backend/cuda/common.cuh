@@ -56,13 +56,20 @@ __host__ __device__ __forceinline__ void scale_min_k4(int j, const uint8_t* q, f
 }
 
 // Per-type "part" decoding: a row is split into blocks, each block into
-// `parts` parts of 8 elements. part_values(block, p, idx, val) fills the 8
-// element indices (relative to the block start) and values of part p.
+// `parts` parts of 8 elements. part(block, p, idx, val) fills the 8 element
+// indices (relative to the block start) and values of part p.
+//
+// Where those 8 elements form two runs of 4 (quad_gap > 0): elements
+// quad_a(p) .. +3 and quad_a(p) + quad_gap .. +3, in that order, so that a
+// kernel can fetch the matching activations with two 16-byte loads.
+// tests/cuda/cuda_block_decode_test.cu checks this against part()'s indices.
 template <ggml_type T> struct qtraits;
 
 template <> struct qtraits<ggml_type::f32> {
   static constexpr int qk = 32, parts = 4;
   static constexpr int bytes = 128;
+  static constexpr int quad_gap = 4;
+  __host__ __device__ static int quad_a(int p) { return p * 8; }
   __host__ __device__ static void part(const uint8_t* b, int p, int* idx, float* val) {
     const float* f = reinterpret_cast<const float*>(b);
 #pragma unroll
@@ -72,6 +79,8 @@ template <> struct qtraits<ggml_type::f32> {
 template <> struct qtraits<ggml_type::f16> {
   static constexpr int qk = 32, parts = 4;
   static constexpr int bytes = 64;
+  static constexpr int quad_gap = 4;
+  __host__ __device__ static int quad_a(int p) { return p * 8; }
   __host__ __device__ static void part(const uint8_t* b, int p, int* idx, float* val) {
     const uint16_t* h = reinterpret_cast<const uint16_t*>(b);
 #pragma unroll
@@ -81,6 +90,8 @@ template <> struct qtraits<ggml_type::f16> {
 template <> struct qtraits<ggml_type::bf16> {
   static constexpr int qk = 32, parts = 4;
   static constexpr int bytes = 64;
+  static constexpr int quad_gap = 4;
+  __host__ __device__ static int quad_a(int p) { return p * 8; }
   __host__ __device__ static void part(const uint8_t* b, int p, int* idx, float* val) {
     const uint16_t* h = reinterpret_cast<const uint16_t*>(b);
 #pragma unroll
@@ -90,6 +101,8 @@ template <> struct qtraits<ggml_type::bf16> {
 template <> struct qtraits<ggml_type::q8_0> {
   static constexpr int qk = 32, parts = 4;
   static constexpr int bytes = sizeof(block_q8_0);
+  static constexpr int quad_gap = 4;
+  __host__ __device__ static int quad_a(int p) { return p * 8; }
   // Blocks are 34 bytes, so only 2-byte loads are aligned: four of them fetch
   // the part's 8 quants (little-endian: the lower address is the low byte).
   __host__ __device__ static void part(const uint8_t* b, int p, int* idx, float* val) {
@@ -107,6 +120,8 @@ template <> struct qtraits<ggml_type::q8_0> {
 template <> struct qtraits<ggml_type::q4_0> {
   static constexpr int qk = 32, parts = 4;
   static constexpr int bytes = sizeof(block_q4_0);
+  static constexpr int quad_gap = 16;
+  __host__ __device__ static int quad_a(int p) { return p * 4; }
   // 18-byte blocks: the part's 4 bytes of nibbles as two aligned 2-byte loads.
   __host__ __device__ static void part(const uint8_t* b, int p, int* idx, float* val) {
     const uint16_t* h = reinterpret_cast<const uint16_t*>(b);
@@ -124,6 +139,8 @@ template <> struct qtraits<ggml_type::q4_0> {
 template <> struct qtraits<ggml_type::q4_1> {
   static constexpr int qk = 32, parts = 4;
   static constexpr int bytes = sizeof(block_q4_1);
+  static constexpr int quad_gap = 16;
+  __host__ __device__ static int quad_a(int p) { return p * 4; }
   __host__ __device__ static void part(const uint8_t* b, int p, int* idx, float* val) {
     const uint16_t* dm = reinterpret_cast<const uint16_t*>(b);
     const float d = h2f(dm[0]), m = h2f(dm[1]);
@@ -144,6 +161,8 @@ __host__ __device__ __forceinline__ uint32_t load_qh(const uint8_t* q) {
 template <> struct qtraits<ggml_type::q5_0> {
   static constexpr int qk = 32, parts = 4;
   static constexpr int bytes = sizeof(block_q5_0);
+  static constexpr int quad_gap = 16;
+  __host__ __device__ static int quad_a(int p) { return p * 4; }
   __host__ __device__ static void part(const uint8_t* b, int p, int* idx, float* val) {
     const float d = h2f(reinterpret_cast<const uint16_t*>(b)[0]);
     const uint32_t qh = load_qh(b + 2);
@@ -161,6 +180,8 @@ template <> struct qtraits<ggml_type::q5_0> {
 template <> struct qtraits<ggml_type::q5_1> {
   static constexpr int qk = 32, parts = 4;
   static constexpr int bytes = sizeof(block_q5_1);
+  static constexpr int quad_gap = 16;
+  __host__ __device__ static int quad_a(int p) { return p * 4; }
   __host__ __device__ static void part(const uint8_t* b, int p, int* idx, float* val) {
     const uint16_t* dm = reinterpret_cast<const uint16_t*>(b);
     const float d = h2f(dm[0]), m = h2f(dm[1]);
@@ -179,6 +200,8 @@ template <> struct qtraits<ggml_type::q5_1> {
 template <> struct qtraits<ggml_type::q4_k> {
   static constexpr int qk = 256, parts = 32;
   static constexpr int bytes = sizeof(block_q4_k);
+  static constexpr int quad_gap = 32;
+  __host__ __device__ static int quad_a(int p) { return (p / 8) * 64 + (p % 8) * 4; }
   __host__ __device__ static void part(const uint8_t* b, int p, int* idx, float* val) {
     const block_q4_k* x = reinterpret_cast<const block_q4_k*>(b);
     const float d = h2f(x->d), dmin = h2f(x->dmin);
@@ -199,6 +222,8 @@ template <> struct qtraits<ggml_type::q4_k> {
 template <> struct qtraits<ggml_type::q5_k> {
   static constexpr int qk = 256, parts = 32;
   static constexpr int bytes = sizeof(block_q5_k);
+  static constexpr int quad_gap = 32;
+  __host__ __device__ static int quad_a(int p) { return (p / 8) * 64 + (p % 8) * 4; }
   __host__ __device__ static void part(const uint8_t* b, int p, int* idx, float* val) {
     const block_q5_k* x = reinterpret_cast<const block_q5_k*>(b);
     const float d = h2f(x->d), dmin = h2f(x->dmin);
@@ -222,6 +247,8 @@ template <> struct qtraits<ggml_type::q5_k> {
 template <> struct qtraits<ggml_type::q6_k> {
   static constexpr int qk = 256, parts = 32;
   static constexpr int bytes = sizeof(block_q6_k);
+  static constexpr int quad_gap = 0;  // strided by 32: no runs of 4
+  __host__ __device__ static int quad_a(int) { return 0; }
   __host__ __device__ static void part(const uint8_t* b, int p, int* idx, float* val) {
     const block_q6_k* x = reinterpret_cast<const block_q6_k*>(b);
     const float d = h2f(x->d);

@@ -7,6 +7,7 @@
 // the K/V projections, ffn_down at 0.5B) use W = 4 so that enough warps (and
 // loads) are in flight on every SM. Decode is bound by weight bandwidth, so
 // the activations stay F32.
+#include <cstdint>
 #include <stdexcept>
 
 #include "inference/backend/cuda/common.cuh"
@@ -48,8 +49,16 @@ __global__ void gemv_kernel(const uint8_t* __restrict__ w, int64_t rows, int64_t
       for (int t = 0; t < NT; ++t) {
         if (t >= nt) break;
         float s = 0.f;
+        if constexpr (tr::quad_gap > 0) {  // two 16-byte loads (x is 16-byte aligned, see gemv())
+          const float* xq = xb + t * cols + tr::quad_a(p);
+          const float4 a = *reinterpret_cast<const float4*>(xq);
+          const float4 c = *reinterpret_cast<const float4*>(xq + tr::quad_gap);
+          s = val[0] * a.x + val[1] * a.y + val[2] * a.z + val[3] * a.w + val[4] * c.x + val[5] * c.y +
+              val[6] * c.z + val[7] * c.w;
+        } else {
 #pragma unroll
-        for (int j = 0; j < 8; ++j) s += val[j] * xb[t * cols + idx[j]];
+          for (int j = 0; j < 8; ++j) s += val[j] * xb[t * cols + idx[j]];
+        }
         acc[t] += s;
       }
     }
@@ -117,6 +126,10 @@ void gemv(ggml_type type, const void* w, int64_t rows, int64_t cols, const float
           float* y, stream_t stream) {
   if (n_tokens < 1 || n_tokens > 8) throw std::invalid_argument("cuda gemv: n_tokens must be 1..8");
   if (cols % 32 != 0) throw std::invalid_argument("cuda gemv: cols must be a multiple of 32");
+  // Activations are read 16 bytes at a time: rows of a multiple of 32 floats
+  // keep every row aligned once the first is.
+  if (reinterpret_cast<uintptr_t>(x) % 16 != 0)
+    throw std::invalid_argument("cuda gemv: activations must be 16-byte aligned");
   const bool ok = dispatch_type(type, [&](auto tag) {
     launch_tokens<decltype(tag)::value>(w, rows, cols, x, n_tokens, y, stream);
   });
