@@ -132,7 +132,8 @@ class backend {
   // ---- ops (f32 activations) ----
   // out[i][:] = row ids[i] of the table, dequantized. ids: int32 [n].
   virtual void get_rows(const weight& table, const buffer& ids, int64_t n, f32_ref out) = 0;
-  // y[t][r] = sum_c W[r][c] x[t][c];  x [n][cols] -> y [n][rows].
+  // y[t][r] = sum_c W[r][c] x[t][c];  x [n][cols] -> y [n][rows]. x's offset
+  // must be a multiple of 4 elements (device kernels load it 16 bytes at a time).
   virtual void matmul(const weight& w, f32_ref x, int64_t n, f32_ref y) = 0;
   // y[r][:] = x[r][:] / rms(x[r][:]) * w;  w: f32 [n_cols].
   virtual void rms_norm(f32_ref x, const buffer& w, f32_ref y, int64_t n_rows, int64_t n_cols, float eps) = 0;

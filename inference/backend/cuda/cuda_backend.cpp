@@ -190,6 +190,7 @@ class cuda_backend final : public backend {
   void matmul(const weight& w, f32_ref x, int64_t n, f32_ref y) override {
     check_f32(x, n * w.cols(), "matmul x");
     check_f32(y, n * w.rows(), "matmul y");
+    if (x.offset % 4 != 0) throw std::invalid_argument("cuda matmul: x must start at a multiple of 4 elements");
     if (n <= k_gemv_max_batch) {
       // Up to 32 tokens the fused GEMV in launches of 8 (each reads the
       // weight once) beats dequantizing the whole weight for cuBLAS.

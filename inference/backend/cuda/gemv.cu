@@ -25,10 +25,14 @@ __global__ void gemv_kernel(const uint8_t* __restrict__ w, int64_t rows, int64_t
                             const float* __restrict__ x, float* __restrict__ y, int nt) {
   static_assert(k_warps_per_block % W == 0);
   using tr = qtraits<T>;
+  static_assert(tr::quad_gap % 4 == 0 && tr::qk % 4 == 0, "activation runs must stay 16-byte aligned");
   const int lane = threadIdx.x;
   const int sub = int(threadIdx.y) % W;  // this warp's share of the row
   const int64_t row = int64_t(blockIdx.x) * (k_warps_per_block / W) + threadIdx.y / W;
-  const bool active = row < rows;  // whole warps; no early return before __syncthreads
+  // Whole warps are active or not; with W = 4 (one row per block) every warp
+  // is, but the flag (not an early return) keeps __syncthreads below safe for
+  // any W that leaves several rows per block.
+  const bool active = row < rows;
   float acc[NT];
 #pragma unroll
   for (int t = 0; t < NT; ++t) acc[t] = 0.f;
@@ -75,6 +79,7 @@ __global__ void gemv_kernel(const uint8_t* __restrict__ w, int64_t rows, int64_t
     __shared__ float red[k_warps_per_block][NT];
 #pragma unroll
     for (int t = 0; t < NT; ++t) {
+      if (t >= nt) break;  // slots t >= nt are never read
       const float s = warp_sum(acc[t]);
       if (lane == 0) red[threadIdx.y][t] = s;
     }
