@@ -79,7 +79,7 @@ ks() {  # ks SIZE INTERVAL_MS
   step "keystroke replay on $DEV ($1 Q8_0, typing interval $2 ms)"
   "$B/bench/keystroke_replay/keystroke_replay" --quickfill "$Q" --model "$M/$1-q8_0.gguf" \
     --files /usr/lib/python3.11/textwrap.py,/usr/include/stdio.h --chars 150 --interval-ms "$2" \
-    --deadline-ms 100 --device "$DEV" --settings "$KS_SETTINGS" \
+    --deadline-ms 100 --device "$DEV" --settings "$KS_SETTINGS" --log "$OUT/keystroke_replay-$1-$2.server.log" \
     2>&1 | tee "$OUT/keystroke_replay-$1-$2.txt" | tail -12
 }
 for size in $SIZES; do ks "$size" 0; done
