@@ -98,7 +98,13 @@ void matmul(thread_pool& pool, const weight_matrix& w, const float* x, int64_t n
 
   std::atomic<int64_t> next{0};
   if (n_tokens == 1) {
-    const int64_t chunk = std::max<int64_t>(4, std::min<int64_t>(64, rows / (8 * pool.size()) + 1));
+    // Chunks of about 256 KiB of weights (at least 64 rows), but at least 8
+    // per thread: long contiguous runs per thread let the hardware prefetchers
+    // stream. Chunks of 64 short rows (61 KiB at 896 columns) left the second
+    // thread adding almost nothing; 256 KiB made 0.5B decode 1.2-1.3x faster.
+    const int64_t chunk = std::max<int64_t>(
+        4, std::min<int64_t>(std::max<int64_t>(64, static_cast<int64_t>((256 << 10) / w.row_bytes)),
+                             rows / (8 * pool.size()) + 1));
     pool.run_dynamic([&](int, int) {
       for (;;) {
         const int64_t r0 = next.fetch_add(chunk, std::memory_order_relaxed);
