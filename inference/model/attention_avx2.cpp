@@ -12,9 +12,15 @@
 #include <algorithm>
 #include <cmath>
 
+#include "inference/backend/cpu/simd_reduce.h"
+
 namespace qf::infer {
 
 namespace {
+
+using cpu::simd::hmax;
+using cpu::simd::hsum;
+
 // e^x for x <= 0 (softmax inputs after subtracting the max), Cephes-style:
 // x = n ln2 + r with |r| <= ln2/2, e^r by a degree-6 polynomial, 2^n through
 // the exponent bits; below -87 the result is 0. Relative error ~1e-7.
@@ -38,15 +44,6 @@ inline __m256 exp_nonpos(__m256 x) {
   return _mm256_andnot_ps(underflow, _mm256_mul_ps(y, _mm256_castsi256_ps(e)));
 }
 
-inline float hmax(__m256 v) {
-  __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  m = _mm_max_ps(m, _mm_movehl_ps(m, m));
-  m = _mm_max_ss(m, _mm_movehdup_ps(m));
-  return _mm_cvtss_f32(m);
-}
-
-inline float hsum(__m256 v);
-
 // In-place softmax of x[0..n), max-subtracted.
 void softmax_avx2(float* x, int64_t n) {
   __m256 vm = _mm256_set1_ps(-INFINITY);
@@ -68,12 +65,6 @@ void softmax_avx2(float* x, int64_t n) {
   for (; i < n; ++i) x[i] *= 1.0f / sum;
 }
 
-inline float hsum(__m256 v) {
-  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  s = _mm_add_ss(s, _mm_movehdup_ps(s));
-  return _mm_cvtss_f32(s);
-}
 }  // namespace
 
 void attend_group_f16_avx2(const float* q, int64_t n_q, const fp16_t* k, const fp16_t* v, int64_t row_stride,

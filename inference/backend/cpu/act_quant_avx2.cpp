@@ -8,22 +8,14 @@
 
 #include "inference/backend/cpu/kernels.h"
 #include "inference/backend/cpu/quants.h"
+#include "inference/backend/cpu/simd_reduce.h"
 
 namespace qf::infer::cpu::detail {
 namespace {
 
-inline float hmax(__m256 v) {
-  __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  m = _mm_max_ps(m, _mm_movehl_ps(m, m));
-  m = _mm_max_ss(m, _mm_movehdup_ps(m));
-  return _mm_cvtss_f32(m);
-}
-inline float hmin(__m256 v) {
-  __m128 m = _mm_min_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  m = _mm_min_ps(m, _mm_movehl_ps(m, m));
-  m = _mm_min_ss(m, _mm_movehdup_ps(m));
-  return _mm_cvtss_f32(m);
-}
+using simd::hmax;
+using simd::hmin;
+
 inline int hsum_i32(__m256i v) {
   __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
   s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(1, 0, 3, 2)));

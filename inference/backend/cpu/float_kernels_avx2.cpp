@@ -6,16 +6,12 @@
 #include <cmath>
 
 #include "inference/backend/cpu/kernels.h"
+#include "inference/backend/cpu/simd_reduce.h"
 
 namespace qf::infer::cpu::detail {
 namespace {
 
-inline float hsum(__m256 v) {
-  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  s = _mm_add_ss(s, _mm_movehdup_ps(s));
-  return _mm_cvtss_f32(s);
-}
+using simd::hsum;
 
 // Loads 8 weights of type W as floats.
 template <class W>

@@ -13,16 +13,13 @@
 
 #include "inference/backend/cpu/kernels.h"
 #include "inference/backend/cpu/quants.h"
+#include "inference/backend/cpu/simd_reduce.h"
 
 namespace qf::infer::cpu::detail {
 namespace {
 
-inline float hsum(__m256 v) {
-  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  s = _mm_add_ss(s, _mm_movehdup_ps(s));
-  return _mm_cvtss_f32(s);
-}
+using simd::hsum;
+
 inline float h2f(fp16_t h) { return _cvtsh_ss(h); }
 inline __m256i load(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
 inline __m256i pairs_i32(__m256i u8, __m256i s8) {  // sum of u8*s8 over groups of 4 -> 8 x int32

@@ -24,6 +24,7 @@
 
 #include "inference/backend/cpu/kernels.h"
 #include "inference/backend/cpu/quants.h"
+#include "inference/backend/cpu/simd_reduce.h"
 
 namespace qf::infer::cpu::detail {
 namespace {
@@ -33,12 +34,6 @@ inline __m256i load256(const void* p) { return _mm256_loadu_si256(static_cast<co
 inline __m512i load512(const void* p) { return _mm512_loadu_si512(p); }
 inline __m512i join(__m256i lo, __m256i hi) { return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1); }
 inline __m512 halves(float lo, float hi) { return _mm512_mask_blend_ps(0xFF00, _mm512_set1_ps(lo), _mm512_set1_ps(hi)); }
-inline float hsum256(__m256 v) {
-  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  s = _mm_add_ss(s, _mm_movehdup_ps(s));
-  return _mm_cvtss_f32(s);
-}
 
 // Scales of blocks b..b+7 of a weight row as floats.
 template <class B>
@@ -155,7 +150,7 @@ void dot_q8_0(int64_t n, const void* w, const uint8_t* acts, size_t stride, floa
       const __m256i qx = load256(x[b].qs);
       const __m256i prod = _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_abs_epi8(qx),
                                                _mm256_sign_epi8(load256(yq[t] + b * qk8_0), qx));
-      s += hsum256(_mm256_cvtepi32_ps(prod)) * (h2f(x[b].d) * yd[t][b]);
+      s += simd::hsum(_mm256_cvtepi32_ps(prod)) * (h2f(x[b].d) * yd[t][b]);
     }
     out[t] = s;
   }
@@ -206,7 +201,7 @@ void dot_q4_0(int64_t n, const void* w, const uint8_t* acts, size_t stride, floa
     }
   }
   for (int t = 0; t < NT; ++t) {
-    float s = _mm512_reduce_add_ps(acc[t]) - 8.0f * (hsum256(off[t]) + tail_off[t]);
+    float s = _mm512_reduce_add_ps(acc[t]) - 8.0f * (simd::hsum(off[t]) + tail_off[t]);
     if (b < nb) {
       const int8_t* yb = yq[t] + b * qk4_0;
       int sum = 0;
@@ -290,7 +285,7 @@ void dot_q32u(int64_t n, const void* w, const uint8_t* acts, size_t stride, floa
       }
     }
   }
-  for (int t = 0; t < NT; ++t) off[t] = hsum256(offv[t]);
+  for (int t = 0; t < NT; ++t) off[t] = simd::hsum(offv[t]);
   for (; b + 2 <= nb; b += 2) {
     const __m512i q = unpack_q32_pair(x[b], x[b + 1]);
     const float d0 = h2f(x[b].d), d1 = h2f(x[b + 1].d);
@@ -305,7 +300,7 @@ void dot_q32u(int64_t n, const void* w, const uint8_t* acts, size_t stride, floa
     float s = _mm512_reduce_add_ps(acc[t]) + off[t];
     if (b < nb) {  // odd block count: one 256-bit step
       const __m256i prod = _mm256_dpbusd_epi32(_mm256_setzero_si256(), unpack_q32_one(x[b]), load256(yq[t] + b * 32));
-      s += hsum256(_mm256_cvtepi32_ps(prod)) * (h2f(x[b].d) * yd[t][b]) + offset_of(x[b]) * ys[t][b];
+      s += simd::hsum(_mm256_cvtepi32_ps(prod)) * (h2f(x[b].d) * yd[t][b]) + offset_of(x[b]) * ys[t][b];
     }
     out[t] = s;
   }
@@ -399,7 +394,7 @@ void dot_qk45(int64_t n, const void* w, const uint8_t* acts, size_t stride, floa
       accm[t] = _mm256_fmadd_ps(_mm256_set1_ps(dmin * yd), _mm256_cvtepi32_ps(mt), accm[t]);
     }
   }
-  for (int t = 0; t < NT; ++t) out[t] = _mm512_reduce_add_ps(acc[t]) - hsum256(accm[t]);
+  for (int t = 0; t < NT; ++t) out[t] = _mm512_reduce_add_ps(acc[t]) - simd::hsum(accm[t]);
 }
 template <int NT>
 void dot_q4_k_t(int64_t n, const void* w, const uint8_t* a, size_t s, float* o) { dot_qk45<NT, false>(n, w, a, s, o); }
@@ -456,7 +451,7 @@ void dot_q6_k(int64_t n, const void* w, const uint8_t* acts, size_t stride, floa
       accb[t] = _mm256_fmadd_ps(_mm256_set1_ps(32.0f * dd), _mm256_cvtepi32_ps(bias), accb[t]);
     }
   }
-  for (int t = 0; t < NT; ++t) out[t] = _mm512_reduce_add_ps(acc[t]) - hsum256(accb[t]);
+  for (int t = 0; t < NT; ++t) out[t] = _mm512_reduce_add_ps(acc[t]) - simd::hsum(accb[t]);
 }
 
 QF_ROW_DOT_TILES(row_q8_0, dot_q8_0)
