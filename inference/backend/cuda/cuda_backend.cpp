@@ -141,13 +141,8 @@ class cuda_backend final : public backend {
     check_range(dst, off, bytes, "upload");
     if (bytes <= k_staging_bytes) {
       // Small uploads (a step's token ids and positions) take the next free
-      // part of the pinned buffer without waiting; only a full buffer waits
-      // for the copies still reading it.
-      if (staging_used_ + bytes > k_staging_bytes) {
-        cu::check(cudaStreamSynchronize(stream_), "sync before staging");
-        staging_used_ = 0;
-      }
-      uint8_t* slot = static_cast<uint8_t*>(staging_) + staging_used_;
+      // part of the pinned buffer without waiting.
+      uint8_t* slot = staging_slot(bytes);
       staging_used_ += (bytes + 255) & ~size_t(255);
       std::memcpy(slot, src, bytes);
       cu::check(cudaMemcpyAsync(dev(dst) + off, slot, bytes, cudaMemcpyHostToDevice, stream_), "upload");
@@ -161,11 +156,7 @@ class cuda_backend final : public backend {
     not_capturing("download");
     check_range(src, off, bytes, "download");
     if (bytes <= k_staging_bytes) {
-      if (staging_used_ + bytes > k_staging_bytes) {
-        cu::check(cudaStreamSynchronize(stream_), "sync before staging");
-        staging_used_ = 0;
-      }
-      uint8_t* slot = static_cast<uint8_t*>(staging_) + staging_used_;
+      uint8_t* slot = staging_slot(bytes);
       cu::check(cudaMemcpyAsync(slot, dev(src) + off, bytes, cudaMemcpyDeviceToHost, stream_), "download");
       cu::check(cudaStreamSynchronize(stream_), "download sync");
       std::memcpy(dst, slot, bytes);
@@ -346,6 +337,15 @@ class cuda_backend final : public backend {
     cudaFree(attn_scratch_);
     if (staging_) cudaFreeHost(staging_);
     if (stream_) cudaStreamDestroy(stream_);
+  }
+  // The free part of the pinned buffer for `bytes`; when it is full, waits
+  // for the queued copies still reading it and starts over.
+  uint8_t* staging_slot(size_t bytes) {
+    if (staging_used_ + bytes > k_staging_bytes) {
+      cu::check(cudaStreamSynchronize(stream_), "sync before staging");
+      staging_used_ = 0;
+    }
+    return static_cast<uint8_t*>(staging_) + staging_used_;
   }
   void not_capturing(const char* what) const {
     if (capturing_) throw std::logic_error(std::string("cuda: ") + what + " while recording a step graph");
