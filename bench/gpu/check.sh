@@ -25,12 +25,12 @@ step "build (sm_${ARCH})"
 cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release -DQUICKFILL_CUDA=ON \
   -DCMAKE_CUDA_ARCHITECTURES="$ARCH" -DQUICKFILL_NATIVE=ON >"$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; exit 1; }
 # Only what this script runs: the whole test suite is the CPU machines' job.
-cmake --build "$B" -j "$JOBS" --target quickfill qf_cuda_tests bench_gpu_membw keystroke_replay >"$OUT/build.log" 2>&1 ||
+cmake --build "$B" -j "$JOBS" --target quickfill inference_cuda_tests bench_gpu_membw keystroke_replay >"$OUT/build.log" 2>&1 ||
   { grep -E "error|Error" "$OUT/build.log" | head -40; exit 1; }
 Q="$B/server/quickfill"
 
 step "CUDA tests vs CPU reference"
-"$B/tests/cuda/qf_cuda_tests" 2>&1 | tee "$OUT/cuda_tests.log" | grep -E "^\[ +(OK|FAILED|SKIPPED) +\]|cuda vs cpu|PASSED|FAILED" 
+"$B/tests/inference/backend/cuda/inference_cuda_tests" 2>&1 | tee "$OUT/cuda_tests.log" | grep -E "^\[ +(OK|FAILED|SKIPPED) +\]|cuda vs cpu|PASSED|FAILED" 
 
 step "device memory bandwidth"
 "$B/bench/gpu/bench_gpu_membw" | tee "$OUT/membw.txt"

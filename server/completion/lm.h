@@ -3,7 +3,7 @@
 // The pipeline (prompt layout, prefix cache, budgeted generation, speculation)
 // is written against these small interfaces instead of qf::infer directly, so
 // that (a) it can be unit-tested deterministically with a scripted test model
-// (tests/completion/fake_lm.h) and with deliberately slow engines, and (b) the
+// (tests/server/completion/fake_lm.h) and with deliberately slow engines, and (b) the
 // adapter in engine_backend.cpp is the only file that knows the engine's exact
 // types. The shapes mirror qf::infer::context / tokenizer one to one: a
 // sequence is one KV cache whose tokens sit at positions 0..size()-1, edited

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Write the golden file that tests/tiny_model compares the engine against.
+"""Write the golden file that tests/models compares the engine against.
 
 Design: the reference is the PyTorch model holding exactly the weights of the shipped GGUF
 (Q8_0 matrices de-quantised to float32, computed in float32). For a few FIM prompts in

@@ -2,7 +2,7 @@
 # Turns the final training checkpoint into the shipped model: F32 GGUF export, Q8_0 with
 # the engine's own quantizer (`quickfill gguf quantize`; falls back to the exporter's
 # Q8_0 writer, same block layout, when no quickfill binary with a working quantizer is
-# found), the golden file for tests/tiny_model, and the evaluation numbers for the card.
+# found), the golden file for tests/models, and the evaluation numbers for the card.
 # Usage: tools/train/ship.sh [path/to/quickfill]
 set -euo pipefail
 cd "$(dirname "$0")/../.."

@@ -1,11 +1,11 @@
 #!/usr/bin/python3
-"""Generates tests/tokenizer/data/pretokenize_cases.txt: random strings and how each
+"""Generates tests/inference/tokenizer/data/pretokenize_cases.txt: random strings and how each
 pre-tokenizer family splits them, computed with Python's `re` engine from the families'
 published split regexes (\\p{..} classes expanded from unicodedata, \\s as White_Space),
 applied pass after pass with unmatched stretches kept as pieces. The C++ pre-tokenizers
 are written by hand; this file is their independent reference.
 
-    /usr/bin/python3 tools/unicode/gen_pretokenize_cases.py > tests/tokenizer/data/pretokenize_cases.txt
+    /usr/bin/python3 tools/unicode/gen_pretokenize_cases.py > tests/inference/tokenizer/data/pretokenize_cases.txt
 
 Output: for each case a line "S <hex of the UTF-8 bytes>", then one line per family:
 "<family> <length in code points of each word>".

@@ -62,7 +62,7 @@ __host__ __device__ __forceinline__ void scale_min_k4(int j, const uint8_t* q, f
 // Where those 8 elements form two runs of 4 (quad_gap > 0): elements
 // quad_a(p) .. +3 and quad_a(p) + quad_gap .. +3, in that order, so that a
 // kernel can fetch the matching activations with two 16-byte loads.
-// tests/cuda/cuda_block_decode_test.cu checks this against part()'s indices.
+// tests/inference/backend/cuda/test_cuda_block_decode.cu checks this against part()'s indices.
 template <ggml_type T> struct qtraits;
 
 template <> struct qtraits<ggml_type::f32> {

@@ -1,0 +1,244 @@
+// Kernels: every available level (scalar, AVX2, AVX-512) against the scalar
+// reference with an NMSE bound per type; matmul against a naive float
+// reference on dequantized weights (this bound is the activation
+// quantization error); decode (GEMV) vs prefill (GEMM) paths; elementwise ops.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "inference/backend/cpu/ops.h"
+#include "tests/inference/backend/cpu/kernel_test_util.h"
+
+using namespace qf::infer;
+using namespace qf::infer::cpu;
+
+namespace {
+
+struct level_guard {
+  ~level_guard() { set_kernel_level("auto"); }
+};
+
+bool level_available(const std::string& level) {
+  const auto& f = detect_cpu();
+  if (level == "avx2") return f.avx2 && f.fma && f.f16c;
+  if (level == "avx512") return f.avx2 && f.fma && f.f16c && f.avx512f && f.avx512bw && f.avx512vl && f.avx512vnni;
+  return true;
+}
+
+struct weights {
+  std::vector<uint8_t> bytes;
+  std::vector<float> dequant;  // rows * cols
+  weight_matrix w;
+};
+
+weights make_weights(ggml_type t, int64_t rows, int64_t cols, uint32_t seed) {
+  weights out;
+  auto f = qf::test::random_floats(static_cast<size_t>(rows * cols), seed, 0.5f);
+  const size_t rb = *row_size(t, cols);
+  out.bytes.resize(rb * static_cast<size_t>(rows));
+  out.dequant.resize(f.size());
+  for (int64_t r = 0; r < rows; ++r) {
+    quantize_row(t, f.data() + r * cols, out.bytes.data() + r * rb, cols);
+    dequantize_row(t, out.bytes.data() + r * rb, out.dequant.data() + r * cols, cols);
+  }
+  out.w = prepare_weight(t, rows, cols, out.bytes.data());
+  return out;
+}
+
+std::vector<float> naive(const weights& w, const std::vector<float>& x, int64_t nt) {
+  const int64_t rows = w.w.rows, cols = w.w.cols;
+  std::vector<float> y(static_cast<size_t>(rows * nt));
+  for (int64_t t = 0; t < nt; ++t)
+    for (int64_t r = 0; r < rows; ++r) {
+      double s = 0;
+      for (int64_t c = 0; c < cols; ++c) s += static_cast<double>(w.dequant[r * cols + c]) * x[t * cols + c];
+      y[t * rows + r] = static_cast<float>(s);
+    }
+  return y;
+}
+
+}  // namespace
+
+struct type_case {
+  ggml_type type;
+  double vs_float;  // matmul vs float reference on dequantized weights (activation quantization)
+  double vs_scalar; // SIMD level vs scalar reference kernel
+};
+
+class kernel_types : public ::testing::TestWithParam<type_case> {};
+
+TEST_P(kernel_types, every_level_matches_scalar_and_float_reference) {
+  level_guard g;
+  const auto tc = GetParam();
+  const int64_t cols = (tc.type == ggml_type::q4_k || tc.type == ggml_type::q5_k || tc.type == ggml_type::q6_k) ? 768 : 352;  // 11 blocks: odd tails too
+  const int64_t rows = 37;
+  auto w = make_weights(tc.type, rows, cols, 7);
+  thread_pool pool(2);
+  for (int64_t nt : {1, 3, 9}) {
+    auto x = qf::test::random_floats(static_cast<size_t>(cols * nt), 11 + static_cast<uint32_t>(nt));
+    auto ref = naive(w, x, nt);
+    set_kernel_level("scalar");
+    std::vector<float> ys(ref.size());
+    matmul(pool, w.w, x.data(), nt, ys.data());
+    const double e_float = qf::test::nmse(ys, ref);
+    EXPECT_LT(e_float, tc.vs_float) << traits(tc.type).name << " scalar vs float, nt=" << nt;
+    for (const char* level : {"avx2", "avx512"}) {
+      if (!level_available(level)) {
+        std::printf("[ skip ] %s level not supported by this CPU\n", level);
+        continue;
+      }
+      set_kernel_level(level);
+      ASSERT_EQ(kernel_level(), level);
+      std::vector<float> yl(ref.size());
+      matmul(pool, w.w, x.data(), nt, yl.data());
+      const double e = qf::test::nmse(yl, ys);
+      EXPECT_LT(e, tc.vs_scalar) << traits(tc.type).name << " " << level << " vs scalar, nt=" << nt;
+      if (nt == 1)
+        std::printf("[ nmse ] %s %s vs scalar %.3g; scalar vs float reference %.3g\n",
+                    std::string(traits(tc.type).name).c_str(), level, e, e_float);
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(types, kernel_types,
+                         ::testing::Values(type_case{ggml_type::f32, 1e-12, 1e-10}, type_case{ggml_type::f16, 1e-12, 1e-10},
+                                           type_case{ggml_type::bf16, 1e-12, 1e-10}, type_case{ggml_type::q8_0, 2e-4, 1e-9},
+                                           type_case{ggml_type::q4_0, 2e-4, 1e-9}, type_case{ggml_type::q4_1, 2e-4, 1e-9},
+                                           type_case{ggml_type::q5_0, 2e-4, 1e-9}, type_case{ggml_type::q5_1, 2e-4, 1e-9},
+                                           type_case{ggml_type::q4_k, 5e-4, 1e-9},
+                                           type_case{ggml_type::q5_k, 5e-4, 1e-9}, type_case{ggml_type::q6_k, 5e-4, 1e-9}));
+
+TEST(matmul, decode_and_prefill_paths_agree) {
+  level_guard g;
+  thread_pool pool(2);
+  for (ggml_type t : {ggml_type::q8_0, ggml_type::q4_1, ggml_type::q5_0, ggml_type::q5_1, ggml_type::q4_k,
+                      ggml_type::q6_k, ggml_type::f16}) {
+    auto w = make_weights(t, 70, 512, 3);
+    const int64_t nt = 11;
+    auto x = qf::test::random_floats(static_cast<size_t>(512 * nt), 5);
+    std::vector<float> prefill(static_cast<size_t>(70 * nt)), decode(prefill.size());
+    matmul(pool, w.w, x.data(), nt, prefill.data());
+    for (int64_t i = 0; i < nt; ++i) matmul(pool, w.w, x.data() + i * 512, 1, decode.data() + i * 70);
+    EXPECT_LT(qf::test::nmse(prefill, decode), 1e-10) << traits(t).name;
+    EXPECT_LT(qf::test::nmse(prefill, naive(w, x, nt)), 5e-4) << traits(t).name;
+  }
+}
+
+TEST(matmul, thread_counts_give_identical_results) {
+  auto w = make_weights(ggml_type::q4_0, 333, 256, 9);
+  auto x = qf::test::random_floats(256 * 5, 1);
+  std::vector<float> a(333 * 5), b(333 * 5);
+  thread_pool one(1), three(3);
+  matmul(one, w.w, x.data(), 5, a.data());
+  matmul(three, w.w, x.data(), 5, b.data());
+  EXPECT_EQ(a, b);
+}
+
+// A cancelled stop token makes every thread stop taking row blocks: with it
+// cancelled from the start nothing is written; a token never cancelled
+// changes nothing.
+TEST(matmul, stops_taking_rows_once_cancelled) {
+  auto w = make_weights(ggml_type::q8_0, 4000, 256, 4);
+  thread_pool pool(2);
+  for (int64_t nt : {1, 6}) {
+    auto x = qf::test::random_floats(static_cast<size_t>(256 * nt), 2);
+    std::vector<float> full(static_cast<size_t>(4000 * nt)), y(full.size(), -12345.0f);
+    matmul(pool, w.w, x.data(), nt, full.data());
+    qf::cancel_source src;
+    const qf::cancel_token live = src.token();
+    std::vector<float> same(full.size());
+    matmul(pool, w.w, x.data(), nt, same.data(), &live);
+    EXPECT_EQ(same, full) << nt;
+    src.cancel(qf::cancel_reason::cancelled);
+    matmul(pool, w.w, x.data(), nt, y.data(), &live);
+    EXPECT_EQ(std::count(y.begin(), y.end(), -12345.0f), static_cast<long>(y.size())) << nt;
+  }
+}
+
+TEST(matmul, rejects_unsupported) {
+  EXPECT_THROW(prepare_weight(ggml_type::q8_k, 1, 256, nullptr), std::invalid_argument);
+  EXPECT_THROW(prepare_weight(ggml_type::q4_k, 1, 896, nullptr), std::invalid_argument);
+  EXPECT_THROW(set_kernel_level("sse9"), std::invalid_argument);
+}
+
+class elementwise_levels : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(elementwise_levels, ops_match_definitions) {
+  level_guard g;
+  if (!level_available(GetParam())) GTEST_SKIP() << GetParam() << " not supported by this CPU";
+  set_kernel_level(GetParam());
+  const int64_t n = 1000;  // not a multiple of any vector width
+  auto a = qf::test::random_floats(n, 1), b = qf::test::random_floats(n, 2), w = qf::test::random_floats(n, 3);
+  std::vector<fp16_t> h(n);
+  std::vector<float> hf(n), out(n), ref(n);
+  for (int64_t i = 0; i < n; ++i) {
+    h[i] = f32_to_fp16(a[i]);
+    hf[i] = fp16_to_f32(h[i]);
+  }
+  double dot = 0, doth = 0, ss = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    dot += static_cast<double>(a[i]) * b[i];
+    doth += static_cast<double>(hf[i]) * b[i];
+    ss += static_cast<double>(a[i]) * a[i];
+  }
+  EXPECT_NEAR(dot_f32(a.data(), b.data(), n), dot, 1e-3);
+  EXPECT_NEAR(dot_f16_f32(h.data(), b.data(), n), doth, 1e-3);
+
+  std::vector<fp16_t> h2(n);
+  f32_to_f16_row(a.data(), h2.data(), n);
+  EXPECT_EQ(h2, h);  // exact, round to nearest even
+  f16_to_f32_row(h.data(), out.data(), n);
+  EXPECT_EQ(out, hf);
+
+  out = b;
+  axpy_f16(0.75f, h.data(), out.data(), n);
+  for (int64_t i = 0; i < n; ++i) ASSERT_NEAR(out[i], b[i] + 0.75f * hf[i], 1e-5);
+
+  add(a.data(), b.data(), out.data(), n);
+  for (int64_t i = 0; i < n; ++i) ASSERT_EQ(out[i], a[i] + b[i]);
+
+  rms_norm(a.data(), w.data(), out.data(), n, 1e-6f);
+  const double inv = 1.0 / std::sqrt(ss / n + 1e-6);
+  for (int64_t i = 0; i < n; ++i) ASSERT_NEAR(out[i], a[i] * inv * w[i], 1e-4);
+
+  silu_mul(a.data(), b.data(), out.data(), n);
+  for (int64_t i = 0; i < n; ++i) {
+    const double ref = a[i] / (1 + std::exp(-static_cast<double>(a[i]))) * b[i];
+    ASSERT_NEAR(out[i], ref, 1e-6 * std::fabs(ref) + 1e-7) << i;
+  }
+  // Extreme gates: saturates to the input (large positive) or to zero (large negative).
+  const float big[2] = {100.0f, -100.0f}, ones[2] = {1.0f, 1.0f};
+  float sat[2];
+  silu_mul(big, ones, sat, 2);
+  EXPECT_NEAR(sat[0], 100.0f, 1e-4);
+  EXPECT_NEAR(sat[1], 0.0f, 1e-30);
+
+  out = a;
+  softmax(out.data(), n);
+  double sum = 0, mx = -1e30;
+  for (float v : a) mx = std::max<double>(mx, v);
+  for (float v : a) sum += std::exp(v - mx);
+  for (int64_t i = 0; i < n; ++i) {
+    const double ref = std::exp(a[i] - mx) / sum;
+    ASSERT_NEAR(out[i], ref, 2e-6 * ref) << i;
+  }
+  std::vector<float> wide = {-200.0f, 0.0f, 3.0f, -1e30f};  // large spread, underflow to 0
+  softmax(wide.data(), 4);
+  EXPECT_NEAR(wide[2], 1.0 / (1.0 + std::exp(-3.0)), 1e-6);
+  EXPECT_EQ(wide[3], 0.0f);  // masked score: exactly zero weight
+  EXPECT_LT(wide[0], 1e-30f);
+}
+
+INSTANTIATE_TEST_SUITE_P(levels, elementwise_levels, ::testing::Values("scalar", "avx2", "avx512"));
+
+TEST(cpu, detection_is_consistent) {
+  const auto& f = detect_cpu();
+  if (f.avx512vnni) {
+    EXPECT_TRUE(f.avx512f);
+  }
+  level_guard g;
+  set_kernel_level("auto");
+  std::printf("[ info ] auto kernel level: %s\n", std::string(kernel_level()).c_str());
+}

@@ -1,0 +1,66 @@
+// The engine against an independent NumPy forward pass
+// (tools/reference/reference_forward.py) on small synthetic llama and qwen2
+// models written by `quickfill gguf synth`: `quickfill run --dump-logits`
+// records the logits of every prompt position (one prefill) and of every
+// decode step; the reference recomputes them (as one prefill and token by
+// token) in float64 and checks each row within a relative tolerance. Variants
+// cover GQA, q/k/v biases, NEOX vs adjacent-pair RoPE, tied and untied
+// classifiers, F16 weights, prefill split into several ubatches, and F16 vs
+// F32 KV cache. Skips when /usr/bin/python3 with numpy is absent.
+#include <gtest/gtest.h>
+
+#include "tests/server/cli/tool_runner.h"
+
+namespace qf::test {
+namespace {
+
+struct variant {
+  const char* name;
+  const char* arch;
+  const char* type;      // synth --type
+  const char* kv_type;   // run --kv-type
+  const char* ubatch;    // run --ubatch
+  const char* rtol;      // reference tolerance (relative to the row's max |logit|)
+};
+
+// F32 KV: only float rounding differences remain (measured ~4e-7); F16 KV adds
+// K/V rounding (measured ~6e-4). A wrong RoPE style or a dropped bias gives ~0.4.
+const variant k_variants[] = {
+    {"llama_f32_kv32", "llama", "f32", "f32", "512", "1e-5"},
+    {"llama_f32_kv16_ubatch5", "llama", "f32", "f16", "5", "2e-3"},
+    {"llama_f16_kv16", "llama", "f16", "f16", "512", "2e-3"},
+    {"qwen2_f32_kv32", "qwen2", "f32", "f32", "512", "1e-5"},
+    {"qwen2_f32_kv16_ubatch7", "qwen2", "f32", "f16", "7", "2e-3"},
+    {"qwen2_f16_kv16", "qwen2", "f16", "f16", "512", "2e-3"},
+};
+
+void PrintTo(const variant& v, std::ostream* os) { *os << v.name; }
+
+class ReferenceForward : public ::testing::TestWithParam<variant> {};
+
+TEST_P(ReferenceForward, LogitsAgreeAtEveryPosition) {
+  const variant& v = GetParam();
+  std::string py = python_with_numpy();
+  if (py.empty()) GTEST_SKIP() << "/usr/bin/python3 with numpy not available";
+  std::string dir = scratch_dir(std::string("ref_") + v.name);
+  std::string model = dir + "/model.gguf", dump = dir + "/logits.bin";
+  // A larger init std than the default makes the layers' nonlinearities matter.
+  run_result s = run_quickfill({"gguf", "synth", "--arch", v.arch, "--preset", "tiny", "--type", v.type, "--std",
+                                "0.08", "--seed", "7", "-o", model});
+  ASSERT_EQ(s.exit_code, 0) << s.err;
+  run_result r = run_quickfill({"run", "-m", model, "-p",
+                                "def fib(n):\n    return n if n < 2 else fib(n - 1) + fib(n - 2)\n", "-n", "16",
+                                "--temp", "0", "--ignore-eos", "-t", "2", "--kv-type", v.kv_type, "--ubatch",
+                                v.ubatch, "--dump-logits", dump});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  run_result c = run_process(
+      {py, source_dir() + "/tools/reference/reference_forward.py", model, "--compare", dump, "--rtol", v.rtol});
+  std::printf("%s", c.out.c_str());
+  EXPECT_EQ(c.exit_code, 0) << c.out << c.err;
+}
+
+INSTANTIATE_TEST_SUITE_P(Synthetic, ReferenceForward, ::testing::ValuesIn(k_variants),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+}  // namespace
+}  // namespace qf::test

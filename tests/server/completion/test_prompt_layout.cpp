@@ -1,0 +1,189 @@
+// Golden prompt layouts per FIM order, and the reuse properties of layouts:
+// typing only appends, a new line keeps the layout, edits to the suffix or a
+// long middle make a new one, budgets are respected, the window is stable.
+#include <gtest/gtest.h>
+
+#include "server/completion/prompt_layout.h"
+#include "tests/server/completion/fake_lm.h"
+
+using namespace qf::server::completion;
+using qf::test::fake_vocab;
+
+namespace {
+
+const std::string k_doc = "a = 1\nb = 2\nc = 3\nd = 4\n";
+const std::string k_uri = "file:///proj/src/a.py";
+
+struct fixture {
+  fake_vocab vocab;
+  completion_settings s;
+  fim_format fmt;
+  std::unique_ptr<chunk_tokenizer> tok;
+  std::unique_ptr<prompt_builder> pb;
+  void init() {
+    fmt = detect_fim_format(vocab);
+    tok = std::make_unique<chunk_tokenizer>(vocab);
+    pb = std::make_unique<prompt_builder>(fmt, *tok, s);
+  }
+  std::string render(const std::string& text, int64_t line, int64_t col, std::vector<extra_doc> extra = {}) {
+    layout st;
+    layout_input in{text, line, col, k_uri, std::move(extra)};
+    return vocab.render(pb->build(in, st).tokens);
+  }
+};
+
+void no_repo(fake_vocab& v) {
+  v.mutable_specials().fim_rep = -1;
+  v.mutable_specials().fim_sep = -1;
+}
+
+}  // namespace
+
+TEST(prompt_layout, psm_golden) {
+  fixture f;
+  no_repo(f.vocab);
+  f.init();
+  EXPECT_EQ(f.render(k_doc, 2, 2), "<BOS><PRE>a = 1\nb = 2\n<SUF>= 3\nd = 4\n<MID>c ");
+}
+
+TEST(prompt_layout, spm_golden) {
+  fixture f;
+  no_repo(f.vocab);
+  f.init();
+  f.fmt.order = fim_order::spm;
+  EXPECT_EQ(f.render(k_doc, 2, 2), "<BOS><SUF>= 3\nd = 4\n<PRE>a = 1\nb = 2\n<MID>c ");
+}
+
+TEST(prompt_layout, prefix_only_without_fim_tokens) {
+  fixture f;
+  f.vocab.mutable_specials() = lm_specials{};
+  f.vocab.mutable_specials().bos = fake_vocab::k_bos;
+  for (int32_t id = 300; id < fake_vocab::k_n_vocab; ++id) f.vocab.set_special(id, "<x" + std::to_string(id) + ">");
+  f.init();
+  ASSERT_FALSE(f.fmt.has_fim);
+  EXPECT_EQ(f.render(k_doc, 2, 2), "<x307>a = 1\nb = 2\nc ");
+}
+
+TEST(prompt_layout, repo_level_golden_with_other_files) {
+  fixture f;
+  f.init();
+  const std::string b = "x = 1\n", c = "y = 2";
+  // Most recently used first in the request; the most recent sits last, nearest the file.
+  std::string got = f.render(k_doc, 2, 2, {extra_doc{"file:///proj/src/b.py", b}, extra_doc{"file:///proj/src/c.py", c}});
+  EXPECT_EQ(got, "<BOS><REPO>src\n<SEP>c.py\ny = 2\n<SEP>b.py\nx = 1\n<SEP>a.py\n<PRE>a = 1\nb = 2\n<SUF>= 3\nd = 4\n<MID>c ");
+}
+
+TEST(prompt_layout, extra_context_respects_budget_and_skips_self) {
+  fixture f;
+  f.s.extra_tokens = 40;
+  f.init();
+  std::string big;
+  for (int i = 0; i < 50; ++i) big += "line " + std::to_string(i) + "\n";
+  layout st;
+  layout_input in{k_doc, 2, 2, k_uri, {extra_doc{"file:///proj/src/big.py", big}, extra_doc{k_uri, k_doc}}};
+  std::vector<int32_t> blk = f.pb->extra_block(in);
+  // Header tokens ("<REPO>src\n", "<SEP>a.py\n") are outside the budget; the file body is within it.
+  EXPECT_LE(blk.size(), 40u + 2 + 4 + 6);
+  std::string r = f.vocab.render(blk);
+  EXPECT_NE(r.find("big.py"), std::string::npos);
+  EXPECT_EQ(r.find("<SEP>a.py\na = 1"), std::string::npos);  // the file itself is not extra context
+}
+
+TEST(prompt_layout, typing_in_a_line_only_appends) {
+  fixture f;
+  f.init();
+  layout st;
+  std::string text = k_doc;
+  prompt p0 = f.pb->build({text, 2, 2, k_uri, {}}, st);
+  EXPECT_TRUE(p0.relayout);
+  int64_t col = 2;
+  for (char ch : std::string("+ ret")) {
+    text.insert(text.begin() + static_cast<long>(offset_of(text, 2, col)), ch);
+    ++col;
+    prompt p = f.pb->build({text, 2, col, k_uri, {}}, st);
+    EXPECT_FALSE(p.relayout);
+    ASSERT_EQ(p.head_len, p0.head_len);
+    EXPECT_TRUE(std::equal(p0.tokens.begin(), p0.tokens.begin() + p0.head_len, p.tokens.begin()));
+    EXPECT_EQ(p.middle_text, text.substr(offset_of(text, 2, 0), static_cast<size_t>(col)));
+  }
+}
+
+TEST(prompt_layout, new_line_keeps_the_layout_and_middle_spans_lines) {
+  fixture f;
+  f.init();
+  layout st;
+  std::string text = "a = 1\nb = 2\nc\nd = 4\n";
+  f.pb->build({text, 2, 1, k_uri, {}}, st);
+  text = "a = 1\nb = 2\nc\n  zz\nd = 4\n";
+  prompt p = f.pb->build({text, 3, 4, k_uri, {}}, st);
+  EXPECT_FALSE(p.relayout);
+  EXPECT_EQ(p.middle_text, "c\n  zz");
+  EXPECT_EQ(st.anchor_line, 2);
+  // A forced re-layout ("rebase") moves the typed line into the prefix.
+  layout rebased = st;
+  prompt r = f.pb->build({text, 3, 4, k_uri, {}}, rebased, true);
+  EXPECT_TRUE(r.relayout);
+  EXPECT_EQ(rebased.anchor_line, 3);
+  EXPECT_EQ(r.middle_text, "  zz");
+  EXPECT_EQ(rebased.window_first_line, st.window_first_line);
+}
+
+TEST(prompt_layout, auto_closed_bracket_keeps_the_layout) {
+  fixture f;
+  f.init();
+  layout st;
+  f.pb->build({"x = f\ny\n", 0, 5, k_uri, {}}, st);
+  prompt p = f.pb->build({"x = f()\ny\n", 0, 6, k_uri, {}}, st);
+  EXPECT_FALSE(p.relayout);
+}
+
+TEST(prompt_layout, edits_after_the_cursor_or_above_make_a_new_layout) {
+  fixture f;
+  f.init();
+  layout st;
+  f.pb->build({k_doc, 2, 2, k_uri, {}}, st);
+  EXPECT_TRUE(f.pb->build({"a = 1\nb = 2\nc = 3\nd = 5\n", 2, 2, k_uri, {}}, st).relayout);
+  EXPECT_TRUE(f.pb->build({"a = 0\nb = 2\nc = 3\nd = 5\n", 2, 2, k_uri, {}}, st).relayout);
+  EXPECT_FALSE(f.pb->build({"a = 0\nb = 2\nc x= 3\nd = 5\n", 2, 3, k_uri, {}}, st).relayout);
+  // Moving the cursor right over existing text changes the suffix.
+  EXPECT_TRUE(f.pb->build({"a = 0\nb = 2\nc x= 3\nd = 5\n", 2, 4, k_uri, {}}, st).relayout);
+  // Cursor above the anchor line.
+  EXPECT_TRUE(f.pb->build({"a = 0\nb = 2\nc x= 3\nd = 5\n", 1, 1, k_uri, {}}, st).relayout);
+}
+
+TEST(prompt_layout, long_middle_across_lines_forces_a_new_layout) {
+  fixture f;
+  f.s.middle_max_tokens = 8;
+  f.init();
+  layout st;
+  f.pb->build({"\n\n", 0, 0, k_uri, {}}, st);
+  EXPECT_FALSE(f.pb->build({"abcdefg\n\n", 0, 7, k_uri, {}}, st).relayout);
+  // A long single line stays: the cursor line always goes last, a new layout would not help.
+  EXPECT_FALSE(f.pb->build({"abcdefgxyzxyzxyz\n\n", 0, 16, k_uri, {}}, st).relayout);
+  prompt p = f.pb->build({"abcdefg\nhijk\n\n", 1, 4, k_uri, {}}, st);
+  EXPECT_TRUE(p.relayout);
+  EXPECT_EQ(st.anchor_line, 1);
+  EXPECT_EQ(p.middle_text, "hijk");
+}
+
+TEST(prompt_layout, budgets_and_a_stable_sliding_window) {
+  fixture f;
+  no_repo(f.vocab);
+  f.s.prefix_tokens = 24;
+  f.s.suffix_tokens = 14;
+  f.init();
+  std::string text;
+  for (int i = 0; i < 40; ++i) text += "L" + std::to_string(i % 10) + "xy\n";  // 5 tokens a line
+  layout st;
+  prompt p = f.pb->build({text, 20, 0, k_uri, {}}, st);
+  std::string r = f.vocab.render(p.tokens);
+  // 3/4 of 24 = 18 tokens -> 3 whole lines of prefix; 14 tokens -> 2 whole lines of suffix.
+  EXPECT_EQ(r, "<BOS><PRE>L7xy\nL8xy\nL9xy\n<SUF>L0xy\nL1xy\n<MID>");
+  EXPECT_EQ(st.window_first_line, 17);
+  // Moving down keeps the first line while the window fits the budget (4 lines = 20 tokens) ...
+  f.pb->build({text, 21, 0, k_uri, {}}, st, true);
+  EXPECT_EQ(st.window_first_line, 17);
+  // ... then slides to three quarters of it (3 lines).
+  f.pb->build({text, 22, 0, k_uri, {}}, st, true);
+  EXPECT_EQ(st.window_first_line, 19);
+}
