@@ -68,7 +68,9 @@ fi
 BUILD_DIR="${QUICKFILL_BUILD_DIR:-build}"
 JOBS="${QUICKFILL_JOBS:-$(nproc)}"
 LAUNCHER=()
-if command -v ccache >/dev/null 2>&1; then LAUNCHER=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
+if command -v ccache >/dev/null 2>&1; then
+  LAUNCHER=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
+fi
 # shellcheck disable=SC2086
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release "${LAUNCHER[@]}" ${QUICKFILL_CMAKE_ARGS:-}
 cmake --build "$BUILD_DIR" -j "$JOBS"
