@@ -273,7 +273,17 @@ std::string setting_spec::default_json() const {
   return std::visit([&](auto f) { return json_text(json::value_from(*f(d))); }, field);
 }
 
-bool has_settings(const json::value& payload) { return !payload.is_null(); }
+bool has_settings(const json::value& payload) {
+  if (payload.is_null() || is_empty_array(payload)) return false;
+  if (!payload.is_object()) return true;  // not readable: parse_settings reports it
+  const json::object& o = payload.get_object();
+  if (o.contains("quickfill")) return true;
+  // The bare form: only when it names at least one of our keys. `{}` or other
+  // servers' sections alone (eglot sends `{}` when it connects) carry nothing.
+  for (const auto& [k, v] : o)
+    if (is_key(k) || is_group(k)) return true;
+  return false;
+}
 
 parsed_settings parse_settings(const json::value& payload) {
   parsed_settings out;

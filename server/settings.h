@@ -10,8 +10,9 @@
 // Rules (docs/configuration.md says the same for users):
 // * A settings object is complete: a key it does not carry, or carries as
 //   null, takes its default. Each initializationOptions and each
-//   workspace/didChangeConfiguration payload replaces the whole settings; a
-//   removed key goes back to its default (the model path too).
+//   workspace/didChangeConfiguration payload that carries quickfill settings
+//   (has_settings) replaces the whole settings; a removed key goes back to its
+//   default (the model path too).
 // * A bad value (wrong type, out of range, not one of the allowed strings)
 //   takes the default, with a warning naming the key, the value and what is
 //   accepted. Unknown keys are ignored with a warning.
@@ -88,8 +89,11 @@ struct parsed_settings {
 };
 
 // Reads a settings payload: {"quickfill": {...}} or the bare quickfill object.
-// Returns false when the payload carries no settings at all (null: e.g. a
-// didChangeConfiguration that asks the server to pull), which changes nothing.
+// has_settings() is false when the payload carries no quickfill settings at
+// all, which changes nothing: null (a client that expects to be asked), or an
+// object with neither a "quickfill" member nor any of its keys (`{}`, as eglot
+// sends on connecting, or only other servers' sections). {"quickfill": {}}
+// means all defaults.
 bool has_settings(const boost::json::value& payload);
 parsed_settings parse_settings(const boost::json::value& payload);
 

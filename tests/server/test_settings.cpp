@@ -155,7 +155,19 @@ TEST(SettingsSchema, ANonObjectSettingsPayloadIsAnErrorAndChangesNothing) {
   EXPECT_EQ(p.problems[0].level, settings_problem::severity::error);
   EXPECT_TRUE(has(p.problems[0].message, "\"fast\""));
   EXPECT_FALSE(has_settings(json::value(nullptr)));
-  EXPECT_TRUE(has_settings(json::object{}));
+  EXPECT_TRUE(has_settings(json::parse(R"({"quickfill": "fast"})")));
+  EXPECT_TRUE(has_settings(json::value(5)));
+}
+
+TEST(SettingsSchema, PayloadsWithoutQuickfillSettingsChangeNothing) {
+  EXPECT_FALSE(has_settings(json::object{}));              // eglot's didChangeConfiguration on connect
+  EXPECT_FALSE(has_settings(json::parse(R"({"pylsp": {"plugins": {}}})")));  // another server's section
+  EXPECT_FALSE(has_settings(json::array{}));
+  EXPECT_TRUE(has_settings(json::parse(R"({"quickfill": {}})")));  // all defaults
+  EXPECT_TRUE(has_settings(json::parse(R"({"quickfill": null})")));
+  EXPECT_TRUE(has_settings(json::parse(R"({"model": "/m.gguf"})")));  // the bare form
+  EXPECT_TRUE(has_settings(json::parse(R"({"completion": {}})")));
+  EXPECT_TRUE(has_settings(json::parse(R"({"completion.maxTokens": 3, "other": 1})")));
 }
 
 TEST(SettingsCore, RemovedKeysGoBackToTheirDefaults) {

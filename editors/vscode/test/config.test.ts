@@ -2,6 +2,7 @@
 // didChangeConfiguration params, and what a change requires.
 import { test } from 'node:test';
 import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import {
   readSettings, serverCommand, serverSettings, initializationOptions, didChangeConfigurationParams,
@@ -85,9 +86,11 @@ test('classifyChange: restart for the command line, notify for server settings',
 });
 
 // package.json's contributes.configuration and readSettings describe the same settings.
+// The extension folder: QUICKFILL_VSCODE_EXT when the tests are compiled
+// elsewhere (tests/editors/run_editor_test.sh), else two levels above out/test/.
 function contributed(): Record<string, { scope?: string; default?: unknown }> {
-  // eslint-disable-next-line @typescript-eslint/no-var-requires
-  const pkg = require(path.join(__dirname, '..', '..', 'package.json'));
+  const dir = process.env.QUICKFILL_VSCODE_EXT || path.join(__dirname, '..', '..');
+  const pkg = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'));
   return pkg.contributes.configuration.properties;
 }
 
