@@ -4,7 +4,7 @@
 // textDocument/inlineCompletion request into a completion_request holding a
 // snapshot of the document, and runs provider.complete() on the single
 // inference worker thread with a cancel_token. The provider owns the model and
-// its caches; it never sees JSON. Without a model the server uses no provider
+// its caches; it never sees JSON (settings arrive as a typed section). Without a model the server uses no provider
 // at all and answers an empty list (and says once, via showMessage, that no
 // model is loaded). Tests may implement this interface with a test double; the
 // shipped binary only uses the real pipeline.
@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "inference/core/cancellation.h"
+#include "server/completion/settings.h"
 
 namespace qf::server {
 
@@ -83,8 +84,8 @@ class completion_provider {
   virtual bool background_step(const cancel_token& cancel) { return false; }
   // Document lifecycle hints so caches can be keyed on open buffers.
   virtual void document_closed(const std::string& uri) {}
-  // Settings changed (JSON text of the "quickfill" settings object).
-  virtual void configure(const std::string& settings_json) {}
+  // Settings changed: the completion section, already validated.
+  virtual void configure(const completion::completion_settings& settings) {}
   // One-line description for status (model name, quantization, backend).
   virtual std::string describe() const = 0;
 };

@@ -199,15 +199,25 @@ void lsp_server::on_did_change_configuration(const lsp::did_change_configuration
   apply_settings(p.settings);
 }
 
+// Every payload replaces the whole settings (absent keys take their
+// defaults; see server/settings.h). Each problem goes to the log and to the
+// client as window/logMessage; an error is also shown once with
+// window/showMessage (the same error sent again is not shown again).
 void lsp_server::apply_settings(const json::value& payload) {
-  json::value obj = select_settings_object(payload);
-  if (obj.is_null()) return;
-  std::vector<std::string> warnings;
-  const bool model_changed = core_.apply_settings(obj, &warnings);
-  for (const auto& w : warnings) {
-    spdlog::warn("settings: {}", w);
-    log_message(lsp::message_type::warning, "quickfill settings: " + w);
+  if (!has_settings(payload)) return;
+  const parsed_settings parsed = parse_settings(payload);
+  for (const settings_problem& p : parsed.problems) {
+    const bool error = p.level == settings_problem::severity::error;
+    if (error)
+      spdlog::error("settings: {}", p.message);
+    else
+      spdlog::warn("settings: {}", p.message);
+    log_message(error ? lsp::message_type::error : lsp::message_type::warning, "quickfill settings: " + p.message);
+    if (error && shown_settings_errors_.insert(p.message).second)
+      show_message(lsp::message_type::error, "quickfill settings: " + p.message);
   }
+  if (!parsed.usable) return;
+  const bool model_changed = core_.apply_settings(parsed.values);
   if (model_changed && initialized_notified_) {
     no_model_notified_ = false;  // a new model choice deserves its own answer
     begin_model_load();

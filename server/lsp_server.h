@@ -12,6 +12,7 @@
 
 #include <functional>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -89,6 +90,7 @@ class lsp_server {
   bool client_progress_ = false;
   std::string trace_ = "off";
   bool no_model_notified_ = false;
+  std::set<std::string> shown_settings_errors_;  // settings errors already shown with showMessage
   struct progress_state {
     std::string token;
     bool created = false;

@@ -11,6 +11,7 @@
 #include "server/cli/server_args.h"
 #include "server/completion/provider_factory.h"
 #include "server/logging.h"
+#include "server/settings.h"
 #include "server/stdio_server.h"
 
 int main(int argc, char** argv) {
@@ -25,6 +26,7 @@ int main(int argc, char** argv) {
     if (std::strcmp(sub, "perplexity") == 0) return qf::cli::cmd_perplexity(args);
     if (std::strcmp(sub, "bench") == 0) return qf::cli::cmd_bench(args);
     if (std::strcmp(sub, "gguf") == 0) return qf::cli::cmd_gguf(args);
+    if (std::strcmp(sub, "settings") == 0) return qf::cli::cmd_settings(args);
   }
   qf::cli::server_args opts;
   std::string error;
@@ -46,7 +48,9 @@ int main(int argc, char** argv) {
   }
   qf::server::stdio_options so;
   so.core.cli_model_path = opts.model_path;
+  so.core.cli_device = opts.device;
   so.core.n_threads = opts.threads;
+  so.core.step_graphs = qf::server::step_graphs_from_environment();
   so.core.background = opts.background;
   so.core.factory = qf::server::make_completion_provider;
   so.max_message_bytes = opts.max_message_bytes;

@@ -19,7 +19,16 @@ void server_core::stop() { worker_.stop(); }
 
 server_settings server_core::settings() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return settings_;
+  return settings_.server;
+}
+
+completion::engine_options server_core::engine_options() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  completion::engine_options e = settings_.engine;
+  if (!opts_.cli_device.empty()) e.device = opts_.cli_device;
+  e.threads = opts_.n_threads;
+  e.step_graphs = opts_.step_graphs;
+  return e;
 }
 
 model_state server_core::model() const {
@@ -27,25 +36,28 @@ model_state server_core::model() const {
   return model_;
 }
 
-bool server_core::apply_settings(const boost::json::value& quickfill, std::vector<std::string>* warnings) {
-  std::string json_text;
+bool server_core::apply_settings(const quickfill_settings& next) {
   bool model_changed = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    server_settings next = parse_settings(quickfill, settings_, warnings);
-    model_changed = opts_.cli_model_path.empty() && next.model != settings_.model;
-    settings_ = std::move(next);
-    json_text = settings_.raw_json;
+    model_changed = opts_.cli_model_path.empty() && next.server.model != settings_.server.model;
+    settings_ = next;
   }
-  worker_.post_task([json_text](scheduler::provider_slot& p) {
-    if (p) p->configure(json_text);
+  worker_.post_task([completion = next.completion](scheduler::provider_slot& p) {
+    if (p) p->configure(completion);
   });
   return model_changed;
 }
 
 void server_core::load_model(std::function<void(int, const std::string&)> progress,
                              std::function<void(const model_state&)> done) {
-  server_settings s = settings();
+  const server_settings s = settings();
+  const completion::engine_options engine = engine_options();
+  completion::completion_settings completion;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    completion = settings_.completion;
+  }
   model_choice choice = choose_model(opts_.cli_model_path, s.model);
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -55,8 +67,7 @@ void server_core::load_model(std::function<void(int, const std::string&)> progre
   }
   auto post = post_;
   auto factory = opts_.factory;
-  const int threads = opts_.n_threads;
-  worker_.post_task([this, choice, s, post, factory, threads, progress, done](scheduler::provider_slot& slot) {
+  worker_.post_task([this, choice, completion, engine, post, factory, progress, done](scheduler::provider_slot& slot) {
     slot.reset();  // free the old model before loading the next one
     model_state st;
     st.path = choice.path;
@@ -72,8 +83,8 @@ void server_core::load_model(std::function<void(int, const std::string&)> progre
     } else {
       provider_options po;
       po.model_path = choice.path;
-      po.settings_json = s.raw_json;
-      po.n_threads = threads;
+      po.completion = completion;
+      po.engine = engine;
       po.on_progress = [post, progress](int pct, const std::string& msg) {
         if (progress) post([progress, pct, msg] { progress(pct, msg); });
       };

@@ -16,8 +16,6 @@
 #include <string>
 #include <vector>
 
-#include <boost/json/value.hpp>
-
 #include "indexing/document_store.h"
 #include "server/completion/provider_factory.h"
 #include "server/scheduler.h"
@@ -30,8 +28,10 @@ using provider_factory =
     std::function<std::unique_ptr<completion_provider>(const provider_options& opts, std::string* error)>;
 
 struct core_options {
-  std::string cli_model_path;  // --model
+  std::string cli_model_path;  // --model (wins over the "model" setting)
+  std::string cli_device;      // --device ("" = the "device" setting decides)
   int n_threads = 0;           // --threads
+  bool step_graphs = true;     // off with QUICKFILL_STEP_GRAPHS=0 (read once by main)
   provider_factory factory;    // the binary injects make_completion_provider; tests a double
   bool background = true;      // run provider->background_step() when idle
 };
@@ -58,11 +58,15 @@ class server_core {
   index::document_store& documents() { return docs_; }
   stats_collector& stats() { return stats_; }
   scheduler& worker() { return worker_; }
-  server_settings settings() const;
+  server_settings settings() const;  // the server's section
+  // The engine options the next load uses: the "device" setting unless
+  // --device was given, --threads, step graphs.
+  completion::engine_options engine_options() const;
 
-  // Applies a quickfill settings object; returns true when the model path it
-  // selects changed (the caller then reloads). Passes the object to the provider.
-  bool apply_settings(const boost::json::value& quickfill, std::vector<std::string>* warnings);
+  // Replaces the whole settings (parsed and validated by the caller); returns
+  // true when the model path they select changed (the caller then reloads).
+  // Passes the completion section to the provider.
+  bool apply_settings(const quickfill_settings& next);
 
   // Loads (or reloads) the model on the worker. Both callbacks run on the
   // dispatcher thread.
@@ -97,7 +101,7 @@ class server_core {
   stats_collector stats_;
   scheduler worker_;
   mutable std::mutex mu_;
-  server_settings settings_;
+  quickfill_settings settings_;
   model_state model_;
   std::string loaded_choice_;  // path of the last load attempt
 };

@@ -1,64 +1,321 @@
-// Reading the quickfill settings object (see settings.h).
+// The settings schema and the one parser driven by it (see settings.h). The
+// markdown rendering of the schema is in settings_markdown.cpp.
 #include "server/settings.h"
 
 #include <boost/json.hpp>
+
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <map>
 
 namespace qf::server {
 
 namespace json = boost::json;
 
-json::value select_settings_object(const json::value& payload) {
-  if (!payload.is_object()) return nullptr;
-  const json::object& o = payload.get_object();
-  if (const json::value* q = o.if_contains("quickfill")) return q->is_object() ? *q : json::value(nullptr);
-  return payload;
-}
-
 namespace {
 
-void read_int(const json::object& o, const char* key, const char* path, int lo, int hi, int& out,
-              std::vector<std::string>* warnings) {
-  const json::value* v = o.if_contains(key);
-  if (!v) return;
-  if (v->is_int64() && v->get_int64() >= lo && v->get_int64() <= hi) {
-    out = static_cast<int>(v->get_int64());
-  } else if (warnings) {
-    warnings->push_back(std::string(path) + ": expected an integer in [" + std::to_string(lo) + ", " +
-                        std::to_string(hi) + "], keeping " + std::to_string(out));
+// Field accessors: captureless lambdas, so each key is one line of the table.
+#define QF_FIELD(member) +[](quickfill_settings& s) { return &s.member; }
+
+std::vector<setting_spec> make_schema() {
+  using S = setting_spec;
+  const std::vector<std::string_view> devices{"auto", "cpu", "cuda"};
+  return {
+      // ---- Server ----
+      S{"model", "Server", QF_FIELD(server.model), 0, 0, {},
+        "GGUF model path (empty: not set). `--model` on the command line wins; without either, the bundled "
+        "`quickfill-tiny-code.gguf` is looked up in `<exe dir>/../share/quickfill/models/`, then in the source "
+        "tree's `models/`. Changing or removing it reloads the model."},
+      S{"completion.autoDeadlineMs", "Server", QF_FIELD(server.auto_deadline_ms), 1, 600000, {},
+        "Budget in ms (from arrival) of a completion triggered while typing; the answer is whatever exists by then."},
+      S{"completion.explicitDeadlineMs", "Server", QF_FIELD(server.explicit_deadline_ms), 1, 600000, {},
+        "Budget in ms of a completion the user asked for."},
+      S{"completion.contextDocuments", "Server", QF_FIELD(server.context_documents), 0, 64, {},
+        "How many other open documents (most recently used first) are passed to the pipeline as context."},
+      // ---- Engine ----
+      S{"device", "Engine", QF_FIELD(engine.device), 0, 0, devices,
+        "Where the model runs: `auto` takes the CUDA backend when the binary has it and a GPU is present, otherwise "
+        "the CPU (the log says why); `cpu` and `cuda` force one (`cuda` without a GPU fails to load, with that reason "
+        "shown). Applies when the model is (re)loaded; `--device` on the command line wins."},
+      // ---- Prompt ----
+      S{"completion.prefixTokens", "Prompt", QF_FIELD(completion.prefix_tokens), 0, 32768, {},
+        "Token budget of the lines before the cursor line. The window's first line stays put while the window fits, "
+        "then slides by a quarter of the budget, so most keystrokes and most new lines keep the cached prefix. 384 "
+        "tokens is about 40 lines of code: enough context for a 0.5B model, and a cold prompt of prefix + suffix "
+        "stays near one second on 2 cores."},
+      S{"completion.suffixTokens", "Prompt", QF_FIELD(completion.suffix_tokens), 0, 32768, {},
+        "Budget of the text after the cursor. The suffix sits before the middle token, so its size is paid only when "
+        "a new layout is made, not per keystroke."},
+      S{"completion.extraTokens", "Prompt", QF_FIELD(completion.extra_tokens), 0, 32768, {},
+        "Budget of other open files (repo-level context with `<|repo_name|>`/`<|file_sep|>` where the model has "
+        "them; plain text otherwise). It comes first in the prompt, so it is computed once and shared by every "
+        "layout and document that starts with it."},
+      S{"completion.middleMaxTokens", "Prompt", QF_FIELD(completion.middle_max_tokens), 8, 4096, {},
+        "Text typed since the last layout stays after the middle token (appending only) until it spans lines and "
+        "exceeds this; then a new layout is made at the cursor line. Bounded so that a long session of typing does "
+        "not drift far from the prompt format the model was trained on."},
+      S{"completion.rebaseWhenIdle", "Prompt", QF_FIELD(completion.rebase_when_idle), 0, 0, {},
+        "When the typed text spans lines, make the new layout in the background (in another cache slot) and switch "
+        "to it once warm, so the next keystroke does not pay for the suffix."},
+      // ---- Generation ----
+      S{"completion.maxTokens", "Generation", QF_FIELD(completion.max_tokens_auto), 1, 4096, {},
+        "Token limit for automatic triggers (single line in most places; a line of code is rarely longer)."},
+      S{"completion.maxTokensExplicit", "Generation", QF_FIELD(completion.max_tokens_explicit), 1, 4096, {},
+        "Token limit when the user asks (multi-line allowed)."},
+      S{"completion.multiLine", "Generation", QF_FIELD(completion.multi_line), 0, 0, {},
+        "Allow multi-line completions where a block is expected: explicit invocation, an empty line, or the end of "
+        "a line that opens a block (`:`, `{`, `(`, `[`, `=>`, `->`, ` do`, ` then`)."},
+      S{"completion.stopRules", "Generation", QF_FIELD(completion.stop_rules), 0, 0, {},
+        "Off: fixed-length generation with no line/indent rules (benchmarks). Special tokens never become text "
+        "either way."},
+      S{"completion.autoTriggerMidWord", "Generation", QF_FIELD(completion.auto_trigger_mid_word), 0, 0, {},
+        "Whether an automatic trigger in the middle of a word with code to its right is answered. Off: such "
+        "positions are almost always edits of existing code, where a completion is noise."},
+      S{"completion.promptShare", "Generation", QF_FIELD(completion.prompt_share), 0.05, 1.0, {},
+        "Share of the request's budget that the prompt phase may use; if the prompt is not done by then the answer "
+        "is empty and `isIncomplete`, and the prompt is finished in the background. The rest is for decoding."},
+      S{"completion.promptChunkTokens", "Generation", QF_FIELD(completion.prompt_chunk_tokens), 1, 4096, {},
+        "Prompt tokens per engine call in a request's prompt phase. Each finished call stays cached whatever happens "
+        "next; the engine stops within a layer of a cancellation, and a layer of a bigger call takes longer, so this "
+        "bounds how fast a stale request lets go of the worker. Measured on our shared 2-core machine (0.5B shape, "
+        "F16, heavily loaded): pp16 7.9 t/s, pp32 12.0, pp64 16.0, pp128 22.9 -- 64 keeps 70% of the batched "
+        "speed."},
+      S{"completion.backgroundChunkTokens", "Generation", QF_FIELD(completion.background_chunk_tokens), 1, 4096, {},
+        "The same for background work (warming, rebase, prefetch), which must yield to the next keystroke quickly; "
+        "half the interactive chunk halves the layer time the next keystroke may wait for, at about 3/4 of its "
+        "throughput."},
+      S{"completion.finishLineMs", "Generation", QF_FIELD(completion.finish_line_ms), 0, 10000, {},
+        "After the deadline, decoding may go on this long to finish the current line (a half line is rarely "
+        "useful). Multi-line answers cut at the deadline keep whole lines only."},
+      // ---- Speed ----
+      S{"completion.typeThrough", "Speed", QF_FIELD(completion.type_through), 0, 0, {},
+        "Characters typed that match the start of the last suggestion are answered from it at once, without the "
+        "model."},
+      S{"completion.speculative", "Speed", QF_FIELD(completion.speculative), 0, 0, {},
+        "Prompt-lookup speculative decoding: drafts copied from the prompt after an n-gram match, verified in one "
+        "batch. Output is identical to plain greedy decoding."},
+      S{"completion.draftMax", "Speed", QF_FIELD(completion.draft_max), 1, 64, {},
+        "Longest draft. Verification cost grows with the draft, acceptance falls along it; 8 is where the gain "
+        "flattens for code."},
+      S{"completion.draftNgram", "Speed", QF_FIELD(completion.draft_ngram), 1, 16, {},
+        "Length of the n-gram matched in the history (shorter ones are tried when it has no match)."},
+      S{"completion.prefetch", "Speed", QF_FIELD(completion.prefetch), 0, 0, {},
+        "After answering, compute the completion that would follow if the suggestion were accepted (background, low "
+        "priority). Off by default: it costs a full generation per answer, which on 2 cores competes with the next "
+        "keystroke's prompt warming."},
+      // ---- Cache ----
+      S{"completion.cacheMiB", "Cache", QF_FIELD(completion.cache_mib), 1, 1 << 20, {},
+        "Memory budget of the KV caches. A slot costs `contextTokens` x KV bytes per token (12 KiB for "
+        "Qwen2.5-Coder-0.5B in F16: 24 MiB at 2048 tokens); the number of slots is bounded by this budget."},
+      S{"completion.cacheSlots", "Cache", QF_FIELD(completion.cache_slots), 1, 64, {},
+        "Most KV sequences kept. One per recently used document plus one for background re-layouts; slots are "
+        "reused by longest common prefix and evicted least recently used."},
+      S{"completion.contextTokens", "Cache", QF_FIELD(completion.context_tokens), 256, 1 << 20, {},
+        "Size of each slot (capped by the model's training context). Must hold extra + prefix + suffix + middle + "
+        "generation; the token budgets are scaled down to fit a smaller one."},
+      S{"completion.reuseShiftedChunks", "Cache", QF_FIELD(completion.reuse_shifted_chunks), 0, 0, {},
+        "After tokens were deleted in the middle of a cached prompt (a line removed above the cursor, the prefix "
+        "window sliding), shift the cached tokens after the deletion into place (re-rotating K) instead of "
+        "evaluating them again. It saves almost the whole prompt (measured: 1 token evaluated instead of 313), but "
+        "it is approximate -- those tokens' K/V were computed with the deleted tokens still in front -- and on our "
+        "synthetic 0.5B model the greedy output matched a cold evaluation in only 1 of 3 cases (docs/completion.md). "
+        "Off by default so that a suggestion never depends on the edit history; turn it on where prompt evaluation "
+        "is slow."},
+      S{"completion.minChunkTokens", "Cache", QF_FIELD(completion.min_chunk_tokens), 4, 1 << 20, {},
+        "Smallest cached run worth shifting."},
+  };
+}
+
+#undef QF_FIELD
+
+std::string format_number(double d) {
+  if (d == std::floor(d) && std::fabs(d) < 1e15) return std::to_string(static_cast<long long>(d));
+  char buf[64];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, d);
+  return ec == std::errc() ? std::string(buf, end) : std::to_string(d);
+}
+
+// At most `limit` bytes of s, cut at a UTF-8 character boundary.
+std::string clip(std::string s, std::size_t limit = 80) {
+  if (s.size() <= limit) return s;
+  std::size_t n = limit;
+  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
+  s.resize(n);
+  return s + "...";
+}
+
+// A JSON value as text, numbers as people write them (0.6, not 6E-1).
+std::string json_text(const json::value& v) {
+  if (v.is_double()) return format_number(v.get_double());
+  return json::serialize(v);
+}
+
+std::string shown(const json::value& v) { return clip(json_text(v)); }
+
+// An empty array stands for an empty object: some encoders (Lua's) cannot tell them apart.
+bool is_empty_array(const json::value& v) { return v.is_array() && v.get_array().empty(); }
+
+// Whether some key of the schema lies under `prefix` ("completion").
+bool is_group(std::string_view prefix) {
+  for (const setting_spec& s : settings_schema())
+    if (s.key.size() > prefix.size() && s.key.substr(0, prefix.size()) == prefix && s.key[prefix.size()] == '.')
+      return true;
+  return false;
+}
+
+bool is_key(std::string_view key) {
+  for (const setting_spec& s : settings_schema())
+    if (s.key == key) return true;
+  return false;
+}
+
+struct given_value {
+  const json::value* value = nullptr;
+  bool nested = false;
+};
+
+// Collects the members of `o` by dotted key: nested objects of known groups
+// are walked into; flat members ("completion.maxTokens") are taken as they are.
+void collect(const json::object& o, const std::string& prefix, bool nested, std::map<std::string, given_value>& out,
+             std::vector<settings_problem>& problems) {
+  for (const auto& [k, v] : o) {
+    const std::string key = prefix + std::string(k);
+    if (is_key(key)) {
+      given_value& g = out[key];
+      if (!g.value || nested || !g.nested) g = given_value{&v, nested};
+    } else if (is_group(key)) {
+      if (v.is_object()) {
+        collect(v.get_object(), key + ".", true, out, problems);
+      } else if (!v.is_null() && !is_empty_array(v)) {
+        problems.push_back({settings_problem::severity::warning,
+                            key + ": " + shown(v) + " is not an object; the settings under it take their defaults"});
+      }
+    } else {
+      problems.push_back({settings_problem::severity::warning, "unknown setting " + clip(key) + " (ignored)"});
+    }
   }
+}
+
+// Applies one given value; false when it is not accepted.
+bool apply(const setting_spec& spec, const json::value& v, quickfill_settings& s) {
+  if (auto* f = std::get_if<setting_spec::bool_field>(&spec.field)) {
+    if (!v.is_bool()) return false;
+    *(*f)(s) = v.get_bool();
+    return true;
+  }
+  if (auto* f = std::get_if<setting_spec::int_field>(&spec.field)) {
+    double d = 0;
+    if (v.is_int64()) d = static_cast<double>(v.get_int64());
+    else if (v.is_uint64()) d = static_cast<double>(v.get_uint64());
+    else if (v.is_double() && std::isfinite(v.get_double()) && v.get_double() == std::floor(v.get_double()))
+      d = v.get_double();  // 32.0 from encoders without integers
+    else
+      return false;
+    if (d < spec.min || d > spec.max) return false;
+    *(*f)(s) = static_cast<int>(d);
+    return true;
+  }
+  if (auto* f = std::get_if<setting_spec::number_field>(&spec.field)) {
+    if (!v.is_number()) return false;
+    const double d = v.to_number<double>();
+    if (!(d >= spec.min && d <= spec.max)) return false;
+    *(*f)(s) = d;
+    return true;
+  }
+  auto* f = std::get_if<setting_spec::string_field>(&spec.field);
+  if (!f || !v.is_string()) return false;
+  const std::string_view text = v.get_string();
+  if (!spec.choices.empty()) {
+    bool ok = false;
+    for (std::string_view c : spec.choices) ok = ok || c == text;
+    if (!ok) return false;
+  }
+  *(*f)(s) = std::string(text);
+  return true;
 }
 
 }  // namespace
 
-server_settings parse_settings(const json::value& obj, const server_settings& base,
-                               std::vector<std::string>* warnings) {
-  server_settings s = base;
-  if (!obj.is_object()) return s;
-  const json::object& o = obj.get_object();
-  s.raw_json = json::serialize(obj);
-  if (const json::value* m = o.if_contains("model")) {
-    if (m->is_string())
-      s.model = std::string(m->get_string());
-    else if (!m->is_null() && warnings)
-      warnings->push_back("model: expected a string path");
+const std::vector<setting_spec>& settings_schema() {
+  static const std::vector<setting_spec> schema = make_schema();
+  return schema;
+}
+
+std::string setting_spec::type_name() const {
+  switch (field.index()) {
+    case 0: return "boolean";
+    case 1: return "integer";
+    case 2: return "number";
+    default: return "string";
   }
-  // Flat keys ("completion.autoDeadlineMs") as some editors send them.
-  read_int(o, "completion.autoDeadlineMs", "completion.autoDeadlineMs", 1, 600000, s.auto_deadline_ms, warnings);
-  read_int(o, "completion.explicitDeadlineMs", "completion.explicitDeadlineMs", 1, 600000, s.explicit_deadline_ms,
-           warnings);
-  read_int(o, "completion.contextDocuments", "completion.contextDocuments", 0, 64, s.context_documents, warnings);
-  if (const json::value* c = o.if_contains("completion")) {
-    if (c->is_object()) {
-      const json::object& co = c->get_object();
-      read_int(co, "autoDeadlineMs", "completion.autoDeadlineMs", 1, 600000, s.auto_deadline_ms, warnings);
-      read_int(co, "explicitDeadlineMs", "completion.explicitDeadlineMs", 1, 600000, s.explicit_deadline_ms,
-               warnings);
-      read_int(co, "contextDocuments", "completion.contextDocuments", 0, 64, s.context_documents, warnings);
-    } else if (warnings) {
-      warnings->push_back("completion: expected an object");
-    }
+}
+
+std::string setting_spec::accepted(bool markdown) const {
+  auto quote = [&](std::string_view v) {
+    return markdown ? "`" + std::string(v) + "`" : "\"" + std::string(v) + "\"";
+  };
+  switch (field.index()) {
+    case 0: return markdown ? "`true`, `false`" : "true or false";
+    case 1: return (markdown ? "" : "an integer from ") + format_number(min) + " to " + format_number(max);
+    case 2: return (markdown ? "" : "a number from ") + format_number(min) + " to " + format_number(max);
+    default: break;
   }
-  return s;
+  if (choices.empty()) return markdown ? "any string" : "a string";
+  std::string out = markdown ? "" : "one of ";
+  for (std::size_t i = 0; i < choices.size(); ++i) out += (i ? ", " : "") + quote(choices[i]);
+  return out;
+}
+
+std::string setting_spec::default_json() const {
+  quickfill_settings d;
+  return std::visit([&](auto f) { return json_text(json::value_from(*f(d))); }, field);
+}
+
+bool has_settings(const json::value& payload) {
+  if (payload.is_null() || is_empty_array(payload)) return false;
+  if (!payload.is_object()) return true;  // not readable: parse_settings reports it
+  const json::object& o = payload.get_object();
+  if (o.contains("quickfill")) return true;
+  // The bare form: only when it names at least one of our keys. `{}` or other
+  // servers' sections alone (eglot sends `{}` when it connects) carry nothing.
+  for (const auto& [k, v] : o)
+    if (is_key(k) || is_group(k)) return true;
+  return false;
+}
+
+parsed_settings parse_settings(const json::value& payload) {
+  parsed_settings out;
+  const json::value* obj = &payload;
+  if (payload.is_object()) {
+    if (const json::value* q = payload.get_object().if_contains("quickfill")) obj = q;
+  }
+  static const json::value empty = json::object{};
+  if (obj->is_null() || is_empty_array(*obj)) obj = &empty;
+  if (!obj->is_object()) {
+    out.usable = false;
+    out.problems.push_back({settings_problem::severity::error,
+                            "the quickfill settings must be a JSON object, got " + shown(*obj) +
+                                "; the settings are unchanged"});
+    return out;
+  }
+  std::map<std::string, given_value> given;
+  collect(obj->get_object(), "", false, given, out.problems);
+  for (const setting_spec& spec : settings_schema()) {
+    auto it = given.find(std::string(spec.key));
+    if (it == given.end() || it->second.value->is_null()) continue;  // default
+    if (!apply(spec, *it->second.value, out.values))
+      out.problems.push_back({settings_problem::severity::warning,
+                              std::string(spec.key) + ": " + shown(*it->second.value) + " is not accepted (expected " +
+                                  spec.accepted(false) + "); using the default " +
+                                  spec.default_json()});
+  }
+  return out;
+}
+
+bool step_graphs_from_environment() {
+  const char* v = std::getenv("QUICKFILL_STEP_GRAPHS");
+  return !(v && std::string_view(v) == "0");
 }
 
 }  // namespace qf::server

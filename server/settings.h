@@ -1,35 +1,111 @@
-// The "quickfill" settings object as the server core reads it.
+// The "quickfill" settings: one schema, one parser, one set of rules.
 //
-// Settings arrive in `initializationOptions` and in
-// `workspace/didChangeConfiguration` (either as `settings.quickfill` or as the
-// object itself). The server reads only what it needs for scheduling (the
-// model path and the per-trigger deadlines); the whole object is passed on, as
-// JSON text, to the completion provider, whose settings are documented in
-// docs/configuration.md. Keys may be nested ({"completion":{"autoDeadlineMs":..}})
-// or flat ("completion.autoDeadlineMs"). Mistyped values keep their defaults and produce a
-// warning instead of failing the request.
+// settings_schema() lists every key of the settings object with its type,
+// default, accepted values and a one-line doc; parse_settings() is driven by
+// that list alone, and docs/configuration.md is rendered from it
+// (`quickfill settings --markdown`; a test fails when the file and the schema
+// disagree). The defaults are the initializers of the typed sections below,
+// so a default is written exactly once.
+//
+// Rules (docs/configuration.md says the same for users):
+// * A settings object is complete: a key it does not carry, or carries as
+//   null, takes its default. Each initializationOptions and each
+//   workspace/didChangeConfiguration payload that carries quickfill settings
+//   (has_settings) replaces the whole settings; a removed key goes back to its
+//   default (the model path too).
+// * A bad value (wrong type, out of range, not one of the allowed strings)
+//   takes the default, with a warning naming the key, the value and what is
+//   accepted. Unknown keys are ignored with a warning.
+// * A payload whose "quickfill" member is not an object cannot be read at all:
+//   that is an error and the settings stay as they were.
+// Keys may be nested ({"completion": {"maxTokens": 24}}) or flat
+// ({"completion.maxTokens": 24}); when both are given the nested one wins.
+//
+// The result is split into typed sections, one per layer: the server's own
+// (deadlines, context documents), the completion pipeline's and the engine's
+// (device; threads and step graphs come from the command line and the
+// environment, not from the settings object).
 #pragma once
 
 #include <string>
+#include <string_view>
+#include <variant>
 #include <vector>
 
 #include <boost/json/value.hpp>
 
+#include "server/completion/engine_backend.h"
+#include "server/completion/settings.h"
+
 namespace qf::server {
 
+// The server's own section. Daemon options to come belong here too.
 struct server_settings {
-  std::string model;              // "model": GGUF path ("" = not set)
-  int auto_deadline_ms = 400;     // "completion.autoDeadlineMs": automatic triggers
-  int explicit_deadline_ms = 2000;  // "completion.explicitDeadlineMs": invoked by the user
-  int context_documents = 8;      // "completion.contextDocuments": other open documents to pass
-  std::string raw_json = "{}";    // the whole object, for provider->configure()
+  std::string model;                // GGUF path ("" = not set)
+  int auto_deadline_ms = 400;       // budget of automatic triggers
+  int explicit_deadline_ms = 2000;  // budget of requests the user invoked
+  int context_documents = 8;        // other open documents passed as context
 };
 
-// Picks the quickfill object out of a settings payload (null when there is none).
-boost::json::value select_settings_object(const boost::json::value& payload);
+struct quickfill_settings {
+  server_settings server;
+  completion::completion_settings completion;
+  completion::engine_options engine;
+};
 
-// Reads `obj` (the quickfill object) on top of `base`; problems go to *warnings.
-server_settings parse_settings(const boost::json::value& obj, const server_settings& base,
-                               std::vector<std::string>* warnings);
+// One key of the schema.
+struct setting_spec {
+  using bool_field = bool* (*)(quickfill_settings&);
+  using int_field = int* (*)(quickfill_settings&);
+  using number_field = double* (*)(quickfill_settings&);
+  using string_field = std::string* (*)(quickfill_settings&);
+
+  std::string_view key;    // dotted path, e.g. "completion.maxTokens"
+  std::string_view group;  // documentation table it belongs to
+  std::variant<bool_field, int_field, number_field, string_field> field;
+  double min = 0, max = 0;                // integers and numbers: accepted range
+  std::vector<std::string_view> choices;  // strings: allowed values (empty: any string)
+  std::string_view doc;                   // one line: meaning, and why the default
+
+  std::string type_name() const;        // "boolean", "integer", "number", "string"
+  // What is accepted: for messages ("an integer from 1 to 4096", "one of \"auto\", \"cpu\"") or
+  // for the docs ("1 to 4096", "`auto`, `cpu`").
+  std::string accepted(bool markdown) const;
+  std::string default_json() const;     // the default as JSON text ("32", "\"auto\"", "true")
+};
+
+const std::vector<setting_spec>& settings_schema();
+
+struct settings_problem {
+  enum class severity { warning, error };
+  severity level = severity::warning;
+  std::string message;
+};
+
+struct parsed_settings {
+  quickfill_settings values;
+  std::vector<settings_problem> problems;
+  bool usable = true;  // false: the payload could not be read; keep the settings as they were
+};
+
+// Reads a settings payload: {"quickfill": {...}} or the bare quickfill object.
+// has_settings() is false when the payload carries no quickfill settings at
+// all, which changes nothing: null (a client that expects to be asked), or an
+// object with neither a "quickfill" member nor any of its keys (`{}`, as eglot
+// sends on connecting, or only other servers' sections). {"quickfill": {}}
+// means all defaults.
+bool has_settings(const boost::json::value& payload);
+parsed_settings parse_settings(const boost::json::value& payload);
+
+// The markdown of docs/configuration.md between the markers below, rendered
+// from the schema (markers included).
+inline constexpr std::string_view settings_doc_begin =
+    "<!-- settings reference: generated by `quickfill settings --markdown`, do not edit by hand -->";
+inline constexpr std::string_view settings_doc_end = "<!-- end of settings reference -->";
+std::string render_settings_markdown();
+
+// QUICKFILL_STEP_GRAPHS=0 in the environment turns off replayed CUDA step
+// graphs; read once where a process starts (the server, the CLI tools).
+bool step_graphs_from_environment();
 
 }  // namespace qf::server

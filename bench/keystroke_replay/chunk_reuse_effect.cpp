@@ -64,15 +64,26 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::string err;
-  auto backend = load_engine_backend(model, threads, "cpu", &err);
+  engine_options engine;
+  engine.device = "cpu";
+  engine.threads = threads;
+  auto backend = load_engine_backend(model, engine, &err);
   if (!backend) {
     std::fprintf(stderr, "chunk_reuse_effect: %s\n", err.c_str());
     return 1;
   }
-  const std::string base = R"("stopRules": false, "typeThrough": false, "speculative": false, "rebaseWhenIdle": false,
-      "minChunkTokens": 16, "maxTokensExplicit": )" + std::to_string(tokens);
-  const std::string shift_on = R"({"completion": {)" + base + R"(, "reuseShiftedChunks": true, "cacheMiB": 256}})";
-  const std::string cold = R"({"completion": {)" + base + R"(, "reuseShiftedChunks": false, "cacheMiB": 257}})";
+  completion_settings base;
+  base.stop_rules = false;
+  base.type_through = false;
+  base.speculative = false;
+  base.rebase_when_idle = false;
+  base.min_chunk_tokens = 16;
+  base.max_tokens_explicit = tokens;
+  completion_settings shift_on = base, cold = base;
+  shift_on.reuse_shifted_chunks = true;
+  shift_on.cache_mib = 256;
+  cold.reuse_shifted_chunks = false;
+  cold.cache_mib = 257;
   pipeline p(std::move(backend), shift_on);
   int cases = 0, identical = 0, shifted_cases = 0;
   double common_sum = 0, ev_shift = 0, ev_cold = 0;

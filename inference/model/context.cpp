@@ -20,11 +20,6 @@
 
 namespace qf::infer {
 
-bool context_options::step_graphs_default() {
-  const char* v = std::getenv("QUICKFILL_STEP_GRAPHS");
-  return !(v && std::string(v) == "0");
-}
-
 context::context(const model& m, const context_options& opts) : model_(m), opts_(opts) {
   const hparams& hp = m.hp();
   backend& be = m.be();

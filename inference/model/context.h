@@ -40,11 +40,9 @@ struct context_options {
   // Called after each ubatch is committed with (tokens committed by this eval,
   // tokens asked for): prefill progress. May cancel the eval's token.
   std::function<void(int64_t done, int64_t total)> on_ubatch = nullptr;
-  // Replay recorded decode steps where the backend supports it. Default: on,
-  // unless the environment sets QUICKFILL_STEP_GRAPHS=0.
-  bool step_graphs = step_graphs_default();
-
-  static bool step_graphs_default();
+  // Replay recorded decode steps where the backend supports it (the caller
+  // decides; the engine reads no environment).
+  bool step_graphs = true;
 };
 
 enum class logits_mode { none, last, all };

@@ -32,6 +32,7 @@
 #include "server/cli/cli_args.h"
 #include "server/cli/cli_model.h"
 #include "server/cli/commands.h"
+#include "server/settings.h"
 
 namespace qf::cli {
 namespace {
@@ -111,6 +112,7 @@ int cmd_bench(std::span<char*> args) {
       for (auto v : pps) max_len = std::max(max_len, v);
       for (auto v : tgs) max_len = std::max(max_len, v + 1);
       infer::context_options co;
+      co.step_graphs = server::step_graphs_from_environment();  // QUICKFILL_STEP_GRAPHS=0: direct launches
       co.n_ctx = max_len;
       co.n_ubatch = n_ubatch;
       infer::context ctx(*m, co);

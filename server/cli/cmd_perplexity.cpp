@@ -24,6 +24,7 @@
 #include "server/cli/cli_args.h"
 #include "server/cli/cli_model.h"
 #include "server/cli/commands.h"
+#include "server/settings.h"
 
 namespace qf::cli {
 
@@ -83,6 +84,7 @@ int cmd_perplexity(std::span<char*> args) {
                  toks.size(), static_cast<long long>(n_chunks), static_cast<long long>(n_ctx),
                  add_bos ? "first" : "not added");
     infer::context_options co;
+    co.step_graphs = server::step_graphs_from_environment();  // QUICKFILL_STEP_GRAPHS=0: direct launches
     co.n_ctx = n_ctx;
     co.n_ubatch = n_ubatch;
     co.kv_type = kv_type == "f32" ? infer::ggml_type::f32 : infer::ggml_type::f16;

@@ -26,6 +26,7 @@
 #include "server/cli/cli_args.h"
 #include "server/cli/cli_model.h"
 #include "server/cli/commands.h"
+#include "server/settings.h"
 
 namespace qf::cli {
 namespace {
@@ -118,6 +119,7 @@ int cmd_run(std::span<char*> args) {
     }
     const int64_t n_prompt = static_cast<int64_t>(toks.size());
     infer::context_options co;
+    co.step_graphs = server::step_graphs_from_environment();  // QUICKFILL_STEP_GRAPHS=0: direct launches
     co.n_ctx = n_ctx > 0 ? n_ctx : n_prompt + n_predict;
     if (n_ctx <= 0 && m->hp().n_ctx_train > 0 && co.n_ctx > m->hp().n_ctx_train) co.n_ctx = m->hp().n_ctx_train;
     co.n_ubatch = n_ubatch;

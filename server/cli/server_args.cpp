@@ -49,6 +49,12 @@ bool parse_server_args(std::span<char*> args, server_args& out, std::string* err
       out.version = true;
     } else if (a == "--model") {
       if (!need_value(out.model_path)) return false;
+    } else if (a == "--device") {
+      if (!need_value(out.device)) return false;
+      if (out.device != "auto" && out.device != "cpu" && out.device != "cuda") {
+        *error = "--device: expected auto, cpu or cuda, got '" + out.device + "'";
+        return false;
+      }
     } else if (a == "--log-file") {
       if (!need_value(out.log_file)) return false;
     } else if (a == "--log-level") {
@@ -82,10 +88,13 @@ const char* server_usage() {
          "       quickfill demo [--model PATH] [--chars N] [FILE]\n"
          "                                               type through a file against the real server\n"
          "       quickfill run|perplexity|bench|gguf ...  engine tools (see `quickfill <cmd> --help`)\n"
+         "       quickfill settings --markdown            the settings reference (docs/configuration.md)\n"
          "\n"
          "server options:\n"
          "  --model PATH             GGUF model (default: the quickfill.model setting, then the\n"
          "                           bundled models/quickfill-tiny-code.gguf when present)\n"
+         "  --device auto|cpu|cuda   where the model runs (default: the quickfill.device setting,\n"
+         "                           which defaults to auto: CUDA when a GPU is present)\n"
          "  --threads N              inference threads (0: pick from the machine)\n"
          "  --log-file PATH          write logs to PATH instead of stderr (stdout is never used)\n"
          "  --log-level LEVEL        trace, debug, info (default), warn, error, off\n"

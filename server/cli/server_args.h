@@ -10,6 +10,7 @@ namespace qf::cli {
 
 struct server_args {
   std::string model_path;
+  std::string device;  // auto | cpu | cuda; "" = the "device" setting decides
   std::string log_file;
   std::string log_level = "info";
   int threads = 0;

@@ -42,7 +42,7 @@ infer::logits_mode to_engine(lm_logits m) {
 
 class engine_sequence final : public lm_sequence {
  public:
-  engine_sequence(const infer::model& m, int64_t n_ctx) : ctx_(m, make_opts(n_ctx)) {}
+  engine_sequence(const infer::model& m, int64_t n_ctx, bool step_graphs) : ctx_(m, make_opts(n_ctx, step_graphs)) {}
   int64_t n_ctx() const override { return ctx_.n_ctx(); }
   const std::vector<int32_t>& tokens() const override { return ctx_.tokens(); }
   void keep_first(int64_t n) override { ctx_.keep_first(n); }
@@ -55,9 +55,10 @@ class engine_sequence final : public lm_sequence {
   size_t kv_bytes() const override { return ctx_.kv_bytes(); }
 
  private:
-  static infer::context_options make_opts(int64_t n_ctx) {
+  static infer::context_options make_opts(int64_t n_ctx, bool step_graphs) {
     infer::context_options o;
     o.n_ctx = n_ctx;
+    o.step_graphs = step_graphs;
     return o;
   }
   infer::context ctx_;
@@ -65,10 +66,11 @@ class engine_sequence final : public lm_sequence {
 
 class engine_backend final : public lm_backend {
  public:
-  explicit engine_backend(std::unique_ptr<infer::model> m) : m_(std::move(m)), vocab_(m_->vocab()) {}
+  engine_backend(std::unique_ptr<infer::model> m, bool step_graphs)
+      : m_(std::move(m)), vocab_(m_->vocab()), step_graphs_(step_graphs) {}
   const lm_vocab& vocab() const override { return vocab_; }
   std::unique_ptr<lm_sequence> new_sequence(int64_t n_ctx) override {
-    return std::make_unique<engine_sequence>(*m_, n_ctx);
+    return std::make_unique<engine_sequence>(*m_, n_ctx, step_graphs_);
   }
   size_t kv_bytes_per_token() const override {
     const infer::hparams& hp = m_->hp();
@@ -80,17 +82,18 @@ class engine_backend final : public lm_backend {
  private:
   std::unique_ptr<infer::model> m_;
   engine_vocab vocab_;
+  bool step_graphs_;
 };
 
 }  // namespace
 
 std::unique_ptr<lm_vocab> make_engine_vocab(const infer::tokenizer& t) { return std::make_unique<engine_vocab>(t); }
 
-std::unique_ptr<lm_backend> make_engine_backend(std::unique_ptr<infer::model> m) {
-  return std::make_unique<engine_backend>(std::move(m));
+std::unique_ptr<lm_backend> make_engine_backend(std::unique_ptr<infer::model> m, bool step_graphs) {
+  return std::make_unique<engine_backend>(std::move(m), step_graphs);
 }
 
-std::unique_ptr<lm_backend> load_engine_backend(const std::string& path, int n_threads, const std::string& device,
+std::unique_ptr<lm_backend> load_engine_backend(const std::string& path, const engine_options& engine,
                                                 std::string* error) {
   auto fail = [&](const std::string& msg) -> std::unique_ptr<lm_backend> {
     if (error) *error = msg;
@@ -98,9 +101,9 @@ std::unique_ptr<lm_backend> load_engine_backend(const std::string& path, int n_t
   };
   try {
     infer::model_options o;
-    o.n_threads = n_threads;
-    o.device = device;
-    return make_engine_backend(infer::model::load(path, o));
+    o.n_threads = engine.threads;
+    o.device = engine.device;
+    return make_engine_backend(infer::model::load(path, o), engine.step_graphs);
   } catch (const infer::gguf::gguf_error& e) {
     return fail(std::string("cannot read the model file: ") + e.what());
   } catch (const infer::model_error& e) {

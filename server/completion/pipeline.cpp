@@ -27,11 +27,10 @@ std::pair<int64_t, int64_t> line_col_of(std::string_view text, size_t off) {
   return {line, static_cast<int64_t>(off - line_start)};
 }
 
-// The settings as parsed, with the token budgets fitted to the context a
-// cache slot will have (the smaller of the setting and the model's own).
-completion_settings fitted_settings(const std::string& settings_json, const lm_backend& b,
-                                    std::vector<std::string>* warnings = nullptr) {
-  completion_settings s = parse_settings(settings_json, warnings);
+// The settings with the token budgets fitted to the context a cache slot
+// will have (the smaller of the setting and the model's own).
+completion_settings fitted_settings(const completion_settings& given, const lm_backend& b) {
+  completion_settings s = given;
   int64_t n_ctx = s.context_tokens;
   if (b.n_ctx_train() > 0) n_ctx = std::min<int64_t>(n_ctx, b.n_ctx_train());
   const completion_settings asked = s;
@@ -44,9 +43,9 @@ completion_settings fitted_settings(const std::string& settings_json, const lm_b
 
 }  // namespace
 
-pipeline::pipeline(std::unique_ptr<lm_backend> backend, const std::string& settings_json)
+pipeline::pipeline(std::unique_ptr<lm_backend> backend, const completion_settings& settings)
     : backend_(std::move(backend)),
-      s_(fitted_settings(settings_json, *backend_)),
+      s_(fitted_settings(settings, *backend_)),
       fmt_(detect_fim_format(backend_->vocab())),
       tok_(backend_->vocab()),
       builder_(fmt_, tok_, s_),
@@ -84,10 +83,8 @@ void pipeline::note_prefill(const gen_outcome& out) {
   prefill_tps_ = prefill_tps_ > 0 ? 0.7 * prefill_tps_ + 0.3 * tps : tps;
 }
 
-void pipeline::configure(const std::string& settings_json) {
-  std::vector<std::string> warnings;
-  completion_settings next = fitted_settings(settings_json, *backend_, &warnings);
-  for (const std::string& w : warnings) spdlog::warn("settings: {}", w);
+void pipeline::configure(const completion_settings& settings) {
+  completion_settings next = fitted_settings(settings, *backend_);
   const bool cache_changed = next.cache_mib != s_.cache_mib || next.cache_slots != s_.cache_slots ||
                              next.context_tokens != s_.context_tokens;
   const bool layout_changed = next.prefix_tokens != s_.prefix_tokens || next.suffix_tokens != s_.suffix_tokens ||

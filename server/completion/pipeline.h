@@ -35,13 +35,13 @@ namespace qf::server::completion {
 
 class pipeline final : public completion_provider {
  public:
-  pipeline(std::unique_ptr<lm_backend> backend, const std::string& settings_json);
+  pipeline(std::unique_ptr<lm_backend> backend, const completion_settings& settings);
   ~pipeline() override;
 
   completion_result complete(const completion_request& req, const cancel_token& cancel) override;
   bool background_step(const cancel_token& cancel) override;
   void document_closed(const std::string& uri) override;
-  void configure(const std::string& settings_json) override;
+  void configure(const completion_settings& settings) override;
   std::string describe() const override;
 
   // For tests and benchmarks.

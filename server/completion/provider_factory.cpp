@@ -8,7 +8,6 @@
 
 #include "server/completion/engine_backend.h"
 #include "server/completion/pipeline.h"
-#include "server/completion/settings.h"
 
 namespace qf::server {
 
@@ -25,12 +24,10 @@ std::unique_ptr<completion_provider> make_completion_provider(const provider_opt
   try {
     progress(0, "loading " + opts.model_path);
     std::string err;
-    const std::string device = completion::parse_settings(opts.settings_json).device;
-    std::unique_ptr<completion::lm_backend> backend =
-        completion::load_engine_backend(opts.model_path, opts.n_threads, device, &err);
+    std::unique_ptr<completion::lm_backend> backend = completion::load_engine_backend(opts.model_path, opts.engine, &err);
     if (!backend) return fail(err);
     progress(80, "preparing caches");
-    auto p = std::make_unique<completion::pipeline>(std::move(backend), opts.settings_json.empty() ? "{}" : opts.settings_json);
+    auto p = std::make_unique<completion::pipeline>(std::move(backend), opts.completion);
     progress(100, "ready: " + p->describe());
     return p;
   } catch (const std::bad_alloc&) {

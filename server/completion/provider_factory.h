@@ -8,14 +8,16 @@
 #include <memory>
 #include <string>
 
+#include "server/completion/engine_backend.h"
+#include "server/completion/settings.h"
 #include "server/completion_provider.h"
 
 namespace qf::server {
 
 struct provider_options {
   std::string model_path;
-  std::string settings_json;  // the "quickfill" settings object, JSON text ("{}" when none)
-  int n_threads = 0;          // 0: pick from the machine
+  completion::completion_settings completion;  // the pipeline's section of the settings
+  completion::engine_options engine;           // device, threads, step graphs
   // Progress while loading (0..100 and a message), for $/progress.
   std::function<void(int percent, const std::string& message)> on_progress;
 };

@@ -1,20 +1,16 @@
 // Settings of the completion pipeline (the "completion" object of the
-// "quickfill" settings). Every field has a default chosen for a 2-core CPU
-// and a 0.5B model; docs/configuration.md explains each one. Parsing never
-// throws: unknown keys are ignored, values of the wrong type keep the default
-// and are reported in `warnings`.
+// "quickfill" settings), as a typed section. Every field has a default chosen
+// for a 2-core CPU and a 0.5B model. The pipeline never reads JSON: the
+// server's settings schema (server/settings.h) parses and validates the
+// settings object, reports problems to the client, and hands this section
+// over; docs/configuration.md (generated from that schema) explains each key.
 #pragma once
 
 #include <cstdint>
-#include <string>
-#include <vector>
 
 namespace qf::server::completion {
 
 struct completion_settings {
-  // Where the model runs: "auto" (CUDA when a device is present, else CPU),
-  // "cpu" or "cuda". Read from the top-level "device" key; applies at load.
-  std::string device = "auto";
   // Prompt token budgets.
   int prefix_tokens = 384;      // lines before the cursor line
   int suffix_tokens = 96;       // text after the cursor
@@ -44,10 +40,6 @@ struct completion_settings {
   bool reuse_shifted_chunks = false; // move_range reuse after a deletion mid-prompt (approximate)
   int min_chunk_tokens = 64;    // smallest chunk worth shifting
 };
-
-// Parses the "quickfill" settings object (JSON text). Accepts either a nested
-// {"completion": {...}} or flat "completion.key" members.
-completion_settings parse_settings(const std::string& settings_json, std::vector<std::string>* warnings = nullptr);
 
 // Shrinks the token budgets so that a full prompt plus generation fits a
 // context of n_ctx tokens (small models have short contexts): the limits for

@@ -75,7 +75,10 @@ class test_provider final : public completion_provider {
     return false;
   }
   void document_closed(const std::string& uri) override { say("closed " + uri); }
-  void configure(const std::string& settings_json) override { say("configured " + settings_json); }
+  void configure(const completion::completion_settings& s) override {
+    say("configured maxTokens=" + std::to_string(s.max_tokens_auto) + " maxTokensExplicit=" +
+        std::to_string(s.max_tokens_explicit) + " cacheSlots=" + std::to_string(s.cache_slots));
+  }
   std::string describe() const override { return "test double"; }
 
   std::atomic<int> background_steps_{0};

@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   auto server_ptr = std::make_shared<std::atomic<qf::server::lsp_server*>>(nullptr);
   qf::server::stdio_options so;
   so.core.cli_model_path = opts.model_path;
+  so.core.cli_device = opts.device;
   so.core.background = opts.background;
   so.core.factory = [server_ptr](const qf::server::provider_options&, std::string*) {
     return std::make_unique<qf::server::testing::test_provider>([server_ptr](const std::string& msg) {

@@ -1,5 +1,5 @@
 // Stats aggregation (percentiles, cache hit rate, cancellations) and the
-// reading of the quickfill settings object.
+// reading of the quickfill settings object (more in test_settings.cpp).
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
@@ -59,30 +59,34 @@ TEST(Stats, AggregatesAnsweredAndCancelled) {
 }
 
 TEST(Settings, SelectsNestedOrBareObject) {
-  json::value nested = json::parse(R"({"quickfill":{"model":"/m.gguf"},"other":1})");
-  EXPECT_EQ(select_settings_object(nested), json::parse(R"({"model":"/m.gguf"})"));
-  json::value bare = json::parse(R"({"model":"/n.gguf"})");
-  EXPECT_EQ(select_settings_object(bare), bare);
-  EXPECT_TRUE(select_settings_object(json::value(3)).is_null());
+  const parsed_settings nested = parse_settings(json::parse(R"({"quickfill":{"model":"/m.gguf"},"other":1})"));
+  EXPECT_EQ(nested.values.server.model, "/m.gguf");
+  EXPECT_TRUE(nested.problems.empty());  // members beside "quickfill" belong to others
+  const parsed_settings bare = parse_settings(json::parse(R"({"model":"/n.gguf"})"));
+  EXPECT_EQ(bare.values.server.model, "/n.gguf");
+  EXPECT_FALSE(has_settings(json::value(nullptr)));
+  const parsed_settings bad = parse_settings(json::value(3));
+  EXPECT_FALSE(bad.usable);
+  ASSERT_EQ(bad.problems.size(), 1u);
+  EXPECT_EQ(bad.problems[0].level, settings_problem::severity::error);
 }
 
-TEST(Settings, ParsesDeadlinesAndKeepsDefaultsOnBadValues) {
-  std::vector<std::string> warnings;
-  server_settings base;
-  server_settings s = parse_settings(
-      json::parse(R"({"model":"/x.gguf","completion":{"autoDeadlineMs":250,"explicitDeadlineMs":"soon"}})"), base,
-      &warnings);
-  EXPECT_EQ(s.model, "/x.gguf");
-  EXPECT_EQ(s.auto_deadline_ms, 250);
-  EXPECT_EQ(s.explicit_deadline_ms, 2000);
-  ASSERT_EQ(warnings.size(), 1u);
-  EXPECT_NE(warnings[0].find("completion.explicitDeadlineMs"), std::string::npos);
-  EXPECT_NE(s.raw_json.find("soon"), std::string::npos);  // passed on whole
+TEST(Settings, ParsesDeadlinesAndUsesDefaultsForBadValues) {
+  const parsed_settings p =
+      parse_settings(json::parse(R"({"model":"/x.gguf","completion":{"autoDeadlineMs":250,"explicitDeadlineMs":"soon"}})"));
+  EXPECT_EQ(p.values.server.model, "/x.gguf");
+  EXPECT_EQ(p.values.server.auto_deadline_ms, 250);
+  EXPECT_EQ(p.values.server.explicit_deadline_ms, 2000);
+  ASSERT_EQ(p.problems.size(), 1u);
+  EXPECT_EQ(p.problems[0].level, settings_problem::severity::warning);
+  EXPECT_NE(p.problems[0].message.find("completion.explicitDeadlineMs"), std::string::npos);
+  EXPECT_TRUE(p.usable);
 }
 
 TEST(Settings, AcceptsFlatKeys) {
-  server_settings s = parse_settings(json::parse(R"({"completion.autoDeadlineMs":75,"completion.contextDocuments":2})"),
-                                     server_settings{}, nullptr);
-  EXPECT_EQ(s.auto_deadline_ms, 75);
-  EXPECT_EQ(s.context_documents, 2);
+  const parsed_settings p =
+      parse_settings(json::parse(R"({"completion.autoDeadlineMs":75,"completion.contextDocuments":2})"));
+  EXPECT_EQ(p.values.server.auto_deadline_ms, 75);
+  EXPECT_EQ(p.values.server.context_documents, 2);
+  EXPECT_TRUE(p.problems.empty());
 }

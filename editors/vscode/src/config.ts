@@ -1,7 +1,10 @@
 // Turns the extension's settings into what the quickfill server is given:
 // the command line (binary, --log-level, --log-file) and the "quickfill"
 // settings object that travels as initializationOptions at start-up and in
-// workspace/didChangeConfiguration afterwards.
+// workspace/didChangeConfiguration afterwards. serverPath, modelPath and
+// logFile are machine-scoped settings (package.json): VS Code ignores them in
+// workspace settings, so a workspace cannot pick the executable to run, the
+// model to load or a file to write.
 //
 // Pure: no `vscode` import, so node's test runner can check it directly and
 // the protocol test can start the real binary exactly the way the extension
@@ -100,17 +103,23 @@ export function mergeSettings(base: Record<string, unknown>, over: Record<string
   return out;
 }
 
-// The "quickfill" settings object the server reads. The free-form `server`
-// object goes first so that the dedicated settings win over it.
+// The "quickfill" settings object the server reads: always complete (the
+// server takes a key left out as its default, so clearing modelPath goes back
+// to the server's default model). The free-form `server` object goes first so
+// that the dedicated settings win over it; a `model` in it is dropped, because
+// modelPath is machine-scoped (package.json) and a workspace's
+// `quickfill.server` must not choose the model file either.
 export function serverSettings(s: ExtensionSettings, env: NodeJS.ProcessEnv = process.env,
                                home: string = env.HOME ?? ''): Record<string, unknown> {
+  const free: Record<string, unknown> = { ...s.server };
+  delete free.model;
   const dedicated: Record<string, unknown> = {};
   if (s.modelPath) dedicated.model = expandPath(s.modelPath, env, home);
   const completion: Record<string, unknown> = {};
   if (s.autoDeadlineMs !== null) completion.autoDeadlineMs = s.autoDeadlineMs;
   if (s.explicitDeadlineMs !== null) completion.explicitDeadlineMs = s.explicitDeadlineMs;
   if (Object.keys(completion).length > 0) dedicated.completion = completion;
-  return mergeSettings(s.server, dedicated);
+  return mergeSettings(free, dedicated);
 }
 
 // initializationOptions for the initialize request: { quickfill: {...} }, the

@@ -2,6 +2,8 @@
 // didChangeConfiguration params, and what a change requires.
 import { test } from 'node:test';
 import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import {
   readSettings, serverCommand, serverSettings, initializationOptions, didChangeConfigurationParams,
   classifyChange, expandPath, mergeSettings, defaultSettings,
@@ -81,4 +83,48 @@ test('classifyChange: restart for the command line, notify for server settings',
   assert.equal(classifyChange(base, w({ 'completion.autoDeadlineMs': 100 })), 'notify');
   assert.equal(classifyChange(base, w({ server: { a: 1 } })), 'notify');
   assert.equal(classifyChange(base, w({ 'inline.enable': false })), 'none');
+});
+
+// package.json's contributes.configuration and readSettings describe the same settings.
+// The extension folder: QUICKFILL_VSCODE_EXT when the tests are compiled
+// elsewhere (tests/editors/run_editor_test.sh), else two levels above out/test/.
+function contributed(): Record<string, { scope?: string; default?: unknown }> {
+  const dir = process.env.QUICKFILL_VSCODE_EXT || path.join(__dirname, '..', '..');
+  const pkg = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'));
+  return pkg.contributes.configuration.properties;
+}
+
+test('package.json: executable, model and log file are machine-scoped', () => {
+  const props = contributed();
+  for (const key of ['quickfill.serverPath', 'quickfill.modelPath', 'quickfill.logFile'])
+    assert.equal(props[key]?.scope, 'machine', key);
+  // The others may be set per workspace.
+  for (const [key, p] of Object.entries(props)) {
+    if (!['quickfill.serverPath', 'quickfill.modelPath', 'quickfill.logFile'].includes(key))
+      assert.notEqual(p.scope, 'machine', key);
+  }
+});
+
+test('package.json contributes every setting readSettings reads, with the same defaults', () => {
+  const read: string[] = [];
+  const s = readSettings((key) => { read.push(key); return undefined; });
+  const props = contributed();
+  for (const key of read) assert.ok(props[`quickfill.${key}`], `quickfill.${key} is not in package.json`);
+  const defaults: Record<string, unknown> = {
+    enable: s.enable, serverPath: s.serverPath, modelPath: s.modelPath, logLevel: s.logLevel, logFile: s.logFile,
+    'inline.enable': s.inlineEnable, 'suggest.enable': s.suggestEnable,
+    'completion.autoDeadlineMs': s.autoDeadlineMs, 'completion.explicitDeadlineMs': s.explicitDeadlineMs, server: s.server,
+  };
+  for (const [key, v] of Object.entries(defaults)) assert.deepEqual(props[`quickfill.${key}`].default, v, key);
+});
+
+test('the model comes from modelPath only; clearing it leaves the key out (the server default)', () => {
+  const viaServer = readSettings(getter({ server: { model: '/workspace-chosen.gguf', completion: { maxTokens: 8 } } }));
+  assert.deepEqual(serverSettings(viaServer, {}, '/'), { completion: { maxTokens: 8 } });
+  assert.deepEqual(viaServer.server, { model: '/workspace-chosen.gguf', completion: { maxTokens: 8 } });  // not modified
+  const set = readSettings(getter({ modelPath: '/m.gguf' }));
+  const cleared = readSettings(getter({ modelPath: '' }));
+  assert.deepEqual(serverSettings(set, {}, '/'), { model: '/m.gguf' });
+  assert.deepEqual(serverSettings(cleared, {}, '/'), {});
+  assert.equal(classifyChange(set, cleared), 'notify');
 });

@@ -43,11 +43,11 @@ const std::string& tiny_model() {
   return path;
 }
 
-std::unique_ptr<completion_provider> load(const std::string& settings, std::string* err = nullptr) {
+std::unique_ptr<completion_provider> load(const completion_settings& settings, std::string* err = nullptr) {
   provider_options o;
   o.model_path = tiny_model();
-  o.settings_json = settings;
-  o.n_threads = 1;
+  o.completion = settings;
+  o.engine.threads = 1;
   std::string e;
   auto p = make_completion_provider(o, &e);
   if (err) *err = e;
@@ -88,7 +88,7 @@ std::string test_data() { return qf::test::shared_test_data(QUICKFILL_TEST_DATA_
 
 TEST(engine_pipeline, loads_and_detects_the_fim_format) {
   std::string err;
-  auto p = load("{}", &err);
+  auto p = load({}, &err);
   ASSERT_TRUE(p) << err;
   auto* pl = dynamic_cast<pipeline*>(p.get());
   ASSERT_NE(pl, nullptr);
@@ -99,7 +99,7 @@ TEST(engine_pipeline, loads_and_detects_the_fim_format) {
 }
 
 TEST(engine_pipeline, second_request_after_one_character_evaluates_only_a_few_tokens) {
-  auto p = load(R"({"completion": {"typeThrough": false, "maxTokens": 4, "maxTokensExplicit": 4}})");
+  auto p = load(completion_settings{.max_tokens_auto = 4, .max_tokens_explicit = 4, .type_through = false});
   ASSERT_TRUE(p);
   std::string text = source();
   completion_result r1 = p->complete(request(text, k_line, 4), {});
@@ -115,9 +115,17 @@ TEST(engine_pipeline, second_request_after_one_character_evaluates_only_a_few_to
 }
 
 TEST(engine_pipeline, speculative_output_equals_greedy_output) {
-  const std::string common = R"("typeThrough": false, "stopRules": false, "maxTokensExplicit": 24)";
-  auto greedy = load(R"({"completion": {)" + common + R"(, "speculative": false}})");
-  auto spec = load(R"({"completion": {)" + common + R"(, "speculative": true, "draftMax": 6, "draftNgram": 1}})");
+  completion_settings common;
+  common.type_through = false;
+  common.stop_rules = false;
+  common.max_tokens_explicit = 24;
+  completion_settings greedy_settings = common, spec_settings = common;
+  greedy_settings.speculative = false;
+  spec_settings.speculative = true;
+  spec_settings.draft_max = 6;
+  spec_settings.draft_ngram = 1;
+  auto greedy = load(greedy_settings);
+  auto spec = load(spec_settings);
   ASSERT_TRUE(greedy && spec);
   std::string text = source();
   for (int64_t line : {k_line, int64_t{4}, int64_t{10}}) {
@@ -132,7 +140,7 @@ TEST(engine_pipeline, speculative_output_equals_greedy_output) {
 }
 
 TEST(engine_pipeline, cancelled_request_keeps_the_prompt_in_the_cache) {
-  auto p = load(R"({"completion": {"typeThrough": false}})");
+  auto p = load(completion_settings{.type_through = false});
   ASSERT_TRUE(p);
   std::string text = source();
   qf::cancel_source src;

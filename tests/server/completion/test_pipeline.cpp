@@ -36,7 +36,7 @@ struct fixture {
   std::shared_ptr<qf::test::fake_stats> stats;
   std::unique_ptr<pipeline> p;
   fake_backend* be = nullptr;
-  explicit fixture(const std::string& settings = "{}", std::chrono::microseconds per_token = {}, int64_t ubatch = 512,
+  explicit fixture(const completion_settings& settings = {}, std::chrono::microseconds per_token = {}, int64_t ubatch = 512,
                    qf::test::next_rule rule = qf::test::copy_rule) {
     auto b = std::make_unique<fake_backend>(std::move(rule));
     b->per_token = per_token;
@@ -57,7 +57,7 @@ constexpr int64_t k_line = 28;
 }  // namespace
 
 TEST(pipeline, second_request_after_one_character_evaluates_only_a_few_tokens) {
-  fixture f(R"({"completion": {"typeThrough": false}})");
+  fixture f(completion_settings{.type_through = false});
   std::string text = source();
   completion_result r1 = f.p->complete(request(text, k_line, 4, true), {});
   EXPECT_FALSE(r1.metrics.cache_hit);
@@ -76,7 +76,7 @@ TEST(pipeline, second_request_after_one_character_evaluates_only_a_few_tokens) {
 TEST(pipeline, stale_request_stops_and_the_next_is_served_from_the_kept_prefix) {
   qf::cancel_source src;
   size_t cancel_after = 0;
-  fixture f(R"({"completion": {"typeThrough": false, "stopRules": false}})", {}, 512,
+  fixture f(completion_settings{.stop_rules = false, .type_through = false}, {}, 512,
             [&](std::span<const int32_t> h) {
               if (cancel_after && h.size() >= cancel_after) src.cancel(qf::cancel_reason::content_modified);
               return qf::test::copy_rule(h);
@@ -98,7 +98,7 @@ TEST(pipeline, stale_request_stops_and_the_next_is_served_from_the_kept_prefix) 
 }
 
 TEST(pipeline, slow_engine_answers_incomplete_within_budget_then_warms_the_cache) {
-  fixture f(R"({"completion": {"typeThrough": false, "maxTokens": 4}})", std::chrono::microseconds(1500), 16);
+  fixture f(completion_settings{.max_tokens_auto = 4, .type_through = false}, std::chrono::microseconds(1500), 16);
   std::string text = source();
   completion_request req = request(text, k_line, 4);
   req.deadline = req.received + std::chrono::milliseconds(40);
@@ -123,7 +123,7 @@ TEST(pipeline, slow_engine_answers_incomplete_within_budget_then_warms_the_cache
 
 TEST(pipeline, type_through_answers_without_the_model) {
   // The model says "qqq" and ends the line.
-  fixture f("{}", {}, 512, [](std::span<const int32_t> h) -> int32_t {
+  fixture f({}, {}, 512, [](std::span<const int32_t> h) -> int32_t {
     const size_t n = h.size();
     return n >= 3 && h[n - 1] == 'q' && h[n - 2] == 'q' && h[n - 3] == 'q' ? '\n' : 'q';
   });
@@ -154,7 +154,7 @@ TEST(pipeline, no_automatic_completion_mid_word) {
 }
 
 TEST(pipeline, rebase_in_the_background_then_the_next_keystroke_hits) {
-  fixture f(R"({"completion": {"typeThrough": false}})");
+  fixture f(completion_settings{.type_through = false});
   std::string text = source();
   f.p->complete(request(text, k_line, 4, true), {});
   ASSERT_EQ(f.p->layout_of(k_uri)->anchor_line, k_line);
@@ -170,7 +170,7 @@ TEST(pipeline, rebase_in_the_background_then_the_next_keystroke_hits) {
 }
 
 TEST(pipeline, prefetch_answers_the_accepted_suggestion_at_once) {
-  fixture f(R"({"completion": {"prefetch": true}})");
+  fixture f(completion_settings{.prefetch = true});
   std::string text = source();
   completion_result r = f.p->complete(request(text, k_line, 4, true), {});
   ASSERT_FALSE(r.items.empty());

@@ -1,0 +1,44 @@
+// The settings reference of docs/configuration.md, rendered from the schema
+// (see settings.h): one table per group, in schema order.
+#include <string>
+#include <vector>
+
+#include "server/settings.h"
+
+namespace qf::server {
+
+namespace {
+
+// A table cell: a pipe would end the cell, also inside a code span.
+std::string cell(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '|') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string render_settings_markdown() {
+  std::string out(settings_doc_begin);
+  out += "\n";
+  std::string_view group;
+  for (const setting_spec& s : settings_schema()) {
+    if (s.group != group) {
+      group = s.group;
+      out += "\n### " + std::string(group) + "\n\n";
+      out += "| key | type | default | accepted | meaning |\n";
+      out += "|---|---|---|---|---|\n";
+    }
+    out += "| `" + cell(s.key) + "` | " + s.type_name() + " | `" + cell(s.default_json()) + "` | " +
+           cell(s.accepted(true)) + " | " + cell(s.doc) + " |\n";
+  }
+  out += "\n";
+  out += settings_doc_end;
+  out += "\n";
+  return out;
+}
+
+}  // namespace qf::server
