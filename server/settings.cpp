@@ -96,8 +96,8 @@ std::vector<setting_spec> make_schema() {
         "Prompt-lookup speculative decoding: drafts copied from the prompt after an n-gram match, verified in one "
         "batch. Output is identical to plain greedy decoding."},
       S{"completion.draftMax", "Speed", QF_FIELD(completion.draft_max), 1, 64, {},
-        "Longest draft. Verification cost grows with the draft, acceptance falls along it; 8 is where the gain "
-        "flattens for code."},
+        "Longest draft. Verification cost grows with the draft and acceptance falls along it; the default "
+        "has not been tuned by a measurement."},
       S{"completion.draftNgram", "Speed", QF_FIELD(completion.draft_ngram), 1, 16, {},
         "Length of the n-gram matched in the history (shorter ones are tried when it has no match)."},
       S{"completion.prefetch", "Speed", QF_FIELD(completion.prefetch), 0, 0, {},
