@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "server/completion_provider.h"
+#include "server/completion/completion_provider.h"
 
 namespace qf::server {
 
