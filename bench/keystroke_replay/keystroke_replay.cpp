@@ -172,7 +172,8 @@ bool run_file(lsp_client& c, const options& o, const std::string& path, int file
     json::object change{{"range", json::object{{"start", pos_json(line, col)}, {"end", pos_json(line, col)}}},
                         {"text", std::string(1, ch)}};
     // An editor cancels the request it no longer needs.
-    if (!sent.empty() && !sent.back().reply && !c.has_response(sent.back().id)) c.notify("$/cancelRequest", json::object{{"id", sent.back().id}});
+    if (!sent.empty() && !sent.back().reply && !c.has_response(sent.back().id))
+      c.notify("$/cancelRequest", json::object{{"id", sent.back().id}});
     c.notify("textDocument/didChange", json::object{{"textDocument", json::object{{"uri", uri}, {"version", version}}},
                                                     {"contentChanges", json::array{change}}});
     sent.push_back(pending{completion(false), bclock::now(), std::nullopt});
@@ -291,8 +292,9 @@ int main(int argc, char** argv) {
   qf::lsp::client_options copts;
   copts.answer_server_requests = true;  // the server never waits on us
   std::string error;
-  if (!c.start({o.quickfill, "--threads", std::to_string(o.threads), "--log-level", "debug", "--log-file", o.log}, copts,
-               &error)) {
+  const std::vector<std::string> server_argv = {o.quickfill, "--threads", std::to_string(o.threads),
+                                                "--log-level", "debug", "--log-file", o.log};
+  if (!c.start(server_argv, copts, &error)) {
     std::fprintf(stderr, "keystroke_replay: cannot start %s: %s\n", o.quickfill.c_str(), error.c_str());
     return 1;
   }

@@ -38,12 +38,10 @@ class typist {
   // the next keystroke is due.
   void keystroke(const std::string& ch, std::size_t k) {
     ++version_;
+    const json::object range{{"start", position(line_, col_)}, {"end", position(line_, col_)}};
     s_.notify("textDocument/didChange",
               json::object{{"textDocument", json::object{{"uri", uri_}, {"version", version_}}},
-                           {"contentChanges",
-                            json::array{json::object{
-                                {"range", json::object{{"start", position(line_, col_)}, {"end", position(line_, col_)}}},
-                                {"text", ch}}}}});
+                           {"contentChanges", json::array{json::object{{"range", range}, {"text", ch}}}}});
     if (ch == "\n") {
       ++line_;
       col_ = 0;
@@ -125,11 +123,8 @@ class typist {
     if (items.empty()) return "(no items)";
     ++t_.with_items;
     const json::value& first = items[0];
-    std::string out =
-        "-> \"" +
-        printable(json::value_to<std::string>(o_.inline_mode ? first.at("insertText") : first.at("textEdit").at("newText")),
-                  60) +
-        "\"";
+    const json::value& text = o_.inline_mode ? first.at("insertText") : first.at("textEdit").at("newText");
+    std::string out = "-> \"" + printable(json::value_to<std::string>(text), 60) + "\"";
     if (items.size() > 1) out += " (+" + std::to_string(items.size() - 1) + " more)";
     return out;
   }
@@ -152,7 +147,8 @@ tallies type_sample(session& s, const options& o, const sample& smp) {
   // Open the file without the part we are about to type.
   t.open(smp.content.substr(smp.typed_bytes), language_of(o.file));
   std::printf("typing %zu characters of %s, one every %d ms, with a %s request per keystroke\n\n", smp.typed_chars,
-              o.file.c_str(), o.interval_ms, o.inline_mode ? "textDocument/inlineCompletion" : "textDocument/completion");
+              o.file.c_str(), o.interval_ms,
+              o.inline_mode ? "textDocument/inlineCompletion" : "textDocument/completion");
   const std::string typed = smp.content.substr(0, smp.typed_bytes);
   for (std::size_t i = 0, k = 0; i < typed.size(); ++k) {
     const std::size_t n = utf8_len(static_cast<unsigned char>(typed[i]));
