@@ -8,7 +8,7 @@
 #include <string>
 
 #include "server/cli/commands.h"
-#include "server/cli/server_args.h"
+#include "server/server_args.h"
 #include "server/completion/provider_factory.h"
 #include "server/logging.h"
 #include "server/settings.h"
@@ -28,14 +28,14 @@ int main(int argc, char** argv) {
     if (std::strcmp(sub, "gguf") == 0) return qf::cli::cmd_gguf(args);
     if (std::strcmp(sub, "settings") == 0) return qf::cli::cmd_settings(args);
   }
-  qf::cli::server_args opts;
+  qf::server::server_args opts;
   std::string error;
-  if (!qf::cli::parse_server_args(args, opts, &error)) {
+  if (!qf::server::parse_server_args(args, opts, &error)) {
     std::fprintf(stderr, "quickfill: %s\n", error.c_str());
     return 2;
   }
   if (opts.help) {
-    std::fputs(qf::cli::server_usage(), stdout);
+    std::fputs(qf::server::server_usage(), stdout);
     return 0;
   }
   if (opts.version) {

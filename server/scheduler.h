@@ -29,7 +29,7 @@
 #include <thread>
 #include <variant>
 
-#include "server/completion_provider.h"
+#include "server/completion/completion_provider.h"
 
 namespace qf::server {
 

@@ -18,7 +18,7 @@
 
 #include <boost/json/value.hpp>
 
-#include "server/completion_provider.h"
+#include "server/completion/completion_provider.h"
 
 namespace qf::server {
 

@@ -17,16 +17,20 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "bench/keystroke_replay/lsp_client.h"
+#include <boost/json.hpp>
+
+#include "lsp/client/lsp_client.h"
 
 namespace json = boost::json;
-using qf::bench::bclock;
-using qf::bench::lsp_client;
+using bclock = std::chrono::steady_clock;
+using qf::lsp::lsp_client;
+using qf::lsp::received_message;
 
 namespace {
 
@@ -134,12 +138,12 @@ bool run_file(lsp_client& c, const options& o, const std::string& path, int file
     auto t0 = bclock::now();
     for (int attempt = 0; attempt < 120; ++attempt) {
       int64_t id = completion(true);
-      if (!c.wait(id, std::chrono::seconds(300))) {
+      const std::optional<received_message> rep = c.wait_response(id, std::chrono::seconds(300));
+      if (!rep) {
         std::fprintf(stderr, "keystroke_replay: no answer to the first request on %s\n", path.c_str());
         return false;
       }
-      const qf::bench::reply rep = *c.get(id);
-      const json::object& m = rep.msg.as_object();
+      const json::object& m = rep->body.as_object();
       const json::value* res = m.if_contains("result");
       const json::array* items = nullptr;
       if (res && res->is_array()) items = &res->as_array();
@@ -153,6 +157,7 @@ bool run_file(lsp_client& c, const options& o, const std::string& path, int file
   struct pending {
     int64_t id;
     bclock::time_point sent;
+    std::optional<received_message> reply;
   };
   std::vector<pending> sent;
   const auto t_start = bclock::now();
@@ -167,21 +172,23 @@ bool run_file(lsp_client& c, const options& o, const std::string& path, int file
     json::object change{{"range", json::object{{"start", pos_json(line, col)}, {"end", pos_json(line, col)}}},
                         {"text", std::string(1, ch)}};
     // An editor cancels the request it no longer needs.
-    if (!sent.empty() && !c.get(sent.back().id)) c.notify("$/cancelRequest", json::object{{"id", sent.back().id}});
+    if (!sent.empty() && !sent.back().reply && !c.has_response(sent.back().id))
+      c.notify("$/cancelRequest", json::object{{"id", sent.back().id}});
     c.notify("textDocument/didChange", json::object{{"textDocument", json::object{{"uri", uri}, {"version", version}}},
                                                     {"contentChanges", json::array{change}}});
-    sent.push_back(pending{completion(false), bclock::now()});
+    sent.push_back(pending{completion(false), bclock::now(), std::nullopt});
     ++t.keystrokes;
-    if (o.interval_ms == 0) c.wait(sent.back().id, std::chrono::seconds(120));
+    if (o.interval_ms == 0) sent.back().reply = c.wait_response(sent.back().id, std::chrono::seconds(120));
   }
   // Every request gets exactly one reply (a result or an error).
-  for (const pending& p : sent) {
-    if (!c.wait(p.id, std::chrono::seconds(120))) {
+  for (pending& p : sent) {
+    if (!p.reply) p.reply = c.wait_response(p.id, std::chrono::seconds(120));
+    if (!p.reply) {
       ++t.errors;
       continue;
     }
-    qf::bench::reply r = *c.get(p.id);
-    const json::object& m = r.msg.as_object();
+    const received_message& r = *p.reply;
+    const json::object& m = r.body.as_object();
     if (const json::value* e = m.if_contains("error")) {
       const int64_t code = e->as_object().at("code").to_number<int64_t>();
       if (code == -32801 || code == -32800) ++t.cancelled;
@@ -204,9 +211,8 @@ bool run_file(lsp_client& c, const options& o, const std::string& path, int file
   }
   // Server-side metrics of this file's requests.
   int64_t sid = c.request("quickfill/stats", json::object{{"recent", static_cast<int64_t>(sent.size())}});
-  if (c.wait(sid, std::chrono::seconds(30))) {
-    const qf::bench::reply sr = *c.get(sid);
-    const json::value& st = sr.msg.as_object().at("result");
+  if (const std::optional<received_message> sr = c.wait_response(sid, std::chrono::seconds(30))) {
+    const json::value& st = sr->body.as_object().at("result");
     if (const json::value* rec = st.as_object().if_contains("recent")) {
       for (const json::value& rv : rec->as_array()) {
         const json::object& ro = rv.as_object();
@@ -282,13 +288,21 @@ int main(int argc, char** argv) {
   completion_settings.as_object()["autoDeadlineMs"] = o.deadline_ms;
   json::object settings{{"model", o.model}, {"device", o.device}, {"completion", completion_settings}};
 
-  lsp_client c({o.quickfill, "--threads", std::to_string(o.threads), "--log-level", "debug", "--log-file", o.log},
-               "");
+  lsp_client c;
+  qf::lsp::client_options copts;
+  copts.answer_server_requests = true;  // the server never waits on us
+  std::string error;
+  const std::vector<std::string> server_argv = {o.quickfill, "--threads", std::to_string(o.threads),
+                                                "--log-level", "debug", "--log-file", o.log};
+  if (!c.start(server_argv, copts, &error)) {
+    std::fprintf(stderr, "keystroke_replay: cannot start %s: %s\n", o.quickfill.c_str(), error.c_str());
+    return 1;
+  }
   int64_t init = c.request("initialize", json::object{{"processId", nullptr},
                                                       {"rootUri", nullptr},
                                                       {"capabilities", json::object{}},
                                                       {"initializationOptions", settings}});
-  if (!c.wait(init, std::chrono::seconds(30))) {
+  if (!c.wait_response(init, std::chrono::seconds(30))) {
     std::fprintf(stderr, "keystroke_replay: no answer to initialize from %s\n", o.quickfill.c_str());
     return 1;
   }
@@ -297,9 +311,9 @@ int main(int argc, char** argv) {
   const auto t_load = bclock::now();
   for (;;) {
     int64_t id = c.request("quickfill/status", json::object{});
-    if (!c.wait(id, std::chrono::seconds(10))) break;
-    const qf::bench::reply rep = *c.get(id);
-    const json::value* rp = rep.msg.as_object().if_contains("result");
+    const std::optional<received_message> rep = c.wait_response(id, std::chrono::seconds(10));
+    if (!rep) break;
+    const json::value* rp = rep->body.as_object().if_contains("result");
     if (!rp) break;
     const json::value& r = *rp;
     if (r.is_object() && r.as_object().contains("modelLoaded") && r.as_object().at("modelLoaded").as_bool()) break;
@@ -321,7 +335,7 @@ int main(int argc, char** argv) {
   int file_no = 0;
   for (const std::string& f : o.files) run_file(c, o, f, file_no++, t);
   int64_t sd = c.request("shutdown", nullptr);
-  c.wait(sd, std::chrono::seconds(10));
+  c.wait_response(sd, std::chrono::seconds(10));
   c.notify("exit", nullptr);
 
   const double k = std::max(1, t.keystrokes);

@@ -29,7 +29,7 @@
 #include "server/completion/prompt_layout.h"
 #include "server/completion/settings.h"
 #include "server/completion/type_through.h"
-#include "server/completion_provider.h"
+#include "server/completion/completion_provider.h"
 
 namespace qf::server::completion {
 

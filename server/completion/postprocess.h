@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "server/completion/settings.h"
-#include "server/completion_provider.h"
+#include "server/completion/completion_provider.h"
 
 namespace qf::server::completion {
 

@@ -8,9 +8,9 @@
 #include <memory>
 #include <string>
 
+#include "server/completion/completion_provider.h"
 #include "server/completion/engine_backend.h"
 #include "server/completion/settings.h"
-#include "server/completion_provider.h"
 
 namespace qf::server {
 

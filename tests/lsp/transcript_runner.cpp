@@ -33,8 +33,8 @@
 
 #include <boost/json.hpp>
 
+#include "lsp/client/lsp_client.h"
 #include "lsp/transport.h"
-#include "server/cli/lsp_client.h"
 
 namespace json = boost::json;
 using std::chrono::milliseconds;
@@ -100,7 +100,7 @@ std::string unescape(const std::string& s) {
 }
 
 struct runner {
-  qf::cli::lsp_client client;
+  qf::lsp::lsp_client client;
   std::vector<json::value> received;
   std::vector<bool> consumed;
   json::value last_server_request;
@@ -121,7 +121,7 @@ struct runner {
   bool pull(milliseconds timeout) {
     auto m = client.next(timeout);
     if (!m) return false;
-    received.push_back(std::move(*m));
+    received.push_back(std::move(m->body));
     consumed.push_back(false);
     return true;
   }
@@ -180,7 +180,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> argv_child = {server, "--stdio"};
   argv_child.insert(argv_child.end(), extra.begin(), extra.end());
   std::string error;
-  if (!r.client.start(argv_child, "", &error)) {
+  if (!r.client.start(argv_child, {}, &error)) {
     std::fprintf(stderr, "cannot start %s: %s\n", server.c_str(), error.c_str());
     return 1;
   }
@@ -201,10 +201,10 @@ int main(int argc, char** argv) {
       r.client.send_raw(unescape(rest(7)));
     } else if (l.rfind("-->big ", 0) == 0) {
       const std::size_t n = std::stoul(rest(7));
-      r.client.send_raw("Content-Length: " + std::to_string(n) + "\r\n\r\n" + std::string(n, ' '));
+      r.client.send_raw(qf::lsp::frame_message(std::string(n, ' ')));
     } else if (l.rfind("-->reply ", 0) == 0) {
       if (r.last_server_request.is_null()) r.fail("-->reply without a matched server request");
-      r.client.send(json::object{{"jsonrpc", "2.0"}, {"id", r.last_server_request.at("id")}, {"result", parse(rest(9))}});
+      r.client.respond(r.last_server_request.at("id"), parse(rest(9)));
     } else if (l.rfind("--> ", 0) == 0) {
       r.client.send(parse(rest(4)));
     } else if (l.rfind("<-- ", 0) == 0) {

@@ -21,7 +21,7 @@
 #include <string>
 #include <thread>
 
-#include "server/completion_provider.h"
+#include "server/completion/completion_provider.h"
 
 namespace qf::server::testing {
 

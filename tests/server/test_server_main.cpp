@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <span>
 
-#include "server/cli/server_args.h"
+#include "server/server_args.h"
 #include "server/logging.h"
 #include "server/lsp_server.h"
 #include "server/stdio_server.h"
@@ -13,9 +13,9 @@
 
 int main(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);
-  qf::cli::server_args opts;
+  qf::server::server_args opts;
   std::string error;
-  if (!qf::cli::parse_server_args(std::span<char*>(argv + 1, argc - 1), opts, &error)) {
+  if (!qf::server::parse_server_args(std::span<char*>(argv + 1, argc - 1), opts, &error)) {
     std::fprintf(stderr, "quickfill_test_server: %s\n", error.c_str());
     return 2;
   }

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "server/cli/server_args.h"
+#include "server/server_args.h"
 #include "server/server_core.h"
 #include "server/settings.h"
 
@@ -224,29 +224,29 @@ TEST(SettingsEnvironment, StepGraphsOffOnlyWithZero) {
 }
 
 TEST(ServerArgs, DeviceModelAndThreads) {
-  auto run = [](std::vector<std::string> a, qf::cli::server_args& out, std::string* err) {
+  auto run = [](std::vector<std::string> a, qf::server::server_args& out, std::string* err) {
     std::vector<char*> argv;
     for (auto& s : a) argv.push_back(s.data());
-    return qf::cli::parse_server_args(std::span<char*>(argv), out, err);
+    return qf::server::parse_server_args(std::span<char*>(argv), out, err);
   };
   std::string err;
-  qf::cli::server_args a;
+  qf::server::server_args a;
   ASSERT_TRUE(run({"--stdio", "--device", "cpu", "--model", "/m.gguf", "--threads", "2"}, a, &err)) << err;
   EXPECT_EQ(a.device, "cpu");
   EXPECT_EQ(a.model_path, "/m.gguf");
   EXPECT_EQ(a.threads, 2);
-  qf::cli::server_args b;
+  qf::server::server_args b;
   ASSERT_TRUE(run({"--device=cuda"}, b, &err)) << err;
   EXPECT_EQ(b.device, "cuda");
-  qf::cli::server_args c;
+  qf::server::server_args c;
   EXPECT_TRUE(run({}, c, &err));
   EXPECT_EQ(c.device, "");  // the setting decides
-  qf::cli::server_args d;
+  qf::server::server_args d;
   EXPECT_FALSE(run({"--device", "tpu"}, d, &err));
   EXPECT_TRUE(has(err, "--device")) << err;
   EXPECT_TRUE(has(err, "tpu")) << err;
   EXPECT_FALSE(run({"--device"}, d, &err));
-  EXPECT_TRUE(has(qf::cli::server_usage(), "--device auto|cpu|cuda"));
+  EXPECT_TRUE(has(qf::server::server_usage(), "--device auto|cpu|cuda"));
 }
 
 // docs/configuration.md holds the reference rendered from the schema; this

@@ -6,7 +6,7 @@
 #include <span>
 #include <string>
 
-namespace qf::cli {
+namespace qf::server {
 
 struct server_args {
   std::string model_path;
@@ -25,4 +25,4 @@ bool parse_server_args(std::span<char*> args, server_args& out, std::string* err
 
 const char* server_usage();
 
-}  // namespace qf::cli
+}  // namespace qf::server

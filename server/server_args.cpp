@@ -1,10 +1,10 @@
 // Parsing of the server-mode command line (see server_args.h).
-#include "server/cli/server_args.h"
+#include "server/server_args.h"
 
 #include <charconv>
 #include <cstring>
 
-namespace qf::cli {
+namespace qf::server {
 
 namespace {
 
@@ -103,4 +103,4 @@ const char* server_usage() {
          "  --version, --help\n";
 }
 
-}  // namespace qf::cli
+}  // namespace qf::server
