@@ -1,13 +1,18 @@
-// Shared helpers of the kernel benchmarks: timing, medians, argument parsing.
+// Shared helpers of the kernel benchmarks: timing, medians, argument parsing,
+// random weights.
 #pragma once
 
 #include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <cstdlib>
+#include <cstdint>
 #include <cstring>
+#include <random>
 #include <string>
 #include <vector>
+
+#include "inference/core/ggml_types.h"
 
 namespace qf::bench {
 
@@ -45,6 +50,34 @@ inline std::vector<std::string> split(const std::string& s, char sep) {
     start = end + 1;
   }
   return out;
+}
+
+// Valid weights without running the (slow) reference quantizers: random
+// quants, then every scale field set to a small normal fp16 value.
+inline std::vector<uint8_t> random_weights(infer::ggml_type t, int64_t rows, int64_t cols, uint32_t seed) {
+  const size_t rb = *infer::row_size(t, cols);
+  std::vector<uint8_t> w(rb * static_cast<size_t>(rows));
+  std::mt19937_64 rng(seed);
+  for (size_t i = 0; i + 8 <= w.size(); i += 8) {
+    const uint64_t v = rng();
+    std::memcpy(&w[i], &v, 8);
+  }
+  const infer::fp16_t small = infer::f32_to_fp16(0.01f);
+  const size_t ts = infer::traits(t).type_size;
+  const size_t nblocks = w.size() / ts;
+  for (size_t b = 0; b < nblocks; ++b) {
+    uint8_t* blk = w.data() + b * ts;
+    switch (t) {
+      case infer::ggml_type::q8_0: case infer::ggml_type::q4_0: std::memcpy(blk, &small, 2); break;
+      case infer::ggml_type::q4_k: case infer::ggml_type::q5_k: std::memcpy(blk, &small, 2), std::memcpy(blk + 2, &small, 2); break;
+      case infer::ggml_type::q6_k: std::memcpy(blk + 208, &small, 2); break;
+      case infer::ggml_type::f16: std::memcpy(blk, &small, 2); break;
+      case infer::ggml_type::bf16: { const infer::bf16_t v = infer::f32_to_bf16(0.01f); std::memcpy(blk, &v, 2); break; }
+      case infer::ggml_type::f32: { const float v = 0.01f; std::memcpy(blk, &v, 4); break; }
+      default: break;
+    }
+  }
+  return w;
 }
 
 }  // namespace qf::bench

@@ -28,34 +28,6 @@ std::optional<ggml_type> type_by_name(const std::string& s) {
   return std::nullopt;
 }
 
-// Valid weights without running the (slow) reference quantizers: random
-// quants, then every scale field set to a small normal fp16 value.
-std::vector<uint8_t> random_weights(ggml_type t, int64_t rows, int64_t cols, uint32_t seed) {
-  const size_t rb = *row_size(t, cols);
-  std::vector<uint8_t> w(rb * static_cast<size_t>(rows));
-  std::mt19937_64 rng(seed);
-  for (size_t i = 0; i + 8 <= w.size(); i += 8) {
-    const uint64_t v = rng();
-    std::memcpy(&w[i], &v, 8);
-  }
-  const fp16_t small = f32_to_fp16(0.01f);
-  const size_t ts = traits(t).type_size;
-  const size_t nblocks = w.size() / ts;
-  for (size_t b = 0; b < nblocks; ++b) {
-    uint8_t* blk = w.data() + b * ts;
-    switch (t) {
-      case ggml_type::q8_0: case ggml_type::q4_0: std::memcpy(blk, &small, 2); break;
-      case ggml_type::q4_k: case ggml_type::q5_k: std::memcpy(blk, &small, 2), std::memcpy(blk + 2, &small, 2); break;
-      case ggml_type::q6_k: std::memcpy(blk + 208, &small, 2); break;
-      case ggml_type::f16: std::memcpy(blk, &small, 2); break;
-      case ggml_type::bf16: { const bf16_t v = f32_to_bf16(0.01f); std::memcpy(blk, &v, 2); break; }
-      case ggml_type::f32: { const float v = 0.01f; std::memcpy(blk, &v, 4); break; }
-      default: break;
-    }
-  }
-  return w;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -93,7 +65,7 @@ int main(int argc, char** argv) {
       std::vector<std::vector<uint8_t>> data;
       std::vector<cpu::weight_matrix> mats;
       for (size_t c = 0; c < copies; ++c) {
-        data.push_back(random_weights(*type, rows, cols, static_cast<uint32_t>(c + 1)));
+        data.push_back(bench::random_weights(*type, rows, cols, static_cast<uint32_t>(c + 1)));
         mats.push_back(cpu::prepare_weight(*type, rows, cols, data.back().data()));
       }
       std::vector<float> x(static_cast<size_t>(cols * n_tok));

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "inference/backend/backend.h"
-#include "inference/model/attention.h"
+#include "inference/backend/cpu/attention.h"
 
 using namespace qf::infer;
 using clk = std::chrono::steady_clock;

@@ -38,9 +38,9 @@
 #include <memory>
 #include <string>
 
+#include "inference/backend/rope.h"
 #include "inference/core/cancellation.h"
 #include "inference/core/ggml_types.h"
-#include "inference/model/rope.h"
 
 namespace qf::infer {
 
@@ -182,16 +182,8 @@ class backend {
 };
 
 // The CPU backend (cpu_backend.cpp); n_threads <= 0 picks the hardware concurrency.
+// The CUDA backend's factory is in backend/cuda/cuda_backend.h, the choice
+// between them in backend_select.h.
 std::unique_ptr<backend> make_cpu_backend(int n_threads);
-
-// The CUDA backend, or nullptr with *why_not set ("built without CUDA", "no
-// CUDA device"). Without CUDA support the definition in cuda_stub.cpp is used;
-// the CUDA library provides the real one (see docs/engine.md).
-std::unique_ptr<backend> make_cuda_backend(std::string* why_not);
-
-// Picks the backend for model_options::device: "cpu"; "cuda" (throws
-// model_error when unavailable); "auto" (cuda when available, else cpu, and
-// *note says why). Throws model_error for any other name.
-std::unique_ptr<backend> select_backend(const std::string& device, int n_threads, std::string* note);
 
 }  // namespace qf::infer

@@ -11,7 +11,7 @@
 #include <new>
 #include <stdexcept>
 
-#include "inference/model/attention.h"
+#include "inference/backend/cpu/attention.h"
 
 namespace qf::infer {
 

@@ -6,7 +6,7 @@
 
 #include <cstdio>
 
-#include "inference/backend/backend.h"
+#include "inference/backend/backend_select.h"
 #include "inference/gguf/gguf.h"
 #include "inference/model/architecture.h"
 #include "inference/model/weights.h"

@@ -15,10 +15,10 @@
 
 #include <cstdint>
 #include <memory>
-#include <stdexcept>
 #include <string>
 
-#include "inference/model/rope.h"
+#include "inference/backend/rope.h"
+#include "inference/core/errors.h"
 
 namespace qf::infer {
 
@@ -27,11 +27,6 @@ class tokenizer;      // inference/tokenizer/tokenizer.h
 class backend;        // inference/backend/backend.h
 class architecture;   // inference/model/architecture.h
 struct model_weights; // inference/model/weights.h
-
-class model_error : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 struct hparams {
   std::string arch;              // "llama" | "qwen2"

@@ -1,5 +1,5 @@
 // `quickfill gguf quantize IN.gguf OUT.gguf TYPE [-t THREADS]`: runs the
-// model quantizer (inference/gguf/quantize_model.h) and prints a summary of the
+// model quantizer (inference/convert/quantize_model.h) and prints a summary of the
 // tensor types it wrote.
 #include <cstdio>
 #include <exception>
@@ -7,7 +7,7 @@
 #include <map>
 
 #include "inference/gguf/gguf.h"
-#include "inference/gguf/quantize_model.h"
+#include "inference/convert/quantize_model.h"
 #include "server/cli/cli_args.h"
 #include "server/cli/gguf_commands.h"
 #include "server/cli/gguf_quantize.h"

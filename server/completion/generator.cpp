@@ -13,6 +13,14 @@ double ms_between(gen_clock::time_point a, gen_clock::time_point b) {
   return std::chrono::duration<double, std::milli>(b - a).count();
 }
 
+// Records why `tok` stopped the work: a request cancellation (a source's
+// reason, which wins over the deadline) or the deadline.
+void note_stop(const cancel_token& tok, gen_outcome& out) {
+  const cancel_reason why = tok.reason();
+  if (why != cancel_reason::none && why != cancel_reason::deadline) out.cancelled = why;
+  else out.deadline_hit = true;
+}
+
 }  // namespace
 
 std::string utf8_stream::push(std::string_view bytes) {
@@ -30,18 +38,17 @@ std::string utf8_stream::flush() {
 }
 
 bool eval_prompt(lm_sequence& seq, std::span<const int32_t> prompt, const gen_params& p, const cancel_token& cancel,
-                 deadline_watch& watch, gen_outcome& out) {
+                 gen_outcome& out) {
   int64_t cached = static_cast<int64_t>(seq.tokens().size());
   const int64_t total = static_cast<int64_t>(prompt.size());
   // The last prompt eval also yields the first token, so a short rest of the
   // prompt (the usual keystroke) may use the whole budget, not just its share.
   const gen_clock::time_point prompt_deadline =
       total - cached <= p.short_prompt_tokens ? std::max(p.prompt_deadline, p.deadline) : p.prompt_deadline;
-  deadline_watch::scope sc(watch, cancel, prompt_deadline);
+  const cancel_token tok = cancel.with_deadline(prompt_deadline);
   while (cached < total) {
-    if (cancel.is_cancelled() || sc.token().is_cancelled()) {
-      if (cancel.is_cancelled()) out.cancelled = cancel.reason();
-      else out.deadline_hit = true;
+    if (tok.is_cancelled()) {
+      note_stop(tok, out);
       return false;
     }
     int64_t n = std::min(p.prompt_chunk, total - cached);
@@ -60,13 +67,12 @@ bool eval_prompt(lm_sequence& seq, std::span<const int32_t> prompt, const gen_pa
     }
     const bool last = cached + n == total;
     const auto t0 = gen_clock::now();
-    lm_eval_result r = seq.eval(prompt.subspan(cached, n), last ? lm_logits::last : lm_logits::none, sc.token());
+    lm_eval_result r = seq.eval(prompt.subspan(cached, n), last ? lm_logits::last : lm_logits::none, tok);
     if (!r.cancelled) out.prompt_eval_ms += ms_between(t0, gen_clock::now());
     out.evaluated += r.n_evaluated;
     cached = static_cast<int64_t>(seq.tokens().size());
     if (r.cancelled) {
-      if (cancel.is_cancelled()) out.cancelled = cancel.reason();
-      else out.deadline_hit = true;
+      note_stop(tok, out);
       return false;
     }
   }
@@ -74,15 +80,17 @@ bool eval_prompt(lm_sequence& seq, std::span<const int32_t> prompt, const gen_pa
 }
 
 gen_outcome generate(lm_sequence& seq, const lm_vocab& vocab, const fim_format& fmt, std::span<const int32_t> prompt,
-                     stop_checker& stops, const gen_params& p, const cancel_token& cancel, deadline_watch& watch) {
+                     stop_checker& stops, const gen_params& p, const cancel_token& cancel) {
   gen_outcome out;
-  if (prompt.empty() || !eval_prompt(seq, prompt, p, cancel, watch, out)) return out;
+  if (prompt.empty() || !eval_prompt(seq, prompt, p, cancel, out)) return out;
   out.prompt_done = true;
 
   // Finishing the line past the deadline only makes sense with line rules.
+  // The engine's token stops a step at the hard deadline; the soft one
+  // (p.deadline) is checked between steps, where the line can be ended.
   const auto hard_deadline =
       p.deadline == gen_clock::time_point::max() || !p.stop_rules ? p.deadline : p.deadline + p.finish_line;
-  deadline_watch::scope sc(watch, cancel, hard_deadline);
+  const cancel_token tok = cancel.with_deadline(hard_deadline);
   std::vector<int32_t> history(prompt.begin(), prompt.end());
   utf8_stream utf8;
   std::string text;
@@ -120,8 +128,8 @@ gen_outcome generate(lm_sequence& seq, const lm_vocab& vocab, const fim_format& 
   int32_t next = seq.best_token(0);
   while (!done) {
     if (consume(next)) break;
-    if (cancel.is_cancelled()) {  // checked here too: the linked token lags by up to one watcher tick
-      out.cancelled = cancel.reason();
+    if (tok.is_cancelled()) {
+      note_stop(tok, out);
       break;
     }
     std::vector<int32_t> batch{next};
@@ -133,11 +141,10 @@ gen_outcome generate(lm_sequence& seq, const lm_vocab& vocab, const fim_format& 
     const int64_t base = static_cast<int64_t>(seq.tokens().size());
     if (base + static_cast<int64_t>(batch.size()) > seq.n_ctx()) break;  // context full
     const auto step_start = gen_clock::now();
-    lm_eval_result r = seq.eval(batch, batch.size() > 1 ? lm_logits::all : lm_logits::last, sc.token());
+    lm_eval_result r = seq.eval(batch, batch.size() > 1 ? lm_logits::all : lm_logits::last, tok);
     step_time = gen_clock::now() - step_start;
     if (r.cancelled) {
-      if (cancel.is_cancelled()) out.cancelled = cancel.reason();
-      else out.deadline_hit = true;
+      note_stop(tok, out);
       if (static_cast<int64_t>(seq.tokens().size()) > base) seq.keep_first(base);
       break;
     }

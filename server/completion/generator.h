@@ -2,11 +2,17 @@
 //
 // Phase 1 evaluates the prompt tokens that are not cached yet, in chunks so
 // that each finished chunk stays in the cache even if the phase is cut short;
-// it stops at the prompt deadline or on cancellation (the engine polls the
-// token between layers). Phase 2 decodes greedily, one token or one verified
-// speculative draft per step, until a stop rule, the token limit, the deadline
-// (running on past it for at most finish_line_ms to end the current line) or
-// cancellation. Special/control tokens are never turned into text.
+// it stops at the prompt deadline or on cancellation. Phase 2 decodes
+// greedily, one token or one verified speculative draft per step, until a stop
+// rule, the token limit, the deadline (running on past it for at most
+// finish_line_ms to end the current line) or cancellation. Special/control
+// tokens are never turned into text.
+//
+// The engine sees both the request's cancellation and the phase's deadline
+// through one token: the caller's, with the deadline added
+// (cancel_token::with_deadline). It polls that token between layers and
+// between matmul row blocks, so a deadline stops it there with no thread
+// watching the clock; the token's reason tells a cancel from the deadline.
 #pragma once
 
 #include <chrono>
@@ -15,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "server/completion/deadline_watch.h"
+#include "inference/core/cancellation.h"
 #include "server/completion/fim_format.h"
 #include "server/completion/lm.h"
 #include "server/completion/postprocess.h"
@@ -56,11 +62,11 @@ struct gen_outcome {
 // Evaluates the not-yet-cached part of `prompt` (the cache must hold a prefix
 // of it). Returns false when stopped early (see out.cancelled / deadline_hit).
 bool eval_prompt(lm_sequence& seq, std::span<const int32_t> prompt, const gen_params& p, const cancel_token& cancel,
-                 deadline_watch& watch, gen_outcome& out);
+                 gen_outcome& out);
 
 // Both phases. `seq` must hold a prefix of `prompt`.
 gen_outcome generate(lm_sequence& seq, const lm_vocab& vocab, const fim_format& fmt, std::span<const int32_t> prompt,
-                     stop_checker& stops, const gen_params& p, const cancel_token& cancel, deadline_watch& watch);
+                     stop_checker& stops, const gen_params& p, const cancel_token& cancel);
 
 // Streams text from token pieces as well-formed UTF-8 (it ends up in JSON
 // strings): an incomplete trailing sequence is held back (and dropped at

@@ -209,7 +209,7 @@ void pipeline::run(const completion_request& req, const cancel_token& cancel, co
   gp.prompt_chunk = prefetch ? s_.background_chunk_tokens : s_.prompt_chunk_tokens;
   gp.prefill_tokens_per_s = prefill_tps_;
   stop_checker stops(cx, dec, s_.stop_rules);
-  gen_outcome out = generate(*sc.seq, backend_->vocab(), fmt_, p.tokens, stops, gp, cancel, watch_);
+  gen_outcome out = generate(*sc.seq, backend_->vocab(), fmt_, p.tokens, stops, gp, cancel);
   note_prefill(out);
 
   completion_metrics& m = res.metrics;
@@ -272,7 +272,7 @@ bool pipeline::run_rebase(doc_state& ds, const std::string& uri, const cancel_to
   gen_params gp;
   gp.prompt_chunk = s_.background_chunk_tokens;
   gen_outcome out;
-  const bool done = eval_prompt(*sc.seq, p.tokens, gp, cancel, watch_, out);
+  const bool done = eval_prompt(*sc.seq, p.tokens, gp, cancel, out);
   note_prefill(out);
   if (!done) return false;
   if (pool_->max_slots() > 1) ds.pending_ready = true;
@@ -319,7 +319,7 @@ bool pipeline::background_step(const cancel_token& cancel) {
         gen_params gp;
         gp.prompt_chunk = s_.background_chunk_tokens;
         gen_outcome out;
-        finished = eval_prompt(*sc.seq, t.tokens, gp, cancel, watch_, out);
+        finished = eval_prompt(*sc.seq, t.tokens, gp, cancel, out);
         note_prefill(out);
         break;
       }

@@ -21,7 +21,6 @@
 #include <vector>
 
 #include "server/completion/chunk_tokenizer.h"
-#include "server/completion/deadline_watch.h"
 #include "server/completion/fim_format.h"
 #include "server/completion/generator.h"
 #include "server/completion/kv_pool.h"
@@ -91,7 +90,6 @@ class pipeline final : public completion_provider {
   chunk_tokenizer tok_;
   prompt_builder builder_;
   std::unique_ptr<kv_pool> pool_;
-  deadline_watch watch_;
   type_through_cache tt_;
   std::unordered_map<std::string, doc_state> docs_;
   std::unordered_map<std::string, prefetched> prefetched_;

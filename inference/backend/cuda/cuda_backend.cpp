@@ -28,6 +28,7 @@
 #include <spdlog/spdlog.h>
 
 #include "inference/backend/backend.h"
+#include "inference/backend/cuda/cuda_backend.h"
 #include "inference/backend/cuda/cuda_ops.h"
 
 namespace qf::infer {

@@ -23,7 +23,7 @@ __device__ __forceinline__ int64_t pair_first(int i, int64_t n_rot, bool neox) {
 __device__ __forceinline__ int64_t pair_second(int i, int64_t n_rot, bool neox) {
   return neox ? i + n_rot / 2 : 2 * i + 1;
 }
-// In the CPU's order (inference/model/rope.cpp): freq = 1 / base^(2i/n_rot),
+// In the CPU's order (inference/backend/rope.cpp): freq = 1 / base^(2i/n_rot),
 // theta = pos * freq * scale, then / factor. powf and sincosf may differ from
 // the host's by an ulp or two, so the angles agree to rounding, not bit for bit.
 __device__ __forceinline__ float theta_of(float p, int i, int64_t n_rot, float base, float scale,

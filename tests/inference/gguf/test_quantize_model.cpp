@@ -8,7 +8,7 @@
 
 #include "inference/backend/cpu/ops.h"
 #include "inference/gguf/gguf.h"
-#include "inference/gguf/quantize_model.h"
+#include "inference/convert/quantize_model.h"
 #include "tests/temp_file.h"
 #include "tests/inference/backend/cpu/kernel_test_util.h"
 

@@ -6,7 +6,7 @@
 #include <random>
 #include <vector>
 
-#include "inference/model/attention.h"
+#include "inference/backend/cpu/attention.h"
 
 namespace qf::infer {
 namespace {

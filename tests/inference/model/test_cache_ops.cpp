@@ -1,6 +1,7 @@
 // KV cache operations prefix reuse relies on: keep_first + re-eval equals a
 // fresh eval; move_range equals evaluating the moved tokens at their new
-// positions; cancellation keeps whole ubatches only.
+// positions; cancellation (by a source or the token's deadline) keeps whole
+// ubatches only.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -116,6 +117,37 @@ TEST_P(cache_ops, cancel_between_ubatches_keeps_whole_ubatches) {
   EXPECT_EQ(ctx.n_past(), 16);
   // The rest, uncancelled, gives what one uninterrupted eval gives.
   ctx.eval(std::span(toks).subspan(16), logits_mode::last);
+  context fresh(*m, {.n_ctx = 64, .n_ubatch = 8});
+  fresh.eval(toks, logits_mode::last);
+  EXPECT_LT(rel_diff(ctx.logits(), fresh.logits()), 1e-5);
+}
+
+// A deadline carried by the token stops the eval at the next check, as a
+// cancel does, with no thread setting anything: here the first two ubatches
+// run, the progress callback waits until the deadline has passed, and the
+// eval stops before the third. A token past its deadline runs nothing.
+TEST_P(cache_ops, deadline_on_the_token_stops_the_eval_with_no_other_thread) {
+  const synth_model sm = make_synth(cfg_for(GetParam()));
+  auto m = load_synth(sm, GetParam() + "_deadline");
+  const auto toks = some_tokens(40, sm.n_vocab, 10);
+  const auto deadline = cancel_token::clock::now() + std::chrono::milliseconds(250);
+  const cancel_token tok = cancel_token().with_deadline(deadline);
+  context ctx(*m, {.n_ctx = 64, .n_ubatch = 8, .on_ubatch = [&](int64_t done, int64_t) {
+                     if (done >= 16) std::this_thread::sleep_until(deadline + std::chrono::milliseconds(1));
+                   }});
+  auto r = ctx.eval(toks, logits_mode::all, tok);
+  EXPECT_TRUE(r.cancelled);
+  EXPECT_EQ(r.n_evaluated, 16);
+  EXPECT_EQ(ctx.n_past(), 16);
+  EXPECT_EQ(tok.reason(), cancel_reason::deadline);
+  auto r2 = ctx.eval(toks, logits_mode::last, tok);
+  EXPECT_TRUE(r2.cancelled);
+  EXPECT_EQ(r2.n_evaluated, 0);
+  EXPECT_EQ(ctx.n_past(), 16);
+  // The rest, with a deadline far ahead, gives what one uninterrupted eval gives.
+  const cancel_token later = cancel_token().with_deadline(cancel_token::clock::now() + std::chrono::hours(1));
+  auto r3 = ctx.eval(std::span(toks).subspan(16), logits_mode::last, later);
+  EXPECT_FALSE(r3.cancelled);
   context fresh(*m, {.n_ctx = 64, .n_ubatch = 8});
   fresh.eval(toks, logits_mode::last);
   EXPECT_LT(rel_diff(ctx.logits(), fresh.logits()), 1e-5);

@@ -14,7 +14,7 @@
 
 #include "inference/convert/synth_model.h"
 #include "inference/gguf/gguf.h"
-#include "inference/gguf/quantize_model.h"
+#include "inference/convert/quantize_model.h"
 #include "inference/model/context.h"
 #include "inference/model/model.h"
 #include "tests/temp_file.h"

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <vector>
 
-#include "inference/model/rope.h"
+#include "inference/backend/rope.h"
 
 namespace qf::infer {
 namespace {

@@ -15,7 +15,6 @@ namespace {
 struct harness {
   fake_backend be;
   fim_format fmt;
-  deadline_watch watch;
   cursor_context cx;
   trigger_decision dec;
   harness() : fmt(detect_fim_format(be.vocab())) {
@@ -26,7 +25,7 @@ struct harness {
     auto seq = be.new_sequence(4096);
     stop_checker sc(cx, dec, rules);
     p.stop_rules = rules;
-    return generate(*seq, be.vocab(), fmt, prompt, sc, p, c, watch);
+    return generate(*seq, be.vocab(), fmt, prompt, sc, p, c);
   }
 };
 
@@ -80,7 +79,6 @@ TEST(generator, stop_tokens_end_generation_and_never_leak) {
     return n < 5 ? script[n] : 'z';
   });
   fim_format fmt = detect_fim_format(be.vocab());
-  deadline_watch w;
   cursor_context cx = make_cursor_context("", 0, 0);
   trigger_decision d;
   d.multi_line = true;
@@ -90,7 +88,7 @@ TEST(generator, stop_tokens_end_generation_and_never_leak) {
   {
     auto seq = be.new_sequence(256);
     stop_checker sc(cx, d, true);
-    gen_outcome o = generate(*seq, be.vocab(), fmt, prompt, sc, p, {}, w);
+    gen_outcome o = generate(*seq, be.vocab(), fmt, prompt, sc, p, {});
     EXPECT_EQ(o.text, "ab");
     EXPECT_EQ(o.generated.size(), 3u);
   }
@@ -99,7 +97,7 @@ TEST(generator, stop_tokens_end_generation_and_never_leak) {
     auto seq = be.new_sequence(256);
     stop_checker sc(cx, d, false);
     p.stop_rules = false;
-    gen_outcome o = generate(*seq, be.vocab(), fmt, prompt, sc, p, {}, w);
+    gen_outcome o = generate(*seq, be.vocab(), fmt, prompt, sc, p, {});
     EXPECT_EQ(o.text, "abcd");
     EXPECT_EQ(o.generated.size(), 5u);
   }
@@ -119,7 +117,7 @@ TEST(generator, cancellation_mid_generation_keeps_the_prompt_cached) {
   stop_checker sc(h.cx, h.dec, false);
   gen_params p;
   p.max_tokens = 40;
-  gen_outcome o = generate(*seq, be.vocab(), h.fmt, prompt, sc, p, src.token(), h.watch);
+  gen_outcome o = generate(*seq, be.vocab(), h.fmt, prompt, sc, p, src.token());
   EXPECT_TRUE(o.prompt_done);
   EXPECT_EQ(o.cancelled, qf::cancel_reason::content_modified);
   EXPECT_LT(o.generated.size(), 40u);
@@ -138,7 +136,7 @@ TEST(generator, cancellation_during_the_prompt_keeps_finished_chunks) {
   gen_params p;
   p.prompt_chunk = 64;
   p.prompt_deadline = gen_clock::now() + std::chrono::milliseconds(100);
-  gen_outcome o = generate(*seq, h.be.vocab(), h.fmt, prompt, sc, p, {}, h.watch);
+  gen_outcome o = generate(*seq, h.be.vocab(), h.fmt, prompt, sc, p, {});
   EXPECT_FALSE(o.prompt_done);
   EXPECT_TRUE(o.deadline_hit);
   EXPECT_EQ(o.cancelled, qf::cancel_reason::none);
@@ -165,49 +163,79 @@ TEST(generator, utf8_output_is_always_well_formed) {
   EXPECT_EQ(u.push("\xC3\xA9"), "\xC3\xA9");
 }
 
-// The scope's token sees the parent's cancellation at once (no watcher thread
-// in between: on a machine whose cores are all busy it may not run for a while).
-TEST(deadline_watch, parent_cancellation_is_visible_without_the_watcher) {
-  deadline_watch w;
-  qf::cancel_source parent;
-  deadline_watch::scope s(w, parent.token(), gen_clock::time_point::max());
-  const qf::cancel_token t = s.token();
-  EXPECT_FALSE(t.is_cancelled());
-  parent.cancel(qf::cancel_reason::content_modified);
-  EXPECT_TRUE(t.is_cancelled());
-  EXPECT_EQ(t.reason(), qf::cancel_reason::content_modified);
-  EXPECT_FALSE(s.deadline_hit());
+// The prompt deadline reaches the engine on its token: one eval call of the
+// whole prompt is stopped part-way by the deadline alone (no thread cancels
+// anything), and the ubatches finished before it stay committed.
+TEST(generator, the_prompt_deadline_stops_the_engine_inside_an_eval) {
+  harness h;
+  h.be.per_token = std::chrono::microseconds(1000);
+  h.be.ubatch = 16;
+  std::vector<int32_t> prompt(400, 'x');
+  auto seq = h.be.new_sequence(4096);
+  stop_checker sc(h.cx, h.dec, false);
+  gen_params p;
+  p.prompt_chunk = 400;
+  p.prefill_tokens_per_s = 1e9;  // "fast": the whole prompt in one eval call
+  p.prompt_deadline = gen_clock::now() + std::chrono::milliseconds(100);
+  gen_outcome o = generate(*seq, h.be.vocab(), h.fmt, prompt, sc, p, {});
+  EXPECT_FALSE(o.prompt_done);
+  EXPECT_TRUE(o.deadline_hit);
+  EXPECT_EQ(o.cancelled, qf::cancel_reason::none);
+  EXPECT_EQ(h.be.stats->eval_calls, 1);
+  EXPECT_EQ(h.be.stats->cancelled_evals, 1);
+  EXPECT_LT(o.evaluated, 400);
+  EXPECT_EQ(o.evaluated % 16, 0);
+  EXPECT_EQ(static_cast<int64_t>(seq->tokens().size()), o.evaluated);
 }
 
-TEST(cancel_token, linked_token_follows_either_source_and_keeps_its_own_reason_first) {
-  qf::cancel_source own, parent;
-  const qf::cancel_token t = own.token().linked_to(parent.token());
-  EXPECT_FALSE(t.is_cancelled());
-  EXPECT_EQ(t.reason(), qf::cancel_reason::none);
-  own.cancel(qf::cancel_reason::deadline);
-  parent.cancel(qf::cancel_reason::cancelled);
-  EXPECT_EQ(t.reason(), qf::cancel_reason::deadline);
-  qf::cancel_source own2;
-  const qf::cancel_token u = own2.token().linked_to(parent.token());
-  EXPECT_TRUE(u.is_cancelled());
-  EXPECT_EQ(u.reason(), qf::cancel_reason::cancelled);
-  EXPECT_FALSE(qf::cancel_token().linked_to(qf::cancel_token()).is_cancelled());
+// A request cancellation is reported as such even when the deadline has
+// passed too (an edit answers -32801, not an incomplete list).
+TEST(generator, a_cancel_wins_over_a_passed_deadline) {
+  harness h;
+  std::vector<int32_t> prompt(40, 'x');
+  qf::cancel_source src;
+  src.cancel(qf::cancel_reason::content_modified);
+  gen_params p;
+  p.prompt_deadline = gen_clock::now() - std::chrono::milliseconds(1);
+  p.deadline = p.prompt_deadline;
+  gen_outcome o = h.run(prompt, p, false, src.token());
+  EXPECT_FALSE(o.prompt_done);
+  EXPECT_EQ(o.cancelled, qf::cancel_reason::content_modified);
+  EXPECT_FALSE(o.deadline_hit);
 }
 
-TEST(deadline_watch, every_scope_is_watched_even_when_armed_back_to_back) {
-  deadline_watch w;
-  for (int i = 0; i < 50; ++i) {
-    qf::cancel_source parent;
-    deadline_watch::scope s(w, parent.token(), gen_clock::time_point::max());
-    parent.cancel(qf::cancel_reason::content_modified);
-    // The linked token follows the parent (no bound on how soon: poll up to 10 s).
-    for (int k = 0; k < 10000 && !s.token().is_cancelled(); ++k) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    ASSERT_TRUE(s.token().is_cancelled()) << "scope " << i;
-    EXPECT_EQ(s.token().reason(), qf::cancel_reason::content_modified);
-  }
-  for (int i = 0; i < 20; ++i) {
-    deadline_watch::scope s(w, {}, gen_clock::now() + std::chrono::milliseconds(1));
-    for (int k = 0; k < 10000 && !s.token().is_cancelled(); ++k) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    ASSERT_TRUE(s.deadline_hit()) << "scope " << i;
+// Past the deadline, decoding with line rules runs on for at most
+// finish_line to end the current line; the engine's token carries the later
+// (hard) deadline, so the grace is not cut short inside a step.
+TEST(generator, the_finish_line_grace_ends_the_line_past_the_deadline) {
+  auto rule = [](std::span<const int32_t> h) -> int32_t {
+    int64_t n = 0;
+    for (int64_t i = static_cast<int64_t>(h.size()) - 1; i >= 0 && h[i] != fake_vocab::k_mid; --i) ++n;
+    return n < 10 ? 'a' : n == 10 ? '\n' : 'b';
+  };
+  std::vector<int32_t> prompt{fake_vocab::k_pre, 'x', fake_vocab::k_suf, fake_vocab::k_mid};
+  cursor_context cx = make_cursor_context("", 0, 0);
+  trigger_decision d;
+  d.multi_line = true;
+  for (int grace_ms : {0, 5000}) {
+    fake_backend be(rule);
+    be.per_token = std::chrono::microseconds(5000);
+    fim_format fmt = detect_fim_format(be.vocab());
+    auto seq = be.new_sequence(256);
+    stop_checker sc(cx, d, true);
+    gen_params p;
+    p.max_tokens = 30;
+    p.deadline = gen_clock::now() + std::chrono::milliseconds(40);  // passes before the line ends (~75 ms)
+    p.finish_line = std::chrono::milliseconds(grace_ms);
+    gen_outcome o = generate(*seq, be.vocab(), fmt, prompt, sc, p, {});
+    EXPECT_TRUE(o.deadline_hit) << grace_ms;
+    EXPECT_EQ(o.cancelled, qf::cancel_reason::none) << grace_ms;
+    if (grace_ms > 0) {
+      EXPECT_EQ(o.generated.size(), 11u);  // the whole line, then stop at its end
+      EXPECT_EQ(o.text, "aaaaaaaaaa");
+    } else {
+      EXPECT_LT(o.generated.size(), 11u);  // no grace: cut mid-line at the deadline
+      EXPECT_EQ(o.text, std::string(o.generated.size(), 'a'));
+    }
   }
 }

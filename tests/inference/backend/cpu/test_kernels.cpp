@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <string>
 
@@ -153,6 +154,25 @@ TEST(matmul, stops_taking_rows_once_cancelled) {
     EXPECT_EQ(same, full) << nt;
     src.cancel(qf::cancel_reason::cancelled);
     matmul(pool, w.w, x.data(), nt, y.data(), &live);
+    EXPECT_EQ(std::count(y.begin(), y.end(), -12345.0f), static_cast<long>(y.size())) << nt;
+  }
+}
+
+// A token whose deadline has passed stops the matmul the same way (no thread
+// cancels it: the polls read the clock); a deadline far ahead changes nothing.
+TEST(matmul, stops_taking_rows_past_the_tokens_deadline) {
+  auto w = make_weights(ggml_type::q8_0, 4000, 256, 4);
+  thread_pool pool(2);
+  const auto now = qf::cancel_token::clock::now();
+  const qf::cancel_token later = qf::cancel_token().with_deadline(now + std::chrono::hours(1));
+  const qf::cancel_token passed = qf::cancel_token().with_deadline(now - std::chrono::milliseconds(1));
+  for (int64_t nt : {1, 6}) {
+    auto x = qf::test::random_floats(static_cast<size_t>(256 * nt), 2);
+    std::vector<float> full(static_cast<size_t>(4000 * nt)), same(full.size()), y(full.size(), -12345.0f);
+    matmul(pool, w.w, x.data(), nt, full.data());
+    matmul(pool, w.w, x.data(), nt, same.data(), &later);
+    EXPECT_EQ(same, full) << nt;
+    matmul(pool, w.w, x.data(), nt, y.data(), &passed);
     EXPECT_EQ(std::count(y.begin(), y.end(), -12345.0f), static_cast<long>(y.size())) << nt;
   }
 }

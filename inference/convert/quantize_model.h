@@ -13,6 +13,11 @@
 // substitute for a K-quant (Q4_K -> Q5_0, Q6_K -> Q8_0); one that still does
 // not fit the blocks falls back to Q8_0, then F16. Metadata is copied; general.file_type (llama.cpp's LLAMA_FTYPE
 // number) and general.quantization_version are set.
+//
+// It lives in convert/ (the tools that produce GGUF files), above both gguf/
+// and backend/, because it runs the CPU kernels' dequantizers, quantizers and
+// thread pool; gguf/ itself stays a file format below the backends. The API
+// keeps the gguf namespace it had.
 #pragma once
 
 #include <string>

@@ -1,6 +1,6 @@
 // RoPE host math (see rope.h). The table is computed per position and shared
 // by every head of a token, so rotating costs one cos/sin per pair and token.
-#include "inference/model/rope.h"
+#include "inference/backend/rope.h"
 
 #include <cmath>
 

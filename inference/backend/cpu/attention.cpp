@@ -1,7 +1,7 @@
 // Host attention for a group of query heads (see attention.h): the portable
 // path calls the F16 SIMD kernels row by row; the AVX2 path is picked at run
 // time when the CPU supports it.
-#include "inference/model/attention.h"
+#include "inference/backend/cpu/attention.h"
 
 #include <algorithm>
 

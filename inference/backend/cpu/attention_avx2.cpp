@@ -4,7 +4,7 @@
 // cell), which is what dominates attention at long contexts.
 // Compiled with AVX2 flags (file suffix); called only after CPU detection.
 #include "inference/backend/cpu/ops.h"
-#include "inference/model/attention.h"
+#include "inference/backend/cpu/attention.h"
 
 #if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
 #include <immintrin.h>

@@ -1,7 +1,7 @@
 // Whole-model quantization: see quantize_model.h. Tensors are produced one at
 // a time while the writer streams the output file (peak memory is one tensor
 // in and out), rows quantized in parallel on the kernel thread pool.
-#include "inference/gguf/quantize_model.h"
+#include "inference/convert/quantize_model.h"
 
 #include <algorithm>
 #include <atomic>
