@@ -72,13 +72,20 @@ constexpr std::string_view length_name = "content-length";
 
 enum class match { no, yes, partial };
 
-// Whether a "Content-Length: N" line starts at s[i] (s[i..] is "content-length" in any case).
-match length_line_at(std::string_view s, std::size_t i) {
+// Whether a "Content-Length: N" line starts at s[i] (s[i..] is
+// "content-length" in any case). `strict`: the value must be digits; otherwise
+// any value up to the line end will do.
+match length_line_at(std::string_view s, std::size_t i, bool strict) {
   std::size_t j = i + length_name.size();
   const std::size_t n = s.size();
   if (j >= n) return match::partial;
   if (s[j] != ':') return match::no;
   ++j;
+  if (!strict) {
+    for (; j < n; ++j)
+      if (s[j] == '\n') return match::yes;
+    return match::partial;
+  }
   while (j < n && is_blank(s[j])) ++j;
   if (j == n) return match::partial;
   if (!is_digit(s[j])) return match::no;
@@ -99,7 +106,7 @@ bool name_at(std::string_view s, std::size_t i, std::size_t len) {
 
 }  // namespace
 
-header_scan find_length_header(std::string_view s, std::size_t from) {
+header_scan find_length_header(std::string_view s, std::size_t from, bool strict) {
   const std::size_t name_len = length_name.size();
   const std::size_t n = s.size();
   if (from > n) from = n;
@@ -110,7 +117,7 @@ header_scan find_length_header(std::string_view s, std::size_t from) {
     c = static_cast<std::size_t>(static_cast<const char*>(hit) - s.data());
     const std::size_t start = c - name_len;
     if (name_at(s, start, name_len)) {
-      const match m = length_line_at(s, start);
+      const match m = length_line_at(s, start, strict);
       if (m == match::yes) return {start, true};
       if (m == match::partial) return {start, false};
     }
@@ -211,12 +218,17 @@ bool fd_reader::report_dropped(read_result& out) {
 
 bool fd_reader::resync(read_result& out) {
   for (;;) {
-    const header_scan h = find_length_header(std::string_view(buf_).substr(pos_));
+    const header_scan h = find_length_header(std::string_view(buf_).substr(pos_), 0, /*strict=*/false);
     note_dropped(h.pos);
     pos_ += h.pos;
     if (h.complete) {
       resyncing_ = false;
       return !report_dropped(out);
+    }
+    if (buf_.size() - pos_ > max_header_block) {  // a candidate whose line never ends
+      note_dropped(1);
+      ++pos_;
+      continue;
     }
     const fill f = fill_buffer();
     if (f == fill::ok) continue;

@@ -8,8 +8,9 @@
 // owner can stop it without closing the descriptor under it.
 //
 // Resynchronization. After any framing problem the reader does not trust the
-// stream position: it drops input up to the next "Content-Length: N" header
-// line and starts the next frame there.
+// stream position: it drops input up to the next "Content-Length:" header
+// line (the name in any case, anywhere in the input, up to a line break) and
+// starts the next frame there; a bad value there is reported in turn.
 //  * bad_header: a header block without a usable Content-Length (missing, not
 //    a number, conflicting, a line without a colon, no end within 64 KiB).
 //    Whatever follows it (typically its body) is dropped up to the next header.
@@ -101,12 +102,13 @@ std::string frame_message(std::string_view body);
 
 // Where the first "Content-Length: N" header line (the name in any case,
 // blanks around the digits, ended by "\r\n" or "\n") starts in `s` at or after
-// `from`. When there is none, `complete` is false and `pos` is where one might
-// still start once more bytes arrive (s.size() when nowhere).
+// `from`; with strict == false any value up to a line break counts. When
+// there is none, `complete` is false and `pos` is where one might still start
+// once more bytes arrive (s.size() when nowhere).
 struct header_scan {
   std::size_t pos = 0;
   bool complete = false;
 };
-header_scan find_length_header(std::string_view s, std::size_t from = 0);
+header_scan find_length_header(std::string_view s, std::size_t from = 0, bool strict = true);
 
 }  // namespace qf::lsp
