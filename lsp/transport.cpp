@@ -211,6 +211,7 @@ bool fd_reader::report_dropped(read_result& out) {
   out.dropped = std::move(dropped_);
   out.dropped_bytes = dropped_bytes_;
   out.error = "dropped " + std::to_string(dropped_bytes_) + " bytes of input up to the next Content-Length header";
+  if (!drop_cause_.empty()) out.error += " after: " + drop_cause_;
   dropped_.clear();
   dropped_bytes_ = 0;
   return true;
@@ -278,6 +279,7 @@ read_result fd_reader::read_message() {
       pos_ += 1;
       quiet_ = block.size() - 1;
       resyncing_ = true;
+      drop_cause_ = out.error;
     }
     return out;
   }
@@ -289,6 +291,7 @@ read_result fd_reader::read_message() {
     pos_ -= block.size() - 1;
     quiet_ = block.size() - 1;
     resyncing_ = true;
+    drop_cause_ = out.error;
     return out;
   };
 
@@ -324,6 +327,7 @@ read_result fd_reader::read_message() {
     out.error = "message of " + std::to_string(length) + " bytes exceeds the limit of " +
                 std::to_string(max_bytes_) + " bytes";
     resyncing_ = true;
+    drop_cause_ = out.error;
     return out;
   }
 

@@ -84,6 +84,7 @@ class fd_reader {
   std::string dropped_;            // first bytes of the stretch being dropped
   std::size_t dropped_bytes_ = 0;  // its length so far
   std::size_t quiet_ = 0;          // bytes of a reported bad block, not counted as dropped
+  std::string drop_cause_;         // the problem that started the drop
 };
 
 class fd_writer {

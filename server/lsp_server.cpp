@@ -37,7 +37,7 @@ void lsp_server::register_handlers() {
       try {
         p = lsp::dispatcher::decode_params<P>(params);
       } catch (const rpc_error& e) {
-        on_bad_document_notification(method, params, e.what());
+        on_bad_document_notification(method, params, std::string(method) + " could not be read: " + e.what());
         throw;
       }
       (this->*fn)(p);
@@ -131,10 +131,9 @@ void lsp_server::handle_transport_problem(const lsp::read_result& r) {
 }
 
 void lsp_server::on_bad_document_notification(const std::string& method, const json::value& params,
-                                              const std::string& error) {
+                                              const std::string& why) {
   const json::value* u = lsp::find_path(params, "textDocument.uri");
   std::string uri = u && u->is_string() ? std::string(u->get_string()) : std::string();
-  const std::string why = method + " could not be read: " + error;
   spdlog::error("{}", why);
   if (method == "textDocument/didClose") {
     if (!uri.empty()) core_.close(uri);
@@ -163,7 +162,7 @@ void lsp_server::lost_message(std::string_view text, const std::string& why) {
   if (pk.method.empty() ? !pk.has_content_changes : !sync_method) return;
   const std::string method = pk.method.empty() ? "textDocument/didChange" : pk.method;
   on_bad_document_notification(method, json::object{{"textDocument", json::object{{"uri", pk.uri}}}},
-                               "the message was lost (" + why + ")");
+                               "a " + method + " message was lost (" + why + ")");
 }
 
 void lsp_server::handle_end_of_input() {

@@ -73,7 +73,7 @@ class lsp_server {
   // Document sync problems: a notification whose params do not decode, and
   // messages lost to framing or JSON errors (see lost_message()).
   void on_bad_document_notification(const std::string& method, const boost::json::value& params,
-                                    const std::string& error);
+                                    const std::string& why);
   void lost_message(std::string_view text, const std::string& why);
 
   // Model loading with work-done progress: each load has its own token, which
