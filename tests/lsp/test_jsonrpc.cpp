@@ -156,7 +156,12 @@ TEST(PeekMessage, FindsMethodAndUriInCutOrBrokenText) {
   EXPECT_TRUE(peek_message(R"({"uri":"file:///never-ends)").uri.empty());
 }
 
-#ifdef NDEBUG
+#ifndef NDEBUG
+TEST(OutboxDeathTest, InvalidUtf8IsFatalInDebugBuilds) {
+  outbox out([](const std::string&) {});
+  EXPECT_DEATH(out.send(json::object{{"message", "bad \xFF byte"}}), "not valid UTF-8");
+}
+#else
 TEST(Outbox, NeverWritesInvalidUtf8) {
   // Text is repaired where it enters; should something slip through, release
   // builds repair it at the write point (debug builds stop there).
