@@ -69,6 +69,7 @@ bool is_digit(char c) { return c >= '0' && c <= '9'; }
 bool is_blank(char c) { return c == ' ' || c == '\t'; }
 
 constexpr std::string_view length_name = "content-length";
+constexpr std::size_t max_loose_value = 128;
 
 enum class match { no, yes, partial };
 
@@ -82,9 +83,11 @@ match length_line_at(std::string_view s, std::size_t i, bool strict) {
   if (s[j] != ':') return match::no;
   ++j;
   if (!strict) {
-    for (; j < n; ++j)
+    // A header value is short: a "line" running on is text that happens to
+    // hold the name (inside a JSON string, say), not a header.
+    for (const std::size_t end = j + max_loose_value; j < n && j < end; ++j)
       if (s[j] == '\n') return match::yes;
-    return match::partial;
+    return j == n ? match::partial : match::no;
   }
   while (j < n && is_blank(s[j])) ++j;
   if (j == n) return match::partial;

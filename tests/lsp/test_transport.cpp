@@ -215,6 +215,9 @@ TEST(Transport, FindLengthHeader) {
   EXPECT_EQ(at("{}Content-Length: 12\r").pos, 2u);
   EXPECT_FALSE(at("{}Content-Length: 12\r").complete);
   EXPECT_EQ(at("{}").pos, 2u);
+  // While resynchronizing any short value counts (it is then reported in turn).
+  EXPECT_TRUE(find_length_header("Content-Length: twelve\r\n", 0, false).complete);
+  EXPECT_FALSE(find_length_header("Content-Length: " + std::string(300, 'x') + "\n", 0, false).complete);
 }
 
 TEST(Transport, EndOfInputInsideBodyIsEofWithReason) {
