@@ -3,8 +3,8 @@
 // The server (handlers + scheduler) turns a textDocument/completion or
 // textDocument/inlineCompletion request into a completion_request holding the
 // document's snapshot (shared with the document store, never copied), and
-// runs provider.complete() on the single
-// inference worker thread with a cancel_token. The provider owns the model and
+// runs provider.complete() on the single inference worker thread with a
+// cancel_token. The provider owns the model and
 // its caches; it never sees JSON. Without a model the server uses no provider
 // at all and answers an empty list (and says once, via showMessage, that no
 // model is loaded). Tests may implement this interface with a test double; the

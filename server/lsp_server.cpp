@@ -147,6 +147,10 @@ void lsp_server::on_bad_document_notification(const std::string& method, const j
     return;
   }
   const std::size_t n = core_.document_lost(uri, why);
+  if (!uri.empty() && n == 0) {
+    log_message(lsp::message_type::error, "quickfill: " + why + " (" + uri + " is not open)");
+    return;
+  }
   log_message(lsp::message_type::error, "quickfill: " + why + "; " +
                                             (uri.empty() ? std::to_string(n) + " open document(s) are"
                                                          : uri + " is") +
