@@ -1,6 +1,8 @@
 // Applying edits to a document (see document.h).
 #include "indexing/document.h"
 
+#include "indexing/utf8.h"
+
 namespace qf::index {
 
 document::document(std::string uri_, std::string language_id_, std::int64_t version_, std::string text_)
@@ -9,6 +11,11 @@ document::document(std::string uri_, std::string language_id_, std::int64_t vers
 
 bool apply_change(std::string& text, line_table& lines, const text_change& change, position_encoding enc,
                   std::string* error) {
+  // Inserted text is valid UTF-8 (always so when it came from JSON).
+  if (!is_valid_utf8(change.text)) {
+    text_change repaired{change.range, repair_utf8(change.text)};
+    return apply_change(text, lines, repaired, enc, error);
+  }
   if (!change.range) {
     text = change.text;
     lines = line_table(text);

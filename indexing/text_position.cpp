@@ -3,6 +3,9 @@
 
 #include <algorithm>
 
+#include "indexing/lines.h"
+#include "indexing/utf8.h"
+
 namespace qf::index {
 
 namespace {
@@ -15,16 +18,8 @@ struct char_info {
 };
 
 char_info next_char(std::string_view s, std::size_t i, position_encoding enc) {
-  const unsigned char c = static_cast<unsigned char>(s[i]);
-  std::size_t len = 1;
-  if (c >= 0xC2 && c <= 0xDF) len = 2;
-  else if (c >= 0xE0 && c <= 0xEF) len = 3;
-  else if (c >= 0xF0 && c <= 0xF4) len = 4;
-  if (len > 1) {
-    if (i + len > s.size()) return {1, 1};
-    for (std::size_t k = 1; k < len; ++k)
-      if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return {1, 1};
-  }
+  std::size_t len = utf8_sequence_length(s, i);
+  if (len == 0) return {1, 1};
   switch (enc) {
     case position_encoding::utf8: return {len, len};
     case position_encoding::utf16: return {len, len == 4 ? 2u : 1u};
@@ -46,15 +41,9 @@ const char* encoding_name(position_encoding e) {
 
 line_table::line_table(std::string_view text) {
   starts_.push_back(0);
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '\n') {
-      ends_.push_back(i);
-      starts_.push_back(i + 1);
-    } else if (text[i] == '\r') {
-      ends_.push_back(i);
-      if (i + 1 < text.size() && text[i + 1] == '\n') ++i;
-      starts_.push_back(i + 1);
-    }
+  for (line_break b = find_line_break(text); b.len != 0; b = find_line_break(text, b.pos + b.len)) {
+    ends_.push_back(b.pos);
+    starts_.push_back(b.pos + b.len);
   }
   ends_.push_back(text.size());
 }

@@ -1,7 +1,11 @@
 // JSON-RPC 2.0 envelope handling, reply-once and dispatch (see jsonrpc.h).
 #include "lsp/jsonrpc.h"
 
+#include <cassert>
+
 #include <spdlog/spdlog.h>
+
+#include "indexing/utf8.h"
 
 namespace qf::lsp {
 
@@ -9,10 +13,106 @@ namespace {
 
 bool valid_id(const json::value& id) { return id.is_int64() || id.is_uint64() || id.is_string(); }
 
+int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// The UTF-16 code unit of a "\uXXXX" escape at s[i] (i at the backslash), -1 if none.
+int escape_unit(std::string_view s, std::size_t i) {
+  if (i + 6 > s.size() || s[i] != '\\' || s[i + 1] != 'u') return -1;
+  int v = 0;
+  for (std::size_t k = 2; k < 6; ++k) {
+    const int d = hex_digit(s[i + k]);
+    if (d < 0) return -1;
+    v = v * 16 + d;
+  }
+  return v;
+}
+
+bool is_high(int u) { return u >= 0xD800 && u <= 0xDBFF; }
+bool is_low(int u) { return u >= 0xDC00 && u <= 0xDFFF; }
+
 }  // namespace
 
-incoming classify(std::string_view body) {
+std::size_t replace_lone_surrogates(std::string& body) {
+  if (body.find("\\u") == std::string::npos) return 0;
+  std::size_t replaced = 0;
+  for (std::size_t i = 0; i + 1 < body.size(); ++i) {
+    if (body[i] != '\\') continue;
+    const int u = escape_unit(body, i);
+    if (u < 0) {
+      ++i;  // another escape ("\\", "\"", ...): skip its second character
+      continue;
+    }
+    if (is_high(u) && is_low(escape_unit(body, i + 6))) {
+      i += 11;  // a proper pair
+      continue;
+    }
+    if (is_high(u) || is_low(u)) {
+      body.replace(i + 2, 4, "FFFD");
+      ++replaced;
+    }
+    i += 5;
+  }
+  return replaced;
+}
+
+namespace {
+
+}  // namespace
+
+namespace {
+
+// The string value of the first member `key` in raw JSON text (lenient: no
+// structure is checked; common escapes are decoded, others kept as written).
+std::string peek_string_member(std::string_view text, std::string_view key) {
+  const std::string quoted = "\"" + std::string(key) + "\"";
+  for (std::size_t at = text.find(quoted); at != std::string_view::npos; at = text.find(quoted, at + 1)) {
+    std::size_t i = at + quoted.size();
+    while (i < text.size() && (text[i] == ' ' || text[i] == '\t' || text[i] == '\r' || text[i] == '\n')) ++i;
+    if (i >= text.size() || text[i] != ':') continue;
+    ++i;
+    while (i < text.size() && (text[i] == ' ' || text[i] == '\t' || text[i] == '\r' || text[i] == '\n')) ++i;
+    if (i >= text.size() || text[i] != '"') continue;
+    std::string out;
+    for (++i; i < text.size() && text[i] != '"'; ++i) {
+      if (text[i] == '\\' && i + 1 < text.size()) {
+        const char e = text[++i];
+        out += e == 'n' ? '\n' : e == 't' ? '\t' : e == 'r' ? '\r' : e;
+      } else {
+        out += text[i];
+      }
+    }
+    if (i >= text.size()) return {};  // cut off: not usable
+    return index::repair_utf8(out);
+  }
+  return {};
+}
+
+}  // namespace
+
+message_peek peek_message(std::string_view text) {
+  message_peek p;
+  p.method = peek_string_member(text, "method");
+  p.uri = peek_string_member(text, "uri");
+  p.has_content_changes = text.find("\"contentChanges\"") != std::string_view::npos;
+  return p;
+}
+
+incoming classify(std::string_view raw) {
   incoming m;
+  const std::size_t bad_byte = index::first_invalid_utf8(raw);
+  if (bad_byte != raw.size()) {
+    m.invalid_code = error_code::parse_error;
+    m.invalid_reason = "invalid JSON: the message is not valid UTF-8 (byte " + std::to_string(bad_byte) + " of " +
+                       std::to_string(raw.size()) + ")";
+    return m;
+  }
+  std::string body(raw);
+  m.replaced_surrogates = replace_lone_surrogates(body);
   boost::system::error_code ec;
   json::value v = json::parse(body, ec);
   if (ec) {
@@ -100,7 +200,17 @@ std::string id_to_string(const json::value& id) {
 
 void outbox::send(const json::value& message) {
   if (closed_.load()) return;
-  write_(json::serialize(message));
+  std::string text = json::serialize(message);
+  // The single write point: every message is valid UTF-8. Text is repaired
+  // where it enters the server, so a failure here is a bug: fatal in debug
+  // builds, repaired (U+FFFD) and logged in release builds.
+  if (const std::size_t bad = index::first_invalid_utf8(text); bad != text.size()) {
+    spdlog::error("outgoing message with invalid UTF-8 at byte {}: {}", bad,
+                  index::repair_utf8(index::utf8_prefix(text, 200)));
+    assert(false && "outgoing JSON-RPC message is not valid UTF-8");
+    index::repair_utf8_in_place(text);
+  }
+  write_(text);
 }
 
 reply_once::reply_once(json::value id, std::string method, std::shared_ptr<outbox> out)

@@ -48,9 +48,31 @@ struct incoming {
   json::value error;     // response only (null when it succeeded)
   error_code invalid_code = error_code::invalid_request;  // invalid only
   std::string invalid_reason;                             // invalid only
+  std::size_t replaced_surrogates = 0;  // lone UTF-16 surrogate escapes read as U+FFFD
 };
 
+// Input text: a body that is not valid UTF-8 is a parse error (-32700) that
+// names the first bad byte. A "\uD800".."\uDFFF" escape that is not half of
+// a proper surrogate pair is read as U+FFFD: the message is kept (a didChange
+// carrying one still applies) and positions stay right, since U+FFFD is one
+// unit in UTF-16 and UTF-32, and three bytes in UTF-8 like the surrogate an
+// editor counts.
 incoming classify(std::string_view body);
+
+// What a message that could not be read was about, found by a lenient scan
+// of its raw text (the first "method" and "uri" string members): enough to
+// tell which document a lost didOpen/didChange/didClose concerned. Strings
+// are valid UTF-8 (repaired), empty when not found.
+struct message_peek {
+  std::string method;
+  std::string uri;
+  bool has_content_changes = false;  // a "contentChanges" member was seen
+};
+message_peek peek_message(std::string_view text);
+
+// Rewrites lone surrogate escapes in raw JSON text to "\uFFFD" (the same
+// length); returns how many there were.
+std::size_t replace_lone_surrogates(std::string& body);
 
 json::value make_response(const json::value& id, json::value result);
 json::value make_error_response(const json::value& id, error_code code, std::string_view message);
@@ -58,7 +80,9 @@ json::value make_notification(std::string_view method, json::value params);
 json::value make_request(const json::value& id, std::string_view method, json::value params);
 std::string id_to_string(const json::value& id);
 
-// Where outgoing messages go. Thread-safe; after close() nothing is sent.
+// Where outgoing messages go: the single point every message is serialized
+// and checked to be valid UTF-8 (see send). Thread-safe; after close()
+// nothing is sent.
 class outbox {
  public:
   explicit outbox(std::function<void(const std::string&)> write) : write_(std::move(write)) {}

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <charconv>
 #include <cstring>
 
@@ -44,7 +45,92 @@ std::size_t find_block_end(const std::string& buf, std::size_t from) {
   return std::string::npos;
 }
 
+// Non-printable and non-ASCII bytes as \xNN, so that an error message quoting
+// raw input is always valid UTF-8.
+std::string printable(std::string_view s, std::size_t max_bytes) {
+  static const char hex[] = "0123456789abcdef";
+  std::string out;
+  for (std::size_t i = 0; i < s.size() && i < max_bytes; ++i) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c < 0x7f && c != '\\') {
+      out += static_cast<char>(c);
+    } else {
+      out += "\\x";
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  if (s.size() > max_bytes) out += "...";
+  return out;
+}
+
+char lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_blank(char c) { return c == ' ' || c == '\t'; }
+
+constexpr std::string_view length_name = "content-length";
+constexpr std::size_t max_loose_value = 128;
+
+enum class match { no, yes, partial };
+
+// Whether a "Content-Length: N" line starts at s[i] (s[i..] is
+// "content-length" in any case). `strict`: the value must be digits; otherwise
+// any value up to the line end will do.
+match length_line_at(std::string_view s, std::size_t i, bool strict) {
+  std::size_t j = i + length_name.size();
+  const std::size_t n = s.size();
+  if (j >= n) return match::partial;
+  if (s[j] != ':') return match::no;
+  ++j;
+  if (!strict) {
+    // A header value is short: a "line" running on is text that happens to
+    // hold the name (inside a JSON string, say), not a header.
+    for (const std::size_t end = j + max_loose_value; j < n && j < end; ++j)
+      if (s[j] == '\n') return match::yes;
+    return j == n ? match::partial : match::no;
+  }
+  while (j < n && is_blank(s[j])) ++j;
+  if (j == n) return match::partial;
+  if (!is_digit(s[j])) return match::no;
+  while (j < n && is_digit(s[j])) ++j;
+  while (j < n && is_blank(s[j])) ++j;
+  if (j == n) return match::partial;
+  if (s[j] == '\n') return match::yes;
+  if (s[j] != '\r') return match::no;
+  if (j + 1 == n) return match::partial;
+  return s[j + 1] == '\n' ? match::yes : match::no;
+}
+
+bool name_at(std::string_view s, std::size_t i, std::size_t len) {
+  for (std::size_t k = 0; k < len; ++k)
+    if (lower(s[i + k]) != length_name[k]) return false;
+  return true;
+}
+
 }  // namespace
+
+header_scan find_length_header(std::string_view s, std::size_t from, bool strict) {
+  const std::size_t name_len = length_name.size();
+  const std::size_t n = s.size();
+  if (from > n) from = n;
+  // Candidates are found by their colon; JSON bodies have few of those.
+  for (std::size_t c = from + name_len; c < n;) {
+    const void* hit = std::memchr(s.data() + c, ':', n - c);
+    if (!hit) break;
+    c = static_cast<std::size_t>(static_cast<const char*>(hit) - s.data());
+    const std::size_t start = c - name_len;
+    if (name_at(s, start, name_len)) {
+      const match m = length_line_at(s, start, strict);
+      if (m == match::yes) return {start, true};
+      if (m == match::partial) return {start, false};
+    }
+    ++c;
+  }
+  // A name cut off by the end of the input may still become a header.
+  for (std::size_t t = n > from + name_len ? n - name_len : from; t < n; ++t)
+    if (name_at(s, t, n - t)) return {t, false};
+  return {n, false};
+}
 
 std::string frame_message(std::string_view body) {
   std::string out = "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n";
@@ -99,6 +185,67 @@ fd_reader::fill fd_reader::fill_buffer() {
   }
 }
 
+void fd_reader::fill_failed(fill f, read_result& out) {
+  switch (f) {
+    case fill::ok: break;
+    case fill::eof: out.what = read_result::kind::eof; break;
+    case fill::interrupted: out.what = read_result::kind::interrupted; break;
+    case fill::error:
+      out.what = read_result::kind::io_error;
+      out.error = std::string("read failed: ") + std::strerror(errno);
+      break;
+  }
+}
+
+void fd_reader::note_dropped(std::size_t n) {
+  const std::size_t quiet = std::min(quiet_, n);
+  quiet_ -= quiet;
+  const std::size_t from = pos_ + quiet;
+  n -= quiet;
+  if (dropped_.size() < dropped_prefix_bytes)
+    dropped_.append(buf_, from, std::min(n, dropped_prefix_bytes - dropped_.size()));
+  dropped_bytes_ += n;
+}
+
+bool fd_reader::report_dropped(read_result& out) {
+  quiet_ = 0;
+  if (dropped_bytes_ == 0) return false;
+  out.what = read_result::kind::skipped;
+  out.dropped = std::move(dropped_);
+  out.dropped_bytes = dropped_bytes_;
+  out.error = "dropped " + std::to_string(dropped_bytes_) + " bytes of input up to the next Content-Length header";
+  if (!drop_cause_.empty()) out.error += " after: " + drop_cause_;
+  dropped_.clear();
+  dropped_bytes_ = 0;
+  return true;
+}
+
+bool fd_reader::resync(read_result& out) {
+  for (;;) {
+    const header_scan h = find_length_header(std::string_view(buf_).substr(pos_), 0, /*strict=*/false);
+    note_dropped(h.pos);
+    pos_ += h.pos;
+    if (h.complete) {
+      resyncing_ = false;
+      return !report_dropped(out);
+    }
+    if (buf_.size() - pos_ > max_header_block) {  // a candidate whose line never ends
+      note_dropped(1);
+      ++pos_;
+      continue;
+    }
+    const fill f = fill_buffer();
+    if (f == fill::ok) continue;
+    if (f == fill::eof) {
+      note_dropped(buf_.size() - pos_);
+      pos_ = buf_.size();
+      if (report_dropped(out)) return false;
+    }
+    fill_failed(f, out);
+    return false;
+  }
+}
+
 bool fd_reader::read_header_block(std::string& block, read_result& out) {
   for (;;) {
     // Skip blank lines left between frames (some clients send an extra CRLF).
@@ -112,28 +259,44 @@ bool fd_reader::read_header_block(std::string& block, read_result& out) {
     if (buf_.size() - pos_ > max_header_block) {
       out.what = read_result::kind::bad_header;
       out.error = "header block longer than " + std::to_string(max_header_block) + " bytes without an empty line";
-      pos_ = buf_.size();
+      block.assign(buf_, pos_, buf_.size() - pos_);
       return false;
     }
-    switch (fill_buffer()) {
-      case fill::ok: break;
-      case fill::eof:
-        out.what = read_result::kind::eof;
-        if (pos_ < buf_.size()) out.error = "input ended inside a header block";
-        return false;
-      case fill::interrupted: out.what = read_result::kind::interrupted; return false;
-      case fill::error:
-        out.what = read_result::kind::io_error;
-        out.error = std::string("read failed: ") + std::strerror(errno);
-        return false;
-    }
+    const fill f = fill_buffer();
+    if (f == fill::ok) continue;
+    fill_failed(f, out);
+    if (f == fill::eof && pos_ < buf_.size()) out.error = "input ended inside a header block";
+    return false;
   }
 }
 
 read_result fd_reader::read_message() {
   read_result out;
+  if (resyncing_ && !resync(out)) return out;
+
   std::string block;
-  if (!read_header_block(block, out)) return out;
+  if (!read_header_block(block, out)) {
+    if (out.what == read_result::kind::bad_header) {
+      // Resume the search one byte into the bad block: a header may start
+      // later in it (after garbage that a wrong length left behind).
+      pos_ += 1;
+      quiet_ = block.size() - 1;
+      resyncing_ = true;
+      drop_cause_ = out.error;
+    }
+    return out;
+  }
+  // A bad block: search for the next header from its second byte on; the
+  // block itself was reported, so it does not count as dropped input.
+  auto bad_header = [&](std::string error) {
+    out.what = read_result::kind::bad_header;
+    out.error = std::move(error);
+    pos_ -= block.size() - 1;
+    quiet_ = block.size() - 1;
+    resyncing_ = true;
+    drop_cause_ = out.error;
+    return out;
+  };
 
   // Parse the header lines.
   bool have_length = false;
@@ -146,72 +309,70 @@ read_result fd_reader::read_message() {
     line = trim(line);
     if (line.empty()) continue;
     std::size_t colon = line.find(':');
-    if (colon == std::string_view::npos) {
-      out.what = read_result::kind::bad_header;
-      out.error = "malformed header line '" + std::string(line.substr(0, 80)) + "'";
-      return out;
-    }
+    if (colon == std::string_view::npos) return bad_header("malformed header line '" + printable(line, 80) + "'");
     std::string_view name = trim(line.substr(0, colon));
     std::string_view value = trim(line.substr(colon + 1));
     if (!iequals(name, "Content-Length")) continue;  // Content-Type and others are ignored
     std::size_t v = 0;
     auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
-    if (value.empty() || ec != std::errc() || p != value.data() + value.size()) {
-      out.what = read_result::kind::bad_header;
-      out.error = "invalid Content-Length value '" + std::string(value.substr(0, 40)) + "'";
-      return out;
-    }
-    if (have_length && v != length) {
-      out.what = read_result::kind::bad_header;
-      out.error = "conflicting Content-Length headers";
-      return out;
-    }
+    if (value.empty() || ec != std::errc() || p != value.data() + value.size())
+      return bad_header("invalid Content-Length value '" + printable(value, 40) + "'");
+    if (have_length && v != length) return bad_header("conflicting Content-Length headers");
     have_length = true;
     length = v;
   }
-  if (!have_length) {
-    out.what = read_result::kind::bad_header;
-    out.error = "header block has no Content-Length";
-    return out;
-  }
+  if (!have_length) return bad_header("header block has no Content-Length");
   out.declared_length = length;
 
-  const bool keep = length <= max_bytes_;
+  if (length > max_bytes_) {
+    // Refused at once: the body is dropped like any input before the next header.
+    out.what = read_result::kind::too_large;
+    out.error = "message of " + std::to_string(length) + " bytes exceeds the limit of " +
+                std::to_string(max_bytes_) + " bytes";
+    resyncing_ = true;
+    drop_cause_ = out.error;
+    return out;
+  }
+
   std::size_t need = length;
+  std::size_t scanned = 0;  // out.body before this holds no header line
+  auto swallowed_header = [&]() {
+    const header_scan h = find_length_header(out.body, scanned);
+    scanned = h.pos;
+    if (!h.complete) return false;
+    // Put the header and what follows back in front of the unread input.
+    buf_ = out.body.substr(h.pos) + buf_.substr(pos_);
+    pos_ = 0;
+    out.what = read_result::kind::bad_body;
+    out.error = "the body of a message declared as " + std::to_string(length) +
+                " bytes holds a Content-Length header at byte " + std::to_string(h.pos) +
+                ", so the declared length was wrong; reading resumes at that header";
+    out.dropped_bytes = h.pos;
+    out.dropped = out.body.substr(0, std::min(h.pos, dropped_prefix_bytes));
+    out.body.clear();
+    return true;
+  };
   while (need > 0) {
     std::size_t avail = buf_.size() - pos_;
     if (avail > 0) {
       std::size_t take = avail < need ? avail : need;
-      if (keep) out.body.append(buf_, pos_, take);
+      out.body.append(buf_, pos_, take);
       pos_ += take;
       need -= take;
       continue;
     }
-    if (!keep) {  // drop what we have so far so a huge body never accumulates
-      buf_.clear();
-      pos_ = 0;
-    }
-    switch (fill_buffer()) {
-      case fill::ok: break;
-      case fill::eof:
-        out.what = read_result::kind::eof;
-        out.error = "input ended inside a message body (" + std::to_string(length - need) + " of " +
-                    std::to_string(length) + " bytes)";
-        out.body.clear();
-        return out;
-      case fill::interrupted: out.what = read_result::kind::interrupted; return out;
-      case fill::error:
-        out.what = read_result::kind::io_error;
-        out.error = std::string("read failed: ") + std::strerror(errno);
-        return out;
-    }
-  }
-  if (!keep) {
-    out.what = read_result::kind::too_large;
-    out.error = "message of " + std::to_string(length) + " bytes exceeds the limit of " +
-                std::to_string(max_bytes_) + " bytes";
+    // Before waiting for more: a header inside the body means the length was wrong.
+    if (swallowed_header()) return out;
+    const fill f = fill_buffer();
+    if (f == fill::ok) continue;
+    fill_failed(f, out);
+    if (f == fill::eof)
+      out.error = "input ended inside a message body (" + std::to_string(length - need) + " of " +
+                  std::to_string(length) + " bytes)";
+    out.body.clear();
     return out;
   }
+  if (swallowed_header()) return out;
   out.what = read_result::kind::message;
   return out;
 }

@@ -29,12 +29,23 @@ void lsp_server::register_handlers() {
       "initialize", [this](const lsp::initialize_params& p, const lsp::reply_once& r) { on_initialize(p, r); });
   rpc_.on_request("shutdown", [this](const json::value&, const lsp::reply_once& r) { on_shutdown(r); });
   rpc_.on_notification("initialized", [this](const json::value&) { on_initialized(); });
-  rpc_.on_notification<lsp::did_open_text_document_params>(
-      "textDocument/didOpen", [this](const lsp::did_open_text_document_params& p) { on_did_open(p); });
-  rpc_.on_notification<lsp::did_change_text_document_params>(
-      "textDocument/didChange", [this](const lsp::did_change_text_document_params& p) { on_did_change(p); });
-  rpc_.on_notification<lsp::did_close_text_document_params>(
-      "textDocument/didClose", [this](const lsp::did_close_text_document_params& p) { on_did_close(p); });
+  // Document sync: params that do not decode still say which document went
+  // out of sync (on_bad_document_notification).
+  auto sync = [this]<class P>(const char* method, void (lsp_server::*fn)(const P&)) {
+    rpc_.on_notification(method, [this, method, fn](const json::value& params) {
+      P p;
+      try {
+        p = lsp::dispatcher::decode_params<P>(params);
+      } catch (const rpc_error& e) {
+        on_bad_document_notification(method, params, std::string(method) + " could not be read: " + e.what());
+        throw;
+      }
+      (this->*fn)(p);
+    });
+  };
+  sync("textDocument/didOpen", &lsp_server::on_did_open);
+  sync("textDocument/didChange", &lsp_server::on_did_change);
+  sync("textDocument/didClose", &lsp_server::on_did_close);
   rpc_.on_notification<lsp::did_save_text_document_params>(
       "textDocument/didSave", [this](const lsp::did_save_text_document_params& p) { on_did_save(p); });
   rpc_.on_notification<lsp::did_change_configuration_params>(
@@ -61,10 +72,13 @@ void lsp_server::register_handlers() {
 void lsp_server::handle_message(std::string_view body) {
   if (phase_ == phase::exited) return;
   lsp::incoming m = lsp::classify(body);
+  if (m.replaced_surrogates > 0)
+    spdlog::warn("{} lone UTF-16 surrogate escape(s) in a message read as U+FFFD", m.replaced_surrogates);
   switch (m.what) {
     case lsp::incoming::kind::invalid:
       spdlog::warn("invalid message: {}", m.invalid_reason);
       out_->send(lsp::make_error_response(m.id, m.invalid_code, m.invalid_reason));
+      if (phase_ == phase::running) lost_message(body, m.invalid_reason);
       return;
     case lsp::incoming::kind::response:
       rpc_.dispatch_response(m);
@@ -104,10 +118,55 @@ void lsp_server::handle_message(std::string_view body) {
 
 void lsp_server::handle_transport_problem(const lsp::read_result& r) {
   if (phase_ == phase::exited) return;
-  spdlog::error("transport: {}", r.error);
-  const error_code code =
-      r.what == lsp::read_result::kind::too_large ? error_code::invalid_request : error_code::parse_error;
-  out_->send(lsp::make_error_response(nullptr, code, r.error));
+  using kind = lsp::read_result::kind;
+  if (r.what == kind::skipped) {
+    // Already answered when the problem was found; only the lost content matters.
+    spdlog::warn("transport: {}", r.error);
+  } else {
+    spdlog::error("transport: {}", r.error);
+    const error_code code = r.what == kind::too_large ? error_code::invalid_request : error_code::parse_error;
+    out_->send(lsp::make_error_response(nullptr, code, r.error));
+  }
+  if (phase_ == phase::running && !r.dropped.empty()) lost_message(r.dropped, r.error);
+}
+
+void lsp_server::on_bad_document_notification(const std::string& method, const json::value& params,
+                                              const std::string& why) {
+  const json::value* u = lsp::find_path(params, "textDocument.uri");
+  std::string uri = u && u->is_string() ? std::string(u->get_string()) : std::string();
+  spdlog::error("{}", why);
+  if (method == "textDocument/didClose") {
+    if (!uri.empty()) core_.close(uri);
+    return;
+  }
+  if (method == "textDocument/didOpen") {
+    if (uri.empty()) return;
+    core_.close(uri);
+    core_.documents().mark_not_tracked(uri, why);
+    log_message(lsp::message_type::error, "quickfill: " + why + "; " + uri + " is not tracked");
+    return;
+  }
+  const std::size_t n = core_.document_lost(uri, why);
+  if (!uri.empty() && n == 0) {
+    log_message(lsp::message_type::error, "quickfill: " + why + " (" + uri + " is not open)");
+    return;
+  }
+  log_message(lsp::message_type::error, "quickfill: " + why + "; " +
+                                            (uri.empty() ? std::to_string(n) + " open document(s) are"
+                                                         : uri + " is") +
+                                            " out of sync until reopened or sent in full");
+}
+
+void lsp_server::lost_message(std::string_view text, const std::string& why) {
+  const lsp::message_peek pk = lsp::peek_message(text);
+  const bool sync_method = pk.method == "textDocument/didOpen" || pk.method == "textDocument/didChange" ||
+                           pk.method == "textDocument/didClose";
+  // Only a lost document notification (or what looks like the start of one)
+  // can put a document out of sync.
+  if (pk.method.empty() ? !pk.has_content_changes : !sync_method) return;
+  const std::string method = pk.method.empty() ? "textDocument/didChange" : pk.method;
+  on_bad_document_notification(method, json::object{{"textDocument", json::object{{"uri", pk.uri}}}},
+                               "a " + method + " message was lost (" + why + ")");
 }
 
 void lsp_server::handle_end_of_input() {
@@ -160,13 +219,25 @@ void lsp_server::on_initialized() {
 void lsp_server::on_shutdown(const lsp::reply_once& reply) {
   phase_ = phase::shutting_down;
   core_.worker().cancel_all(cancel_reason::shutdown);
+  end_all_progress("the server is shutting down");
   reply.result(nullptr);
 }
 
 void lsp_server::on_did_open(const lsp::did_open_text_document_params& p) {
   const auto& d = p.textDocument;
-  core_.open(d.uri, d.languageId, d.version, d.text);
-  spdlog::debug("didOpen {} v{} ({} bytes)", d.uri, d.version, d.text.size());
+  std::string error;
+  if (core_.open(d.uri, d.languageId, d.version, d.text, &error)) {
+    spdlog::debug("didOpen {} v{} ({} bytes)", d.uri, d.version, d.text.size());
+    return;
+  }
+  const std::string msg = "quickfill: " + d.uri + " is not tracked: " + error +
+                          ". Completion requests on it fail until it is closed and opened again.";
+  spdlog::warn("{}", msg);
+  log_message(lsp::message_type::error, msg);
+  if (!limit_notified_) {
+    limit_notified_ = true;  // once a session; every refusal is also in the log
+    show_message(lsp::message_type::warning, msg);
+  }
 }
 
 void lsp_server::on_did_change(const lsp::did_change_text_document_params& p) {
@@ -182,8 +253,13 @@ void lsp_server::on_did_change(const lsp::did_change_text_document_params& p) {
   }
   std::string error;
   if (!core_.change(p.textDocument.uri, p.textDocument.version, changes, encoding_, &error)) {
+    const index::doc_state state = core_.documents().lookup(p.textDocument.uri).state;
+    const char* consequence = state == index::doc_state::stale
+                                  ? " (the document is out of sync until it is reopened or its full text is sent)"
+                              : state == index::doc_state::not_tracked ? " (the document is not tracked)"
+                                                                       : "";
     const std::string msg = "didChange " + p.textDocument.uri + " v" + std::to_string(p.textDocument.version) +
-                            " rejected: " + error + " (the text is unchanged)";
+                            " rejected: " + error + consequence;
     spdlog::error("{}", msg);
     log_message(lsp::message_type::error, msg);
   }
@@ -253,6 +329,8 @@ void lsp_server::on_status(const lsp::reply_once& reply) {
                  {"model", m.description},
                  {"positionEncoding", index::encoding_name(encoding_)},
                  {"openDocuments", core_.documents().size()},
+                 {"staleDocuments", core_.documents().stale_count()},
+                 {"openDocumentBytes", core_.documents().total_bytes()},
                  {"queued", core_.worker().queued()},
                  {"workerBusy", core_.worker().busy()}};
   if (!m.loaded && !m.error.empty()) o["noModelReason"] = m.error;
@@ -260,54 +338,70 @@ void lsp_server::on_status(const lsp::reply_once& reply) {
 }
 
 void lsp_server::begin_model_load() {
-  progress_ = progress_state{};
+  std::string token;
   if (client_progress_) {
-    progress_.token = "quickfill/load-model/" + std::to_string(++progress_counter_);
-    const std::string token = progress_.token;
+    token = "quickfill/load-model/" + std::to_string(++progress_counter_);
+    progress_[token] = progress_state{};
     rpc_.call("window/workDoneProgress/create", json::value_from(lsp::work_done_progress_create_params{token}),
               [this, token](const json::value* result, const json::value* error) {
-                if (progress_.token != token) return;
-                if (error) {
-                  progress_.failed = true;
-                  progress_.pending.clear();
+                auto it = progress_.find(token);
+                if (it == progress_.end()) return;
+                if (error) {  // the client refused the token: nothing is sent on it
+                  progress_.erase(it);
                   return;
                 }
-                progress_.created = true;
-                for (auto& v : progress_.pending)
+                it->second.created = true;
+                for (auto& v : it->second.pending)
                   rpc_.notify("$/progress", json::value_from(lsp::progress_params{token, v}));
-                progress_.pending.clear();
+                it->second.pending.clear();
+                if (it->second.ended) progress_.erase(it);
               });
   }
   lsp::work_done_progress begin;
   begin.kind = "begin";
   begin.title = "quickfill: loading model";
   begin.percentage = 0;
-  send_progress(begin);
+  send_progress(token, begin);
   core_.load_model(
-      [this](int pct, const std::string& msg) {
+      [this, token](int pct, const std::string& msg) {
         lsp::work_done_progress r;
         r.kind = "report";
         r.percentage = static_cast<std::uint32_t>(std::clamp(pct, 0, 100));
         r.message = msg;
-        send_progress(r);
+        send_progress(token, r);
       },
-      [this](const model_state& st) { on_model_loaded(st); });
+      [this, token](const model_state& st) { on_model_loaded(token, st); });
 }
 
-void lsp_server::send_progress(lsp::work_done_progress value) {
-  if (!client_progress_ || progress_.token.empty() || progress_.failed) return;
-  if (!progress_.created) {
-    progress_.pending.push_back(std::move(value));
+void lsp_server::send_progress(const std::string& token, lsp::work_done_progress value) {
+  auto it = progress_.find(token);
+  if (it == progress_.end() || it->second.ended) return;  // no token, refused, or already ended
+  if (value.kind == "end") it->second.ended = true;
+  if (!it->second.created) {
+    it->second.pending.push_back(std::move(value));
     return;
   }
-  rpc_.notify("$/progress", json::value_from(lsp::progress_params{progress_.token, std::move(value)}));
+  rpc_.notify("$/progress", json::value_from(lsp::progress_params{token, std::move(value)}));
+  if (it->second.ended) progress_.erase(it);
 }
 
-void lsp_server::on_model_loaded(const model_state& st) {
+void lsp_server::end_all_progress(const std::string& message) {
+  std::vector<std::string> open;
+  for (const auto& [token, st] : progress_)
+    if (!st.ended) open.push_back(token);
+  for (const auto& token : open) {
+    lsp::work_done_progress end;
+    end.kind = "end";
+    end.message = message;
+    send_progress(token, end);
+  }
+}
+
+void lsp_server::on_model_loaded(const std::string& token, const model_state& st) {
   lsp::work_done_progress end;
   end.kind = "end";
   end.message = st.loaded ? "loaded " + st.description : "no model loaded";
-  send_progress(end);
+  send_progress(token, end);
   if (st.loaded) {
     log_message(lsp::message_type::info, "quickfill: model loaded (" + st.description + ") from " + st.path);
     no_model_notified_ = false;

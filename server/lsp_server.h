@@ -11,6 +11,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -70,10 +71,18 @@ class lsp_server {
                                  bool inline_request) const;
   lsp::position to_lsp(const index::document& doc, const text_pos& p) const;
 
-  // Model loading with work-done progress.
+  // Document sync problems: a notification whose params do not decode, and
+  // messages lost to framing or JSON errors (see lost_message()).
+  void on_bad_document_notification(const std::string& method, const boost::json::value& params,
+                                    const std::string& why);
+  void lost_message(std::string_view text, const std::string& why);
+
+  // Model loading with work-done progress: each load has its own token, which
+  // gets exactly one end (when that load finishes, or at shutdown).
   void begin_model_load();
-  void send_progress(lsp::work_done_progress value);
-  void on_model_loaded(const model_state& st);
+  void send_progress(const std::string& token, lsp::work_done_progress value);
+  void end_all_progress(const std::string& message);
+  void on_model_loaded(const std::string& token, const model_state& st);
 
   void apply_settings(const boost::json::value& payload);
   void show_message(lsp::message_type type, const std::string& message);
@@ -92,11 +101,12 @@ class lsp_server {
   bool no_model_notified_ = false;
   std::set<std::string> shown_settings_errors_;  // settings errors already shown with showMessage
   struct progress_state {
-    std::string token;
-    bool created = false;
-    bool failed = false;
-    std::vector<lsp::work_done_progress> pending;
-  } progress_;
+    bool created = false;  // the client accepted window/workDoneProgress/create
+    bool ended = false;    // the end is sent or queued; nothing follows it
+    std::vector<lsp::work_done_progress> pending;  // until created
+  };
+  std::map<std::string, progress_state> progress_;  // tokens not finished yet
+  bool limit_notified_ = false;
   int progress_counter_ = 0;
   std::function<void(int)> on_exit_;
 };

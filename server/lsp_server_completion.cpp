@@ -2,12 +2,16 @@
 // position to a completion_request on the worker, and from the provider's
 // candidates back to a CompletionList / InlineCompletionList.
 //
-// The request holds a snapshot of the document; candidate ranges (UTF-8 byte
-// columns in that snapshot) are converted back with the same snapshot. A
+// The request holds the store's snapshot of the document (shared, not
+// copied); candidate ranges (UTF-8 byte columns in that snapshot) are
+// converted back with the same snapshot. A stale or untracked document gets
+// RequestFailed (-32803) with the reason, an unknown one InvalidParams. A
 // result that arrives after its document changed is answered with
 // ContentModified, never with edits for text the client no longer has.
 #include <spdlog/spdlog.h>
 
+#include "indexing/lines.h"
+#include "indexing/utf8.h"
 #include "server/lsp_server.h"
 
 namespace qf::server {
@@ -17,11 +21,11 @@ using lsp::error_code;
 
 namespace {
 
+// A label for a candidate that has none: its first line, shortened at a
+// character boundary.
 std::string first_line(const std::string& s) {
-  std::size_t nl = s.find_first_of("\r\n");
-  std::string out = nl == std::string::npos ? s : s.substr(0, nl);
-  if (out.size() > 80) out = out.substr(0, 77) + "...";
-  return out;
+  const index::line_break nl = index::find_line_break(s);
+  return index::utf8_shorten(std::string_view(s).substr(0, nl.pos), 80);
 }
 
 }  // namespace
@@ -68,8 +72,20 @@ json::value lsp_server::build_reply(const index::document& doc, const completion
 void lsp_server::start_completion(const std::string& uri, const lsp::position& pos, bool explicit_trigger,
                                   bool inline_request, const lsp::reply_once& reply) {
   const clock::time_point received = clock::now();
-  index::document_store::snapshot doc = core_.documents().get(uri);
-  if (!doc) throw lsp::rpc_error(error_code::invalid_params, "params.textDocument.uri: document is not open: " + uri);
+  const index::document_store::lookup_result found = core_.documents().lookup(uri);
+  switch (found.state) {
+    case index::doc_state::open: break;
+    case index::doc_state::not_open:
+      throw lsp::rpc_error(error_code::invalid_params, "params.textDocument.uri: document is not open: " + uri);
+    case index::doc_state::stale:
+      throw lsp::rpc_error(error_code::request_failed,
+                           "document is out of sync with the editor: " + uri + " (" + found.reason +
+                               "); reopen it or send its full text");
+    case index::doc_state::not_tracked:
+      throw lsp::rpc_error(error_code::request_failed,
+                           "document is not tracked: " + uri + " (" + found.reason + "); close it and open it again");
+  }
+  const index::document_store::snapshot doc = found.doc;
 
   // Cursor: a line past the end clamps to the end of the document, a
   // character past the end of its line to the line's end.
@@ -87,7 +103,7 @@ void lsp_server::start_completion(const std::string& uri, const lsp::position& p
   req.uri = uri;
   req.version = doc->version;
   req.language_id = doc->language_id;
-  req.text = doc->text;
+  req.text = index::shared_text(doc);  // shared with the store, not copied
   req.cursor = text_pos{static_cast<int64_t>(line), static_cast<int64_t>(byte_col)};
   req.explicit_trigger = explicit_trigger;
   req.inline_request = inline_request;

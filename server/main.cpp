@@ -54,5 +54,7 @@ int main(int argc, char** argv) {
   so.core.background = opts.background;
   so.core.factory = qf::server::make_completion_provider;
   so.max_message_bytes = opts.max_message_bytes;
+  so.core.documents.max_documents = opts.max_open_documents;
+  so.core.documents.max_total_bytes = opts.max_document_bytes;
   return qf::server::run_stdio_server(std::move(so));
 }

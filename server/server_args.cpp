@@ -73,6 +73,14 @@ bool parse_server_args(std::span<char*> args, server_args& out, std::string* err
         *error = "--max-message-size: expected a positive number of bytes, got '" + v + "'";
         return false;
       }
+    } else if (a == "--max-open-documents" || a == "--max-document-bytes") {
+      std::string v;
+      if (!need_value(v)) return false;
+      std::size_t& dst = a == "--max-open-documents" ? out.max_open_documents : out.max_document_bytes;
+      if (!parse_number(v.c_str(), dst) || dst == 0) {
+        *error = a + ": expected a positive number, got '" + v + "'";
+        return false;
+      }
     } else if (a == "--no-background") {
       out.background = false;
     } else {
@@ -99,6 +107,8 @@ const char* server_usage() {
          "  --log-file PATH          write logs to PATH instead of stderr (stdout is never used)\n"
          "  --log-level LEVEL        trace, debug, info (default), warn, error, off\n"
          "  --max-message-size N     largest accepted LSP message in bytes (default 67108864)\n"
+         "  --max-open-documents N   documents tracked at once (default 1000)\n"
+         "  --max-document-bytes N   bytes of text of all open documents together (default 268435456)\n"
          "  --no-background          do not run background cache work when idle\n"
          "  --version, --help\n";
 }

@@ -15,6 +15,8 @@ struct server_args {
   std::string log_level = "info";
   int threads = 0;
   std::size_t max_message_bytes = 64u << 20;
+  std::size_t max_open_documents = 1000;              // index::store_limits
+  std::size_t max_document_bytes = std::size_t{256} << 20;  // all open documents together
   bool background = true;
   bool help = false;
   bool version = false;

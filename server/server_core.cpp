@@ -3,13 +3,13 @@
 
 #include <spdlog/spdlog.h>
 
+#include "indexing/utf8.h"
 #include "server/model_locator.h"
 
 namespace qf::server {
 
 server_core::server_core(core_options opts, post_fn post)
-    : opts_(std::move(opts)), post_(std::move(post)), worker_(&stats_, opts_.background) {
-}
+    : opts_(std::move(opts)), post_(std::move(post)), docs_(opts_.documents), worker_(&stats_, opts_.background) {}
 
 server_core::~server_core() { stop(); }
 
@@ -62,7 +62,7 @@ void server_core::load_model(std::function<void(int, const std::string&)> progre
   {
     std::lock_guard<std::mutex> lock(mu_);
     model_.loading = true;
-    model_.path = choice.path;
+    model_.path = index::repair_utf8(choice.path);
     model_.source = choice.source;
   }
   auto post = post_;
@@ -106,6 +106,8 @@ void server_core::load_model(std::function<void(int, const std::string&)> progre
         st.error = error.empty() ? "the model could not be loaded" : error;
       }
     }
+    // Paths, GGUF metadata and loader errors reach the client: valid UTF-8 only.
+    for (std::string* t : {&st.path, &st.source, &st.description, &st.error}) index::repair_utf8_in_place(*t);
     {
       std::lock_guard<std::mutex> lock(mu_);
       model_ = st;
@@ -118,10 +120,24 @@ void server_core::load_model(std::function<void(int, const std::string&)> progre
   });
 }
 
-void server_core::open(const std::string& uri, const std::string& language_id, std::int64_t version,
-                       std::string text) {
+bool server_core::open(const std::string& uri, const std::string& language_id, std::int64_t version,
+                       std::string text, std::string* error) {
   worker_.cancel_document(uri, cancel_reason::content_modified);
-  docs_.open(uri, language_id, version, std::move(text));
+  if (docs_.open(uri, language_id, version, std::move(text), error)) return true;
+  // Refused: whatever the provider kept for an earlier version goes.
+  worker_.post_task([uri](scheduler::provider_slot& p) {
+    if (p) p->document_closed(uri);
+  });
+  return false;
+}
+
+std::size_t server_core::document_lost(const std::string& uri, const std::string& reason) {
+  if (!uri.empty()) {
+    worker_.cancel_document(uri, cancel_reason::content_modified);
+    return docs_.mark_stale(uri, reason) ? 1 : 0;
+  }
+  worker_.cancel_all(cancel_reason::content_modified);
+  return docs_.mark_all_stale(reason);
 }
 
 bool server_core::change(const std::string& uri, std::int64_t version,
@@ -142,7 +158,7 @@ void server_core::close(const std::string& uri) {
 
 void server_core::add_context(completion_request& req) const {
   const std::size_t limit = static_cast<std::size_t>(settings().context_documents);
-  for (const auto& d : docs_.recent(req.uri, limit)) req.context_docs.push_back({d->uri, d->text});
+  for (const auto& d : docs_.recent(req.uri, limit)) req.context_docs.push_back({d->uri, index::shared_text(d)});
 }
 
 void server_core::complete(const std::string& key, completion_request req,

@@ -34,6 +34,7 @@ struct core_options {
   bool step_graphs = true;     // off with QUICKFILL_STEP_GRAPHS=0 (read once by main)
   provider_factory factory;    // the binary injects make_completion_provider; tests a double
   bool background = true;      // run provider->background_step() when idle
+  index::store_limits documents;  // --max-open-documents, --max-document-bytes
 };
 
 struct model_state {
@@ -74,12 +75,20 @@ class server_core {
                   std::function<void(const model_state&)> done);
   model_state model() const;
 
-  // Document events. change()/close() cancel the document's queued and running
-  // completions (ContentModified) before anything else happens.
-  void open(const std::string& uri, const std::string& language_id, std::int64_t version, std::string text);
+  // Document events. Each cancels the document's queued and running
+  // completions (ContentModified) before anything else happens. open() is
+  // false (with *error) when the store's limits refuse the document, which is
+  // then not tracked; change() is false when the change was not applied (the
+  // document is then stale or not tracked, see document_store.h).
+  bool open(const std::string& uri, const std::string& language_id, std::int64_t version, std::string text,
+            std::string* error);
   bool change(const std::string& uri, std::int64_t version, const std::vector<index::text_change>& changes,
               index::position_encoding enc, std::string* error);
   void close(const std::string& uri);
+  // A message about `uri` was lost (unreadable or invalid): its completions
+  // are cancelled and the document is stale. Without a URI every open
+  // document is. Returns how many documents were marked.
+  std::size_t document_lost(const std::string& uri, const std::string& reason);
 
   // Queues a completion. `done` runs on the dispatcher thread with the result
   // (provider == null -> no_model) unless the job was cancelled first, in which

@@ -36,6 +36,8 @@ int run_stdio_server(stdio_options opts, const std::function<void(lsp_server&)>&
             continue;
           case lsp::read_result::kind::too_large:
           case lsp::read_result::kind::bad_header:
+          case lsp::read_result::kind::bad_body:
+          case lsp::read_result::kind::skipped:
             loop.post([&server, r] { server.handle_transport_problem(r); });
             continue;
           case lsp::read_result::kind::eof:

@@ -1,6 +1,7 @@
 // Incremental tokenization by stable chunks.
 //
-// A prompt is assembled from whole lines (each with its '\n'), and a line's
+// A prompt is assembled from whole lines (each with its line break,
+// index::split_lines), and a line's
 // tokens depend only on its text, so they are cached by content: after a
 // keystroke only the edited line (and the partial current line) is tokenized
 // again, not the buffer. Tokenizing line by line can differ from tokenizing the
@@ -43,8 +44,5 @@ class chunk_tokenizer {
   std::unordered_map<std::string_view, std::list<entry>::iterator> map_;
   int64_t hits_ = 0, misses_ = 0;
 };
-
-// Splits text into lines, each keeping its trailing '\n' (the last may lack it).
-std::vector<std::string_view> split_lines(std::string_view text);
 
 }  // namespace qf::server::completion

@@ -1,9 +1,10 @@
 // The seam between the LSP server and the completion pipeline.
 //
 // The server (handlers + scheduler) turns a textDocument/completion or
-// textDocument/inlineCompletion request into a completion_request holding a
-// snapshot of the document, and runs provider.complete() on the single
-// inference worker thread with a cancel_token. The provider owns the model and
+// textDocument/inlineCompletion request into a completion_request holding the
+// document's snapshot (shared with the document store, never copied), and
+// runs provider.complete() on the single inference worker thread with a
+// cancel_token. The provider owns the model and
 // its caches; it never sees JSON (settings arrive as a typed section). Without a model the server uses no provider
 // at all and answers an empty list (and says once, via showMessage, that no
 // model is loaded). Tests may implement this interface with a test double; the
@@ -15,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "indexing/shared_text.h"
 #include "inference/core/cancellation.h"
 #include "server/completion/settings.h"
 
@@ -33,14 +35,16 @@ struct completion_request {
   std::string uri;
   int64_t version = 0;             // document version the snapshot belongs to
   std::string language_id;
-  std::string text;                // full document text (UTF-8), snapshot
+  // Full document text (UTF-8): the store's immutable snapshot, shared, not
+  // copied (a plain string assigned here is owned instead).
+  index::shared_text text;
   text_pos cursor;
   bool explicit_trigger = false;   // invoked by the user vs. automatic while typing
   bool inline_request = false;     // textDocument/inlineCompletion vs completion
   clock::time_point received;      // when the request arrived
   clock::time_point deadline;      // answer by then, with whatever exists
   // Other open documents, most recently used first, for repo-level context.
-  struct other_doc { std::string uri; std::string text; };
+  struct other_doc { std::string uri; index::shared_text text; };
   std::vector<other_doc> context_docs;
 };
 

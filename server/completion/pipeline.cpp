@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "indexing/lines.h"
 #include "server/completion/generator.h"
 #include "server/completion/postprocess.h"
 
@@ -17,14 +18,8 @@ double ms_between(clock::time_point a, clock::time_point b) {
 }
 
 std::pair<int64_t, int64_t> line_col_of(std::string_view text, size_t off) {
-  int64_t line = 0;
-  size_t line_start = 0;
-  for (size_t i = 0; i < off && i < text.size(); ++i)
-    if (text[i] == '\n') {
-      ++line;
-      line_start = i + 1;
-    }
-  return {line, static_cast<int64_t>(off - line_start)};
+  const index::line_col lc = index::line_col_of_offset(text, off);
+  return {lc.line, lc.col};
 }
 
 // The settings with the token budgets fitted to the context a cache slot
@@ -148,7 +143,7 @@ void pipeline::run(const completion_request& req, const cancel_token& cancel, co
   if (dec.skip) return;
 
   if (auto pf = prefetched_.find(req.uri); pf != prefetched_.end() && !prefetch) {
-    if (pf->second.text == req.text && pf->second.cursor == cursor_off) {
+    if (pf->second.text.view() == req.text.view() && pf->second.cursor == cursor_off) {
       res.items.push_back(make_candidate(pf->second.suggestion, cx));
       res.metrics.cache_hit = true;
       if (s_.type_through) tt_.remember(req.uri, req.text, cursor_off, pf->second.suggestion);
@@ -282,10 +277,11 @@ bool pipeline::run_rebase(doc_state& ds, const std::string& uri, const cancel_to
 bool pipeline::run_prefetch(doc_state& ds, const std::string& uri, const cancel_token& cancel) {
   if (ds.suggestion.empty()) return true;
   // The document as if the last suggestion were accepted, with the cursor after it.
-  const size_t off = offset_of(ds.text, ds.line, ds.col);
+  const std::string_view text = ds.text;
+  const size_t off = offset_of(text, ds.line, ds.col);
   completion_request req;
   req.uri = uri;
-  req.text = ds.text.substr(0, off) + ds.suggestion + ds.text.substr(off);
+  req.text = std::string(text.substr(0, off)) + ds.suggestion + std::string(text.substr(off));
   const size_t cursor = off + ds.suggestion.size();
   auto [line, col] = line_col_of(req.text, cursor);
   req.cursor = text_pos{line, col};

@@ -56,15 +56,15 @@ class pipeline final : public completion_provider {
     layout pending;           // a re-based layout being warmed
     bool pending_ready = false;
     int live_slot = -1;
-    // The last request, for background work.
-    std::string text;
+    // The last request, for background work (texts shared with the request).
+    index::shared_text text;
     int64_t line = 0, col = 0;
-    std::vector<std::pair<std::string, std::string>> extra;
+    std::vector<std::pair<std::string, index::shared_text>> extra;
     bool explicit_trigger = false;
     std::string suggestion;  // what was answered (for prefetch)
   };
   struct prefetched {
-    std::string text;  // the document with the suggestion accepted
+    index::shared_text text;  // the document with the suggestion accepted
     size_t cursor = 0;
     std::string suggestion;
   };

@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <cctype>
 
+#include "indexing/lines.h"
+#include "indexing/utf8.h"
+
 namespace qf::server::completion {
 namespace {
 
@@ -33,18 +36,27 @@ bool is_closer(std::string_view trimmed) {
                               trimmed.starts_with("end"));
 }
 
+// Generated text after normalization has '\n' breaks only.
 std::vector<std::string_view> lines_of(std::string_view s) {
   std::vector<std::string_view> out;
-  size_t start = 0;
-  for (;;) {
-    size_t nl = s.find('\n', start);
-    if (nl == std::string_view::npos) {
-      out.push_back(s.substr(start));
-      return out;
+  for (std::string_view l : index::split_lines(s)) out.push_back(index::strip_line_break(l));
+  return out;
+}
+
+// Every line break ("\r\n", lone "\r") as '\n'.
+std::string normalize_line_breaks(std::string_view text) {
+  std::string s;
+  s.reserve(text.size());
+  for (size_t i = 0; i < text.size();) {
+    const size_t br = index::line_break_at(text, i);
+    if (br == 0) {
+      s.push_back(text[i++]);
+    } else {
+      s.push_back('\n');
+      i += br;
     }
-    out.push_back(s.substr(start, nl - start));
-    start = nl + 1;
   }
+  return s;
 }
 
 }  // namespace
@@ -62,34 +74,23 @@ int indent_width(std::string_view line) {
 cursor_context make_cursor_context(std::string_view text, int64_t line, int64_t col, size_t max_next) {
   cursor_context cx;
   cx.line = line;
-  size_t nl = text.find('\n');
-  cx.crlf = nl != std::string_view::npos && nl > 0 && text[nl - 1] == '\r';
-  size_t off = 0;
-  for (int64_t l = 0; l < line && off <= text.size(); ++l) {
-    size_t e = text.find('\n', off);
-    if (e == std::string_view::npos) {
-      off = text.size();
-      break;
-    }
-    off = e + 1;
-  }
-  size_t end = text.find('\n', off);
-  if (end == std::string_view::npos) end = text.size();
+  cx.eol = std::string(index::first_line_ending(text));
+  cx.crlf = cx.eol == "\r\n";
+  const size_t off = index::line_start_offset(text, line);
+  const index::line_break br = index::find_line_break(text, off);
+  const size_t end = br.len == 0 ? text.size() : br.pos;
   std::string_view cur = text.substr(off, end - off);
-  if (!cur.empty() && cur.back() == '\r') cur.remove_suffix(1);
   size_t c = std::min<size_t>(static_cast<size_t>(std::max<int64_t>(col, 0)), cur.size());
   cx.col = static_cast<int64_t>(c);
   cx.line_before = std::string(cur.substr(0, c));
   cx.line_after = std::string(cur.substr(c));
   cx.base_indent = indent_width(cur);
-  size_t pos = end < text.size() ? end + 1 : text.size();
+  size_t pos = br.len == 0 ? text.size() : br.pos + br.len;
   while (pos < text.size() && cx.next_lines.size() < max_next) {
-    size_t e = text.find('\n', pos);
-    if (e == std::string_view::npos) e = text.size();
-    std::string_view l = text.substr(pos, e - pos);
-    if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
-    cx.next_lines.emplace_back(l);
-    pos = e + 1;
+    const index::line_break b = index::find_line_break(text, pos);
+    const size_t e = b.len == 0 ? text.size() : b.pos;
+    cx.next_lines.emplace_back(text.substr(pos, e - pos));
+    pos = b.len == 0 ? text.size() : b.pos + b.len;
   }
   return cx;
 }
@@ -113,7 +114,16 @@ stop_checker::stop_checker(const cursor_context& cx, const trigger_decision& d, 
 
 bool stop_checker::push(std::string_view text) {
   if (stopped_) return true;
-  text_.append(text);
+  // Line breaks as '\n' only, so that the rules below see the lines the
+  // document would ("\r\n" may arrive split over two pieces).
+  for (char c : text) {
+    if (c == '\n' && after_cr_) {
+      after_cr_ = false;
+      continue;
+    }
+    after_cr_ = c == '\r';
+    text_.push_back(after_cr_ ? '\n' : c);
+  }
   scan();
   return stopped_;
 }
@@ -190,13 +200,9 @@ void stop_checker::scan() {
 }
 
 std::string finalize(std::string text, const cursor_context& cx, const trigger_decision& d, bool stop_rules) {
-  // Normalize line endings first.
-  std::string s;
-  s.reserve(text.size());
-  for (size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '\r' && i + 1 < text.size() && text[i + 1] == '\n') continue;
-    s.push_back(text[i]);
-  }
+  // Model output enters here: a character cut off by the end of generation is
+  // dropped, any other invalid byte becomes U+FFFD; then line breaks are normalized.
+  std::string s = normalize_line_breaks(index::repair_utf8(index::without_partial_tail(text)));
   if (stop_rules) {
     s = std::string(rtrim(s));
     // A tail that repeats the text right of the cursor (e.g. a closing bracket the editor inserted).
@@ -227,12 +233,12 @@ std::string finalize(std::string text, const cursor_context& cx, const trigger_d
     }
     if (trim(s).empty()) s.clear();
   }
-  if (cx.crlf) {
+  if (cx.eol != "\n") {
     std::string out;
     out.reserve(s.size() + 8);
     for (char c : s) {
-      if (c == '\n') out.push_back('\r');
-      out.push_back(c);
+      if (c == '\n') out.append(cx.eol);
+      else out.push_back(c);
     }
     return out;
   }
@@ -249,12 +255,12 @@ completion_candidate make_candidate(const std::string& text, const cursor_contex
   c.replace_end = text_pos{cx.line, cx.col};
   c.insert_text = word + text;
   c.filter_text = c.insert_text;
-  size_t nl = c.insert_text.find_first_of("\r\n");
-  std::string first = c.insert_text.substr(0, nl);
-  if (first.size() > 80) first = first.substr(0, 77) + "...";
-  c.label = std::string(trim(first));
-  if (c.label.empty()) c.label = std::string(trim(c.insert_text.substr(0, 80)));
-  if (nl != std::string::npos) c.label += " ...";
+  // The label: the first line, shortened at a character boundary.
+  const index::line_break nl = index::find_line_break(c.insert_text);
+  std::string_view first = std::string_view(c.insert_text).substr(0, nl.pos);
+  c.label = std::string(trim(index::utf8_shorten(first, k_label_bytes)));
+  if (c.label.empty()) c.label = std::string(trim(index::utf8_prefix(c.insert_text, k_label_bytes)));
+  if (nl.len != 0) c.label += " ...";
   return c;
 }
 

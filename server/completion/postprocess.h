@@ -8,8 +8,10 @@
 // first newline; multi-line ones end before a line whose indentation drops
 // below the cursor line's (or returns to it after a block body, except for a
 // closing bracket), or before a line repeating the next line of the document.
-// finalize trims, drops a tail that duplicates the text right of the cursor or
-// the following lines, and converts to the document's line endings.
+// finalize repairs the model's text to valid UTF-8, trims, drops a tail that
+// duplicates the text right of the cursor or the following lines, and
+// converts to the document's line ending. Lines are indexing/lines.h lines
+// ("\r\n", "\n" or a lone "\r") in the document and in generated text.
 // make_candidate builds the edit: it replaces the word before the cursor so
 // that a client's filter keeps the item visible while the user types on.
 #pragma once
@@ -29,7 +31,8 @@ struct cursor_context {
   std::string line_after;   // cursor line text after the cursor (no line ending)
   std::vector<std::string> next_lines;  // following lines (no line endings), a few
   int base_indent = 0;      // indentation width of the cursor line (tab = 4)
-  bool crlf = false;        // the document uses CRLF line endings
+  std::string eol = "\n";  // the document's line ending (its first line break)
+  bool crlf = false;        // eol == "\r\n"
   int64_t line = 0, col = 0;
 };
 
@@ -67,9 +70,14 @@ class stop_checker {
   std::string text_;
   size_t keep_ = 0;
   bool stopped_ = false;
+  bool after_cr_ = false;  // the last character pushed was '\r'
 };
 
 std::string finalize(std::string text, const cursor_context& cx, const trigger_decision& d, bool stop_rules);
+
+// Labels are at most this many bytes (cut at a character boundary) plus " ..."
+// for a multi-line candidate.
+inline constexpr size_t k_label_bytes = 80;
 
 completion_candidate make_candidate(const std::string& text, const cursor_context& cx);
 

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "indexing/lines.h"
+
 namespace qf::server::completion {
 namespace {
 
@@ -10,11 +12,8 @@ namespace {
 // the head holds (e.g. an editor's bracket pairing).
 constexpr size_t k_max_inserted_after_cursor = 8;
 
-std::string_view without_newline(std::string_view line) {
-  if (!line.empty() && line.back() == '\n') line.remove_suffix(1);
-  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-  return line;
-}
+using index::split_lines;
+using index::strip_line_break;
 
 void append(std::vector<int32_t>& dst, const std::vector<int32_t>& src) { dst.insert(dst.end(), src.begin(), src.end()); }
 
@@ -34,15 +33,7 @@ std::string_view dirname_of(std::string_view uri) {
 }  // namespace
 
 size_t offset_of(std::string_view text, int64_t line, int64_t col) {
-  size_t off = 0;
-  for (int64_t l = 0; l < line; ++l) {
-    size_t nl = text.find('\n', off);
-    if (nl == std::string_view::npos) return text.size();
-    off = nl + 1;
-  }
-  size_t end = text.find('\n', off);
-  if (end == std::string_view::npos) end = text.size();
-  return std::min(off + static_cast<size_t>(std::max<int64_t>(col, 0)), end);
+  return index::offset_of_line_col(text, line, col);
 }
 
 bool prompt_builder::still_valid(const layout_input& in, const layout& st) const {
@@ -56,7 +47,7 @@ bool prompt_builder::still_valid(const layout_input& in, const layout& st) const
   std::string_view after = in.text.substr(cur);
   for (size_t k = 0; k <= k_max_inserted_after_cursor && k <= after.size(); ++k) {
     if (after.substr(k).starts_with(st.suffix_text)) return true;
-    if (k < after.size() && after[k] == '\n') break;
+    if (k < after.size() && index::is_line_break_char(after[k])) break;
   }
   return false;
 }
@@ -88,7 +79,7 @@ std::vector<int32_t> prompt_builder::extra_block(const layout_input& in) {
       append(blk, t);
     }
     if (blk.size() == header) continue;
-    if (!d.text.empty() && d.text.back() != '\n' && static_cast<int64_t>(blk.size()) < cap) append(blk, tok_.tokens("\n"));
+    if (!d.text.empty() && !index::ends_with_line_break(d.text) && static_cast<int64_t>(blk.size()) < cap) append(blk, tok_.tokens("\n"));
     budget -= static_cast<int64_t>(blk.size());
     blocks.push_back(std::move(blk));
   }
@@ -141,7 +132,7 @@ void prompt_builder::make_layout(const layout_input& in, const std::vector<std::
   std::vector<int32_t> suffix;
   if (fmt_.has_fim && s_.suffix_tokens > 0) {
     std::string_view cur_line = lines[L];
-    size_t col = std::min<size_t>(static_cast<size_t>(in.cursor_col), without_newline(cur_line).size());
+    size_t col = std::min<size_t>(static_cast<size_t>(in.cursor_col), strip_line_break(cur_line).size());
     std::string_view rest = cur_line.substr(col);
     std::vector<int32_t> rest_toks = tok_.encode_uncached(rest);
     if (static_cast<int64_t>(rest_toks.size()) <= s_.suffix_tokens) {
@@ -183,7 +174,7 @@ std::vector<int32_t> prompt_builder::middle_tokens(const std::vector<std::string
     append(out, tok_.tokens(lines[l]));
     if (middle_text) middle_text->append(lines[l]);
   }
-  std::string_view cur = without_newline(lines[in.cursor_line]);
+  std::string_view cur = strip_line_break(lines[in.cursor_line]);
   std::string_view before = cur.substr(0, std::min<size_t>(static_cast<size_t>(in.cursor_col), cur.size()));
   append(out, tok_.encode_uncached(before));
   if (middle_text) middle_text->append(before);
@@ -194,7 +185,7 @@ prompt prompt_builder::build(const layout_input& in_raw, layout& st, bool force_
   std::vector<std::string_view> lines = split_lines(in_raw.text);
   layout_input in = in_raw;
   in.cursor_line = std::clamp<int64_t>(in.cursor_line, 0, static_cast<int64_t>(lines.size()) - 1);
-  in.cursor_col = std::clamp<int64_t>(in.cursor_col, 0, static_cast<int64_t>(without_newline(lines[in.cursor_line]).size()));
+  in.cursor_col = std::clamp<int64_t>(in.cursor_col, 0, static_cast<int64_t>(strip_line_break(lines[in.cursor_line]).size()));
   prompt p;
   if (force_relayout || !still_valid(in, st)) {
     make_layout(in, lines, st);

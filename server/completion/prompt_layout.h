@@ -84,7 +84,8 @@ class prompt_builder {
   const completion_settings& s_;
 };
 
-// Splits `text` at the cursor: the byte offset of (line, col), clamped.
+// Splits `text` at the cursor: the byte offset of (line, col), clamped (lines
+// as indexing/lines.h defines them).
 size_t offset_of(std::string_view text, int64_t line, int64_t col);
 
 }  // namespace qf::server::completion

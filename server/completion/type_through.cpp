@@ -1,31 +1,37 @@
 // Type-through cache (see the header).
 #include "server/completion/type_through.h"
 
+#include "indexing/lines.h"
+
 namespace qf::server::completion {
 
-void type_through_cache::remember(const std::string& uri, std::string_view text, size_t cursor, std::string suggestion) {
+void type_through_cache::remember(const std::string& uri, const index::shared_text& text, size_t cursor,
+                                  std::string suggestion) {
   if (suggestion.empty() || cursor > text.size()) {
     entries_.erase(uri);
     return;
   }
-  entries_[uri] = entry{std::string(text), cursor, std::move(suggestion)};
+  entries_[uri] = entry{text, cursor, std::move(suggestion)};
 }
 
-std::optional<std::string> type_through_cache::lookup(const std::string& uri, std::string_view text, size_t cursor) {
+std::optional<std::string> type_through_cache::lookup(const std::string& uri, const index::shared_text& shared,
+                                                      size_t cursor) {
   auto it = entries_.find(uri);
   if (it == entries_.end()) return std::nullopt;
   entry& e = it->second;
-  if (cursor < e.cursor || text.size() < e.text.size()) return std::nullopt;
+  const std::string_view text = shared;
+  const std::string_view old = e.text;
+  if (cursor < e.cursor || text.size() < old.size()) return std::nullopt;
   const size_t typed_len = cursor - e.cursor;
   if (typed_len == 0 || typed_len >= e.suggestion.size()) return std::nullopt;
-  if (text.size() != e.text.size() + typed_len) return std::nullopt;
+  if (text.size() != old.size() + typed_len) return std::nullopt;
   std::string_view typed = text.substr(e.cursor, typed_len);
-  if (typed.find('\n') != std::string_view::npos) return std::nullopt;
+  if (index::find_line_break(typed).len != 0) return std::nullopt;
   if (std::string_view(e.suggestion).substr(0, typed_len) != typed) return std::nullopt;
-  if (text.substr(0, e.cursor) != std::string_view(e.text).substr(0, e.cursor)) return std::nullopt;
-  if (text.substr(cursor) != std::string_view(e.text).substr(e.cursor)) return std::nullopt;
+  if (text.substr(0, e.cursor) != old.substr(0, e.cursor)) return std::nullopt;
+  if (text.substr(cursor) != old.substr(e.cursor)) return std::nullopt;
   std::string rest = e.suggestion.substr(typed_len);
-  e.text = std::string(text);
+  e.text = shared;
   e.cursor = cursor;
   e.suggestion = rest;
   return rest;

@@ -13,22 +13,24 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "indexing/shared_text.h"
+
 namespace qf::server::completion {
 
 class type_through_cache {
  public:
   // Remembers `suggestion` offered at byte offset `cursor` of `text`.
-  void remember(const std::string& uri, std::string_view text, size_t cursor, std::string suggestion);
+  void remember(const std::string& uri, const index::shared_text& text, size_t cursor, std::string suggestion);
   // The rest of the suggestion when `text` with the cursor at `cursor` is the
   // remembered text with a prefix of the suggestion typed; nullopt otherwise
   // (also when nothing would be left). A hit moves the entry forward.
-  std::optional<std::string> lookup(const std::string& uri, std::string_view text, size_t cursor);
+  std::optional<std::string> lookup(const std::string& uri, const index::shared_text& text, size_t cursor);
   void forget(const std::string& uri) { entries_.erase(uri); }
   void clear() { entries_.clear(); }
 
  private:
   struct entry {
-    std::string text;
+    index::shared_text text;  // shared with the request, not copied
     size_t cursor = 0;
     std::string suggestion;
   };

@@ -11,8 +11,12 @@
 #   inference/model      core, backend, gguf, tokenizer, sampling
 #   inference/convert    core, backend, gguf, tokenizer
 #   inference/, lsp/, indexing/  never server/; inference/ never lsp/ or
-#                        indexing/; lsp/ and indexing/ never inference/ nor
-#                        each other
+#                        indexing/; lsp/ and indexing/ never inference/;
+#                        indexing/ never lsp/ (lsp/ may use indexing/'s text
+#                        helpers: UTF-8, line breaks)
+#   server/completion/   nothing of server/ outside server/completion/ (the
+#                        pipeline is below the LSP server; it may use inference/
+#                        and indexing/)
 # Also: no weak symbols under inference/ (the CUDA backend is chosen by the
 # selector, not by link order), no "../" includes, and qf_cuda does not link
 # qf_inference (the library that holds the selector sits above it).
@@ -29,7 +33,8 @@ set(QF_LAYER_ALLOWED_sampling "core;sampling")
 set(QF_LAYER_ALLOWED_model "core;backend;gguf;tokenizer;sampling;model")
 set(QF_LAYER_ALLOWED_convert "core;backend;gguf;tokenizer;convert")
 set(QF_LAYER_TOP_ALLOWED_inference "inference")
-set(QF_LAYER_TOP_ALLOWED_lsp "lsp")
+set(QF_LAYER_TOP_ALLOWED_lsp "lsp;indexing")
+set(QF_LAYER_TOP_ALLOWED_server "inference;lsp;indexing;server")
 set(QF_LAYER_TOP_ALLOWED_indexing "indexing")
 
 # Appends "<file>: <message>" to the list named by out_var (in the caller).
@@ -54,6 +59,10 @@ function(qf_layering_check_file root rel out_var)
       continue()  # a file of the same folder or a third-party header
     endif()
     string(REGEX MATCH "^[^/]+" inc_top "${inc}")
+    if(rel MATCHES "^server/completion/" AND inc MATCHES "^server/" AND NOT inc MATCHES "^server/completion/")
+      list(APPEND found "${rel}: includes ${inc} (server/completion/ must not depend on the rest of server/)")
+      continue()
+    endif()
     if(NOT inc_top IN_LIST QF_LAYER_TOP_ALLOWED_${top})
       list(APPEND found "${rel}: includes ${inc} (${top}/ must not depend on ${inc_top}/)")
       continue()
@@ -83,7 +92,7 @@ endfunction()
 function(qf_layering_check root out_var)
   set(found "")
   file(GLOB_RECURSE files RELATIVE "${root}"
-       "${root}/inference/*" "${root}/lsp/*" "${root}/indexing/*")
+       "${root}/inference/*" "${root}/lsp/*" "${root}/indexing/*" "${root}/server/completion/*")
   list(SORT files)
   foreach(rel IN LISTS files)
     if(rel MATCHES "\\.(h|hh|hpp|c|cc|cpp|cu|cuh|inc)$")

@@ -13,6 +13,8 @@ put(inference/model/context.cpp "#include \"inference/backend/backend.h\"\n#incl
 put(inference/backend/backend_select.cpp "#include \"inference/backend/cuda/cuda_backend.h\"")
 put(inference/backend/cuda/cuda_backend.cpp "#include \"inference/backend/backend.h\"")
 put(inference/backend/cpu/local.cpp "#include \"ops.h\"\n#include <vector>")
+put(lsp/jsonrpc.cpp "#include \"indexing/utf8.h\"")
+put(server/completion/generator.cpp "#include \"server/completion/lm.h\"\n#include \"indexing/lines.h\"")
 qf_layering_check("${root}" clean)
 if(clean)
   message(FATAL_ERROR "clean tree reported: ${clean}")
@@ -28,6 +30,7 @@ put(inference/backend/cuda_stub.cpp "__attribute__((weak)) int make_cuda_backend
 put(inference/tokenizer/bpe.cpp "#include \"../gguf/gguf.h\"")
 put(lsp/transport.cpp "#include \"inference/core/cancellation.h\"")
 put(indexing/document.cpp "#include \"lsp/protocol.h\"")
+put(server/completion/pipeline.cpp "#include \"server/scheduler.h\"")
 put(inference/backend/cuda/CMakeLists.txt "target_link_libraries(qf_cuda PUBLIC\n  qf_inference CUDA::cudart)")
 qf_layering_check("${root}" found)
 set(expected
@@ -40,6 +43,7 @@ set(expected
   "inference/tokenizer/bpe.cpp: includes \"../gguf/gguf.h\""
   "lsp/transport.cpp: includes inference/"
   "indexing/document.cpp: includes lsp/"
+  "server/completion/pipeline.cpp: includes server/scheduler.h"
   "qf_cuda links qf_inference")
 set(missing "")
 foreach(e IN LISTS expected)

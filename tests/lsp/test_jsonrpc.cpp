@@ -121,3 +121,53 @@ TEST(Protocol, EncodingOmitsEmptyOptionalsAndKeepsCamelCase) {
   EXPECT_EQ(item.at("insertTextFormat"), json::value(1));
   EXPECT_EQ(item.at("textEdit").at("range").at("end").at("character"), json::value(3));
 }
+
+TEST(Classify, LoneSurrogatesAreReadAsReplacementCharacters) {
+  incoming m = classify(R"({"jsonrpc":"2.0","method":"n","params":{"a":"x\ud800y","b":"\udc00","c":"\ud83d\ude00","d":"\\ud800"}})");
+  ASSERT_EQ(m.what, incoming::kind::notification) << m.invalid_reason;
+  EXPECT_EQ(m.replaced_surrogates, 2u);
+  EXPECT_EQ(m.params.at("a").as_string(), "x\xEF\xBF\xBDy");
+  EXPECT_EQ(m.params.at("b").as_string(), "\xEF\xBF\xBD");
+  EXPECT_EQ(m.params.at("c").as_string(), "\xF0\x9F\x98\x80");  // a proper pair is kept
+  EXPECT_EQ(m.params.at("d").as_string(), "\\ud800");           // an escaped backslash, not an escape
+  // A high surrogate followed by another high one: both are lone.
+  std::string body = R"("\uD800\uDBFF")";
+  EXPECT_EQ(replace_lone_surrogates(body), 2u);
+  EXPECT_EQ(body, R"("\uFFFD\uFFFD")");
+}
+
+TEST(Classify, InvalidUtf8IsAParseErrorNamingTheByte) {
+  incoming m = classify("{\"jsonrpc\":\"2.0\",\"method\":\"n\",\"params\":{\"t\":\"\xC3\"}}");
+  EXPECT_EQ(m.what, incoming::kind::invalid);
+  EXPECT_EQ(m.invalid_code, error_code::parse_error);
+  EXPECT_NE(m.invalid_reason.find("not valid UTF-8 (byte 45 of"), std::string::npos) << m.invalid_reason;
+}
+
+TEST(PeekMessage, FindsMethodAndUriInCutOrBrokenText) {
+  message_peek p = peek_message(
+      R"({"jsonrpc":"2.0","method" : "textDocument/didChange","params":{"textDocument":{"uri":"file:///a\"b.c","version":3},"contentChanges":[{"text":"cut off here)");
+  EXPECT_EQ(p.method, "textDocument/didChange");
+  EXPECT_EQ(p.uri, "file:///a\"b.c");
+  EXPECT_TRUE(p.has_content_changes);
+  message_peek none = peek_message("garbage\r\n");
+  EXPECT_TRUE(none.method.empty());
+  EXPECT_TRUE(none.uri.empty());
+  EXPECT_FALSE(none.has_content_changes);
+  EXPECT_TRUE(peek_message(R"({"uri":"file:///never-ends)").uri.empty());
+}
+
+#ifndef NDEBUG
+TEST(OutboxDeathTest, InvalidUtf8IsFatalInDebugBuilds) {
+  outbox out([](const std::string&) {});
+  EXPECT_DEATH(out.send(json::object{{"message", "bad \xFF byte"}}), "not valid UTF-8");
+}
+#else
+TEST(Outbox, NeverWritesInvalidUtf8) {
+  // Text is repaired where it enters; should something slip through, release
+  // builds repair it at the write point (debug builds stop there).
+  std::string written;
+  outbox out([&](const std::string& s) { written = s; });
+  out.send(json::object{{"message", "bad \xFF byte"}});
+  EXPECT_EQ(written, "{\"message\":\"bad \xEF\xBF\xBD byte\"}");
+}
+#endif

@@ -69,16 +69,75 @@ TEST(Transport, OversizedMessageIsSkippedAndStreamStaysInSync) {
   EXPECT_EQ(big.what, read_result::kind::too_large);
   EXPECT_NE(big.error.find("5000"), std::string::npos) << big.error;
   EXPECT_NE(big.error.find("4096"), std::string::npos) << big.error;
+  // The refused body is dropped up to the next header, and said so once.
+  read_result gap = reader.read_message();
+  ASSERT_EQ(gap.what, read_result::kind::skipped) << gap.error;
+  EXPECT_EQ(gap.dropped_bytes, 5000u);
+  EXPECT_EQ(gap.dropped, std::string(qf::lsp::dropped_prefix_bytes, 'x'));
   read_result next = reader.read_message();
   ASSERT_EQ(next.what, read_result::kind::message);
   EXPECT_EQ(next.body, "{}");
   writer.join();
 }
 
+TEST(Transport, HugeDeclaredLengthIsRefusedAtOnceWithoutWaitingForTheBody) {
+  pipe_pair p;
+  // Only the header is written (the writer end stays open): the reader must
+  // answer without reading or allocating the declared length.
+  p.write("Content-Length: 18446744073709551615\r\n\r\n");
+  fd_reader reader(p.r);
+  read_result big = reader.read_message();
+  ASSERT_EQ(big.what, read_result::kind::too_large) << big.error;
+  EXPECT_EQ(big.declared_length, 18446744073709551615ull);
+  EXPECT_NE(big.error.find("18446744073709551615"), std::string::npos) << big.error;
+  p.write(qf::lsp::frame_message("{\"after\":1}"));
+  read_result next = reader.read_message();
+  ASSERT_EQ(next.what, read_result::kind::message) << next.error;
+  EXPECT_EQ(next.body, "{\"after\":1}");
+}
+
+TEST(Transport, LengthThatOverflowsIsABadHeader) {
+  pipe_pair p;
+  p.write("Content-Length: 99999999999999999999999999\r\n\r\n{}");
+  p.write(qf::lsp::frame_message("[1]"));
+  p.close_write();
+  fd_reader reader(p.r);
+  EXPECT_EQ(reader.read_message().what, read_result::kind::bad_header);
+  read_result gap = reader.read_message();
+  EXPECT_EQ(gap.what, read_result::kind::skipped);
+  EXPECT_EQ(gap.dropped, "{}");
+  read_result next = reader.read_message();
+  ASSERT_EQ(next.what, read_result::kind::message) << next.error;
+  EXPECT_EQ(next.body, "[1]");
+}
+
+TEST(Transport, BadHeaderFollowedByABodyResynchronizesOnTheNextHeader) {
+  pipe_pair p;
+  p.write("Content-Length: abc\r\n\r\n{}");
+  p.write(qf::lsp::frame_message("{\"id\":2}"));
+  p.write(qf::lsp::frame_message("{\"id\":3}"));
+  p.close_write();
+  fd_reader reader(p.r);
+  read_result bad = reader.read_message();
+  EXPECT_EQ(bad.what, read_result::kind::bad_header);
+  EXPECT_NE(bad.error.find("'abc'"), std::string::npos) << bad.error;
+  read_result gap = reader.read_message();
+  ASSERT_EQ(gap.what, read_result::kind::skipped);
+  EXPECT_EQ(gap.dropped, "{}");  // the bad block itself was reported, not dropped
+  EXPECT_EQ(gap.dropped_bytes, 2u);
+  read_result a = reader.read_message();
+  ASSERT_EQ(a.what, read_result::kind::message) << a.error;
+  EXPECT_EQ(a.body, "{\"id\":2}");
+  read_result b = reader.read_message();
+  ASSERT_EQ(b.what, read_result::kind::message) << b.error;
+  EXPECT_EQ(b.body, "{\"id\":3}");
+  EXPECT_EQ(reader.read_message().what, read_result::kind::eof);
+}
+
 TEST(Transport, BadHeadersAreReportedAndReadingContinues) {
   pipe_pair p;
   p.write("Content-Type: text/plain\r\n\r\n");
-  p.write("Content-Length: abc\r\n\r\n");
+  p.write("Content-Length: 2\r\nno colon\r\n\r\n{}");
   p.write("garbage line\r\n\r\n");
   p.write(qf::lsp::frame_message("{\"ok\":true}"));
   p.close_write();
@@ -88,12 +147,77 @@ TEST(Transport, BadHeadersAreReportedAndReadingContinues) {
   EXPECT_NE(a.error.find("no Content-Length"), std::string::npos) << a.error;
   read_result b = reader.read_message();
   EXPECT_EQ(b.what, read_result::kind::bad_header);
-  EXPECT_NE(b.error.find("abc"), std::string::npos) << b.error;
+  EXPECT_NE(b.error.find("malformed header line 'no colon'"), std::string::npos) << b.error;
   read_result c = reader.read_message();
-  EXPECT_EQ(c.what, read_result::kind::bad_header);
+  ASSERT_EQ(c.what, read_result::kind::skipped);
+  EXPECT_EQ(c.dropped, "{}garbage line\r\n\r\n");
   read_result d = reader.read_message();
   ASSERT_EQ(d.what, read_result::kind::message);
   EXPECT_EQ(d.body, "{\"ok\":true}");
+}
+
+TEST(Transport, ErrorMessagesQuoteRawBytesAsPrintableAscii) {
+  pipe_pair p;
+  p.write("Content-Length: \xff\xfe\r\n\r\n");
+  p.close_write();
+  fd_reader reader(p.r);
+  read_result r = reader.read_message();
+  ASSERT_EQ(r.what, read_result::kind::bad_header);
+  EXPECT_NE(r.error.find("'\\xff\\xfe'"), std::string::npos) << r.error;
+}
+
+TEST(Transport, GarbageBeforeAHeaderInTheSameBlockIsDroppedAndTheFrameKept) {
+  // What a declared length that was too short leaves behind: the rest of the
+  // body runs into the next header.
+  pipe_pair p;
+  p.write("Content-Length: 3\r\n\r\n{\"a\":1}");
+  p.write(qf::lsp::frame_message("{\"b\":2}"));
+  p.close_write();
+  fd_reader reader(p.r);
+  read_result cut = reader.read_message();
+  ASSERT_EQ(cut.what, read_result::kind::message);
+  EXPECT_EQ(cut.body, "{\"a");
+  EXPECT_EQ(reader.read_message().what, read_result::kind::bad_header);
+  read_result next = reader.read_message();
+  ASSERT_EQ(next.what, read_result::kind::message) << next.error;
+  EXPECT_EQ(next.body, "{\"b\":2}");
+}
+
+TEST(Transport, BodyThatSwallowedTheNextHeaderIsDroppedWithoutWaitingForItsLength) {
+  pipe_pair p;
+  // The first frame claims 500 bytes but is 7 long; the next frame follows at
+  // once. The reader must not wait for the missing bytes.
+  p.write("Content-Length: 500\r\n\r\n{\"a\":1}");
+  p.write(qf::lsp::frame_message("{\"b\":2}"));
+  fd_reader reader(p.r);
+  read_result bad = reader.read_message();
+  ASSERT_EQ(bad.what, read_result::kind::bad_body) << bad.error;
+  EXPECT_EQ(bad.dropped, "{\"a\":1}");
+  EXPECT_EQ(bad.dropped_bytes, 7u);
+  read_result next = reader.read_message();
+  ASSERT_EQ(next.what, read_result::kind::message) << next.error;
+  EXPECT_EQ(next.body, "{\"b\":2}");
+}
+
+TEST(Transport, FindLengthHeader) {
+  using qf::lsp::find_length_header;
+  auto at = [](std::string_view s) { return find_length_header(s); };
+  EXPECT_TRUE(at("xxcontent-LENGTH:  12 \r\n").complete);
+  EXPECT_EQ(at("xxcontent-LENGTH:  12 \r\n").pos, 2u);
+  EXPECT_TRUE(at("Content-Length:5\n").complete);
+  // Not a header line: escaped line breaks (as inside a JSON string), no digits.
+  EXPECT_FALSE(at("\"Content-Length: 12\\r\\n\"").complete);
+  EXPECT_EQ(at("\"Content-Length: 12\\r\\n\"").pos, 24u);
+  EXPECT_FALSE(at("Content-Length: abc\r\n").complete);
+  // Cut off: it may still become one.
+  EXPECT_EQ(at("{}Content-Len").pos, 2u);
+  EXPECT_EQ(at("{}Content-Length: 12").pos, 2u);
+  EXPECT_EQ(at("{}Content-Length: 12\r").pos, 2u);
+  EXPECT_FALSE(at("{}Content-Length: 12\r").complete);
+  EXPECT_EQ(at("{}").pos, 2u);
+  // While resynchronizing any short value counts (it is then reported in turn).
+  EXPECT_TRUE(find_length_header("Content-Length: twelve\r\n", 0, false).complete);
+  EXPECT_FALSE(find_length_header("Content-Length: " + std::string(300, 'x') + "\n", 0, false).complete);
 }
 
 TEST(Transport, EndOfInputInsideBodyIsEofWithReason) {

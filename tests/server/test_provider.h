@@ -21,6 +21,7 @@
 #include <string>
 #include <thread>
 
+#include "indexing/lines.h"
 #include "server/completion/completion_provider.h"
 
 namespace qf::server::testing {
@@ -37,7 +38,8 @@ class test_provider final : public completion_provider {
         std::to_string(req.cursor.byte_col) + (req.explicit_trigger ? " explicit" : " automatic") +
         " context=" + std::to_string(req.context_docs.size()));
     completion_result out;
-    if (req.text.find("STUBBORN") != std::string::npos) {
+    const std::string_view text = req.text;
+    if (text.find("STUBBORN") != std::string::npos) {
       // Ignores cancellation until released: the server must still answer
       // the cancelled request at once, from the dispatcher.
       const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
@@ -46,21 +48,20 @@ class test_provider final : public completion_provider {
       say(std::string("stubborn job released, cancelled=") + (cancel.is_cancelled() ? "yes" : "no"));
       return out;
     }
-    if (req.text.find("BLOCK") != std::string::npos) {
+    if (text.find("BLOCK") != std::string::npos) {
       const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
       while (!cancel.is_cancelled() && std::chrono::steady_clock::now() < give_up)
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
       return out;
     }
     // Find the cursor's byte offset and the identifier before it.
-    std::size_t line_start = 0;
-    for (int64_t l = 0; l < req.cursor.line; ++l) line_start = req.text.find('\n', line_start) + 1;
+    const std::size_t line_start = index::line_start_offset(text, req.cursor.line);
     const std::size_t cursor = line_start + static_cast<std::size_t>(req.cursor.byte_col);
     std::size_t begin = cursor;
-    while (begin > line_start && (std::isalnum(static_cast<unsigned char>(req.text[begin - 1])) || req.text[begin - 1] == '_'))
+    while (begin > line_start && (std::isalnum(static_cast<unsigned char>(text[begin - 1])) || text[begin - 1] == '_'))
       --begin;
     completion_candidate c;
-    c.insert_text = req.text.substr(begin, cursor - begin) + "_done";
+    c.insert_text = std::string(text.substr(begin, cursor - begin)) + "_done";
     c.replace_begin = text_pos{req.cursor.line, static_cast<int64_t>(begin - line_start)};
     c.replace_end = req.cursor;
     out.items.push_back(c);

@@ -4,12 +4,17 @@
 #include <csignal>
 #include <cstdio>
 #include <span>
+#include <thread>
 
 #include "server/server_args.h"
 #include "server/logging.h"
 #include "server/lsp_server.h"
 #include "server/stdio_server.h"
 #include "tests/server/test_provider.h"
+
+namespace {
+std::atomic<bool> hold_loads{false};
+}  // namespace
 
 int main(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);
@@ -26,15 +31,23 @@ int main(int argc, char** argv) {
   so.core.cli_device = opts.device;
   so.core.background = opts.background;
   so.core.factory = [server_ptr](const qf::server::provider_options&, std::string*) {
+    // test/hold-loads keeps model loads waiting until test/release-loads.
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (hold_loads.load() && std::chrono::steady_clock::now() < give_up)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
     return std::make_unique<qf::server::testing::test_provider>([server_ptr](const std::string& msg) {
       if (auto* s = server_ptr->load()) s->log_to_client(qf::lsp::message_type::log, msg);
     });
   };
   so.max_message_bytes = opts.max_message_bytes;
+  so.core.documents.max_documents = opts.max_open_documents;
+  so.core.documents.max_total_bytes = opts.max_document_bytes;
   return qf::server::run_stdio_server(std::move(so), [server_ptr](qf::server::lsp_server& s) {
     server_ptr->store(&s);
     s.add_notification("test/release", [](const boost::json::value&) {
       qf::server::testing::release_stubborn.store(true);
     });
+    s.add_notification("test/hold-loads", [](const boost::json::value&) { hold_loads.store(true); });
+    s.add_notification("test/release-loads", [](const boost::json::value&) { hold_loads.store(false); });
   });
 }

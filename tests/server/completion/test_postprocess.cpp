@@ -141,3 +141,38 @@ TEST(postprocess, candidate_replaces_the_word_before_the_cursor) {
   completion_candidate m = make_candidate("urn x\n    y", cx);
   EXPECT_EQ(m.label, "return x ...");
 }
+
+TEST(postprocess, labels_are_cut_at_character_boundaries) {
+  // 78 ASCII bytes, then a 3-byte character straddling the cut at 77.
+  const std::string text = std::string(76, 'a') + "\xE2\x82\xAC" + std::string(10, 'b');
+  completion_candidate c = make_candidate(text, make_cursor_context("", 0, 0));
+  EXPECT_LE(c.label.size(), k_label_bytes);
+  EXPECT_EQ(c.label, std::string(76, 'a') + "...");
+  EXPECT_EQ(c.insert_text, text);
+}
+
+TEST(postprocess, model_output_is_valid_utf8) {
+  completion_settings s;
+  cursor_context cx = make_cursor_context("x = ", 0, 4);
+  trigger_decision d = decide_trigger(cx, true, s);
+  // A character cut off by the end of generation is dropped; a stray byte is replaced.
+  EXPECT_EQ(finalize("caf\xC3", cx, d, s.stop_rules), "caf");
+  EXPECT_EQ(finalize("a\xFF" "b", cx, d, s.stop_rules), "a\xEF\xBF\xBD" "b");
+}
+
+TEST(postprocess, lone_cr_documents_are_split_and_answered_in_kind) {
+  // The cursor line is line 2 of a document whose lines end with a lone CR.
+  cursor_context cx = make_cursor_context("def f():\r    x = 1\r    ret\r    pass", 2, 7);
+  EXPECT_EQ(cx.line_before, "    ret");
+  EXPECT_EQ(cx.eol, "\r");
+  ASSERT_EQ(cx.next_lines.size(), 1u);
+  EXPECT_EQ(cx.next_lines[0], "    pass");
+  completion_settings s;
+  trigger_decision d = decide_trigger(cx, true, s);
+  // Generated "\r\n" and "\r" both count as line breaks for the stop rules,
+  // and the answer uses the document's own ending.
+  stop_checker sc(cx, d, s.stop_rules);
+  sc.push("urn 1\r");
+  sc.push("\n    y\r    z");
+  EXPECT_EQ(finalize(sc.kept(), cx, d, s.stop_rules), "urn 1\r    y\r    z");
+}
