@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <limits>
 #include <unordered_set>
@@ -477,6 +478,8 @@ const tensor_info* file::find_tensor(std::string_view name) const {
 
 const uint8_t* file::tensor_data(const tensor_info& t) const {
   const impl& m = *impl_;
+  static const uint8_t k_empty = 0;
+  if (t.n_bytes == 0) return &k_empty;  // nothing to read, wherever it sits
   const uint64_t at = m.data_offset + t.offset;  // checked at open: inside the file
   if (!m.map || at < m.map_offset || at - m.map_offset + t.n_bytes > m.map_len)
     fail("tensor '" + t.name + "': data of '" + m.path + "' is no longer held (released after upload)");

@@ -14,8 +14,6 @@
 
 #include <atomic>
 #include <cerrno>
-#include <climits>
-#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <memory>
@@ -115,7 +113,8 @@ class temp_output {
     dir_ = d.has_parent_path() ? d.parent_path().string() : std::string(".");
     struct stat st {};
     const bool exists = ::stat(dest.c_str(), &st) == 0;
-    if (exists && !S_ISREG(st.st_mode)) throw gguf_error("gguf writer: '" + dest + "' exists and is not a regular file");
+    if (exists && !S_ISREG(st.st_mode))
+      throw gguf_error("gguf writer: '" + dest + "' exists and is not a regular file");
     static std::atomic<unsigned> counter{0};
     const std::string stem = d.filename().string().substr(0, 160);
     for (int attempt = 0; fd_ < 0; ++attempt) {

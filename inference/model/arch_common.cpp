@@ -56,7 +56,8 @@ int64_t blocks_in_file(const gguf::file& f) {
     if (name.substr(0, 4) != "blk.") continue;
     int64_t v = 0;
     size_t i = 4;
-    for (; i < name.size() && name[i] >= '0' && name[i] <= '9' && v <= k_max_layers; ++i) v = v * 10 + (name[i] - '0');
+    for (; i < name.size() && name[i] >= '0' && name[i] <= '9' && v <= k_max_layers; ++i)
+      v = v * 10 + (name[i] - '0');
     if (i == 4 || i >= name.size() || name[i] != '.') continue;
     n = std::max(n, v + 1);
   }
@@ -69,8 +70,8 @@ void read_llama_like_hparams(const gguf::file& f, hparams& hp) {
   hp.n_embd = require_int(f, a + "embedding_length", k_max_embd);
   hp.n_layer = require_int(f, a + "block_count", k_max_layers);
   if (const int64_t blocks = blocks_in_file(f); hp.n_layer > blocks)
-    throw model_error("metadata '" + a + "block_count' = " + std::to_string(hp.n_layer) + ", but the file has tensors for " +
-                      std::to_string(blocks) + " blocks");
+    throw model_error("metadata '" + a + "block_count' = " + std::to_string(hp.n_layer) +
+                      ", but the file has tensors for " + std::to_string(blocks) + " blocks");
   hp.n_head = require_int(f, a + "attention.head_count", k_max_heads);
   hp.n_head_kv = opt_int(f, a + "attention.head_count_kv", hp.n_head, hp.n_head);
   hp.n_ff = require_int(f, a + "feed_forward_length", k_max_ff);
@@ -109,8 +110,8 @@ void read_llama_like_hparams(const gguf::file& f, hparams& hp) {
                       std::to_string(hp.n_embd));
   hp.n_vocab = embd->n_rows();
   if (hp.n_vocab <= 0 || hp.n_vocab > k_max_vocab)
-    throw model_error("tensor 'token_embd.weight' has " + std::to_string(hp.n_vocab) + " rows (vocabulary size), out of range (1.." +
-                      std::to_string(k_max_vocab) + ")");
+    throw model_error("tensor 'token_embd.weight' has " + std::to_string(hp.n_vocab) +
+                      " rows (vocabulary size), out of range (1.." + std::to_string(k_max_vocab) + ")");
 }
 
 namespace {

@@ -172,7 +172,8 @@ int gguf_info(std::span<char*> args) {
       for (const auto& t : f->tensors()) {
         std::string shape;
         for (auto d : t.ne) shape += (shape.empty() ? "" : " x ") + std::to_string(d);
-        std::printf("  %-32s %-5s [%s] %zu bytes\n", esc(t.name).c_str(), std::string(infer::traits(t.type).name).c_str(),
+        std::printf("  %-32s %-5s [%s] %zu bytes\n", esc(t.name).c_str(),
+                    std::string(infer::traits(t.type).name).c_str(),
                     shape.c_str(), t.n_bytes);
       }
     }

@@ -43,7 +43,8 @@ int quantize_file(const std::string& in_path, const std::string& out_path, const
     }
     std::string summary;
     for (const auto& [name, n] : count) summary += (summary.empty() ? "" : ", ") + std::to_string(n) + " " + name;
-    std::fprintf(stderr, "%s: %zu tensors (%s), %.1f MiB\n", printable(out_path).c_str(), f->tensors().size(), summary.c_str(),
+    std::fprintf(stderr, "%s: %zu tensors (%s), %.1f MiB\n", printable(out_path).c_str(), f->tensors().size(),
+                 summary.c_str(),
                  static_cast<double>(bytes) / 1048576.0);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "quickfill gguf quantize: %s\n", printable(e.what()).c_str());

@@ -22,7 +22,11 @@ bool decode_strict(const std::string& s, std::vector<uint32_t>* out) {
   const auto* p = reinterpret_cast<const unsigned char*>(s.data());
   for (size_t i = 0; i < s.size();) {
     const unsigned char b = p[i];
-    size_t len = b < 0x80 ? 1 : b >= 0xC2 && b <= 0xDF ? 2 : b >= 0xE0 && b <= 0xEF ? 3 : b >= 0xF0 && b <= 0xF4 ? 4 : 0;
+    const size_t len = b < 0x80                  ? 1
+                       : b >= 0xC2 && b <= 0xDF ? 2
+                       : b >= 0xE0 && b <= 0xEF ? 3
+                       : b >= 0xF0 && b <= 0xF4 ? 4
+                                                : 0;
     if (len == 0 || i + len > s.size()) return false;
     uint32_t cp = len == 1 ? b : b & (0xFF >> (len + 1));
     for (size_t k = 1; k < len; ++k) {

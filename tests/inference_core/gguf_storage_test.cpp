@@ -42,7 +42,8 @@ struct temp_dir {
   fs::path path;
   explicit temp_dir(const std::string& tag) {
     static int counter = 0;
-    path = fs::temp_directory_path() / ("qf_dir_" + tag + "_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
+    path = fs::temp_directory_path() /
+           ("qf_dir_" + tag + "_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
     fs::remove_all(path);
     fs::create_directories(path);
   }

@@ -122,7 +122,8 @@ TEST(load_errors, hostile_hyperparameters_are_named_with_their_value) {
     write_options wo;
     wo.set_u64[h.key] = h.value;
     const std::string e = load_error(sm, "hostile_" + h.key + "_" + std::to_string(h.value), wo);
-    for (const std::string& n : h.needles) EXPECT_NE(e.find(n), std::string::npos) << h.key << "=" << h.value << ": " << e;
+    for (const std::string& n : h.needles)
+      EXPECT_NE(e.find(n), std::string::npos) << h.key << "=" << h.value << ": " << e;
   }
 }
 
