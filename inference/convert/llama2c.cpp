@@ -144,6 +144,8 @@ void convert_llama2c(const std::string& checkpoint_path, const std::string& toke
                      const std::string& out_path, ggml_type type, const std::string& name) {
   if (type != ggml_type::f32 && type != ggml_type::f16)
     throw convert_error("from-llama2c writes f32 or f16; quantize the result afterwards");
+  gguf::check_not_input(checkpoint_path, out_path);
+  gguf::check_not_input(tokenizer_path, out_path);
   auto buf = read_all(checkpoint_path, "checkpoint");
   llama2c_config c = parse_config(buf.data(), buf.size(), checkpoint_path);
 
@@ -184,6 +186,8 @@ void convert_llama2c(const std::string& checkpoint_path, const std::string& toke
   const float* wcls = c.shared_classifier ? nullptr : take(V * dim);
 
   gguf::writer out;
+  out.protect_input(checkpoint_path);
+  out.protect_input(tokenizer_path);
   std::string model_name = name.empty() ? std::filesystem::path(checkpoint_path).stem().string() : name;
   out.add_string("general.architecture", "llama");
   out.add_string("general.name", model_name);

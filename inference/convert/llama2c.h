@@ -49,7 +49,9 @@ llama2c_config read_llama2c_config(const std::string& checkpoint_path);
 // Reads a tokenizer.bin of `vocab_size` tokens; throws convert_error.
 llama2c_vocab read_llama2c_vocab(const std::string& tokenizer_path, int32_t vocab_size);
 
-// Converts; `type` is f32 or f16 (matrices; norms stay f32). Throws convert_error.
+// Converts; `type` is f32 or f16 (matrices; norms stay f32). Throws convert_error,
+// or gguf::gguf_error when out_path is one of the inputs (same path or link) or
+// cannot be written (the output is written to a temporary file, then renamed).
 void convert_llama2c(const std::string& checkpoint_path, const std::string& tokenizer_path,
                      const std::string& out_path, ggml_type type, const std::string& name = "");
 

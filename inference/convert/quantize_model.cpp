@@ -1,6 +1,7 @@
 // Whole-model quantization: see quantize_model.h. Tensors are produced one at
 // a time while the writer streams the output file (peak memory is one tensor
-// in and out), rows quantized in parallel on the kernel thread pool.
+// in and out; the input is mapped, not copied), rows quantized in parallel on
+// the kernel thread pool. The output may not be the input (same path or link).
 #include "inference/convert/quantize_model.h"
 
 #include <algorithm>
@@ -81,12 +82,16 @@ ggml_type quantized_type_for(std::string_view recipe, std::string_view name, ggm
 
 void quantize_model(const std::string& in_path, const std::string& out_path, std::string_view recipe, int n_threads) {
   const int ftype = file_type_for(recipe);
-  auto in = file::open(in_path);
+  check_not_input(in_path, out_path);
+  // One pass over the input: mapped, not copied (the output goes to a
+  // temporary file renamed at the end, so it never truncates this mapping).
+  auto in = file::open(in_path, data_storage::mapped);
   const std::string arch = in->get_string("general.architecture").value_or("");
   const int64_t n_layer = in->get_int(arch + ".block_count").value_or(0);
   const bool tied = in->find_tensor("output.weight") == nullptr;
 
   writer w;
+  w.protect_input(in_path);
   w.set_alignment(static_cast<uint32_t>(in->alignment()));
   for (const auto& [k, v] : in->metadata()) w.add_value(k, v);
   w.add_u32("general.quantization_version", 2);

@@ -27,7 +27,9 @@
 
 namespace qf::infer::gguf {
 
-// Throws gguf_error on a bad recipe, an unreadable/malformed input or a write failure.
+// Throws gguf_error on a bad recipe, an unreadable/malformed input, an output
+// that is the input (same path, hard or symbolic link) or a write failure. The
+// output is written to a temporary file and renamed over out_path at the end.
 void quantize_model(const std::string& in_path, const std::string& out_path, std::string_view recipe, int n_threads);
 
 // The type quantize_model gives one tensor (exposed for tests and tools).

@@ -1,4 +1,12 @@
-// GGUF v2/v3 reader over a read-only memory mapping.
+// GGUF v2/v3 reader over the file's bytes, copied into memory the process
+// owns (or, on request, a read-only mapping; see gguf.h).
+//
+// The copy is an anonymous mapping filled with pread(): a file that shrinks
+// while it is read gives a short read, and one whose size or modification time
+// differs afterwards is refused, so a concurrent rewrite is never half-loaded.
+// Once parsed, the pages before the tensor data section (header, metadata) are
+// unmapped: metadata lives on in parsed form, and a vocabulary-only file keeps
+// nothing mapped.
 //
 // Parsing goes through `cursor`, which checks every read against the end of
 // the mapping before touching memory. Counts are bounded twice: by absolute
@@ -13,6 +21,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <limits>
 #include <unordered_set>
@@ -51,14 +60,22 @@ class cursor {
     pos_ += sizeof(T);
     return v;
   }
-  std::string read_string(const char* what) {
+  std::string_view read_string_view(const char* what) {
     uint64_t len = read<uint64_t>(what);
     if (len > k_max_string) fail(std::string(what) + ": string length " + std::to_string(len) + " is absurd");
     need(len, what);
-    std::string s(reinterpret_cast<const char*>(base_ + pos_), static_cast<size_t>(len));
+    std::string_view s(reinterpret_cast<const char*>(base_ + pos_), static_cast<size_t>(len));
     pos_ += static_cast<size_t>(len);
     return s;
   }
+  std::string read_string(const char* what) { return std::string(read_string_view(what)); }
+  const uint8_t* take(uint64_t n, const char* what) {
+    need(n, what);
+    const uint8_t* p = base_ + pos_;
+    pos_ += static_cast<size_t>(n);
+    return p;
+  }
+  void seek(size_t pos) { pos_ = pos; }
 
  private:
   const uint8_t* base_;
@@ -82,6 +99,46 @@ bool valid_value_type(uint32_t t) { return t <= 12; }
 
 value read_value(cursor& c, value_type t, const std::string& key, int depth);
 
+}  // namespace
+
+// Fills arrays in bulk (a friend of value::array_t): numbers as one copy of
+// their encoded bytes, strings in two passes (sizes, then one exact buffer).
+struct array_builder {
+  static value::array_t read(cursor& c, value_type elem, uint64_t n, const std::string& key, int depth) {
+    value::array_t a(elem);
+    const size_t count = static_cast<size_t>(n);
+    if (elem == value_type::string) {
+      const size_t start = c.pos();
+      uint64_t total = 0;
+      for (size_t i = 0; i < count; ++i) total += c.read_string_view("string array element").size();
+      c.seek(start);
+      a.ends_.reserve(count);
+      a.bytes_.reserve(static_cast<size_t>(total));
+      for (size_t i = 0; i < count; ++i) {
+        std::string_view s = c.read_string_view("string array element");
+        a.bytes_.insert(a.bytes_.end(), s.begin(), s.end());
+        a.ends_.push_back(a.bytes_.size());
+      }
+    } else if (elem == value_type::array) {
+      a.nested_.reserve(count);
+      for (size_t i = 0; i < count; ++i) a.nested_.push_back(read_value(c, elem, key, depth + 1));
+    } else {
+      const size_t es = encoded_size(elem);
+      const uint8_t* p = c.take(static_cast<uint64_t>(count) * es, "array elements");
+      if (elem == value_type::boolean)
+        for (size_t i = 0; i < count; ++i)
+          if (p[i] > 1)
+            fail("key '" + key + "': bool array element " + std::to_string(i) + " is " + std::to_string(p[i]) +
+                 ", neither 0 nor 1");
+      a.bytes_.assign(p, p + count * es);
+    }
+    a.n_ = count;
+    return a;
+  }
+};
+
+namespace {
+
 value read_array(cursor& c, const std::string& key, int depth) {
   if (depth > k_max_depth) fail("key '" + key + "': arrays nested deeper than " + std::to_string(k_max_depth));
   uint32_t et = c.read<uint32_t>("array element type");
@@ -94,11 +151,7 @@ value read_array(cursor& c, const std::string& key, int depth) {
          std::to_string(c.left()) + " bytes left)");
   value out;
   out.type = value_type::array;
-  value::array_t arr;
-  arr.elem_type = elem;
-  arr.items.reserve(static_cast<size_t>(n));
-  for (uint64_t i = 0; i < n; ++i) arr.items.push_back(read_value(c, elem, key, depth + 1));
-  out.v = std::move(arr);
+  out.v = array_builder::read(c, elem, n, key, depth);
   return out;
 }
 
@@ -132,18 +185,41 @@ value read_value(cursor& c, value_type t, const std::string& key, int depth) {
 
 struct file::impl {
   std::string path;
+  // The whole file while parsing; afterwards only [map_offset, size) stays mapped.
   const uint8_t* base = nullptr;
   size_t size = 0;
+  uint8_t* map = nullptr;   // start of what is still mapped (file offset map_offset)
+  size_t map_len = 0;
+  size_t map_offset = 0;
   uint32_t version = 0;
   size_t alignment = 32;
   uint64_t data_offset = 0;
   std::vector<std::pair<std::string, value>> kv;
   std::vector<tensor_info> tensors;
 
-  ~impl() {
-    if (base) munmap(const_cast<uint8_t*>(base), size);
-  }
+  ~impl() { unmap_all(); }
   void parse();
+  void unmap_all() {
+    if (map && map_len) munmap(map, map_len);
+    map = nullptr;
+    map_len = 0;
+  }
+  // Unmaps the whole pages before the tensor data section (all of them when
+  // there are no tensors): after parsing, only tensor bytes are read.
+  void drop_header_pages() {
+    const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    const size_t cut = tensors.empty() ? map_len : static_cast<size_t>(data_offset) / page * page;
+    if (cut >= map_len) {
+      unmap_all();
+      map_offset = size;
+    } else if (cut > 0) {
+      munmap(map, cut);
+      map += cut;
+      map_len -= cut;
+      map_offset = cut;
+    }
+    base = nullptr;  // the header bytes are gone
+  }
 };
 
 void file::impl::parse() {
@@ -245,9 +321,47 @@ void file::impl::parse() {
 file::file() : impl_(std::make_unique<impl>()) {}
 file::~file() = default;
 
-std::unique_ptr<file> file::open(const std::string& path) {
+namespace {
+
+// Reads the whole file into a fresh anonymous mapping; refuses a file that
+// changed (size, modification or status-change time) while being read.
+uint8_t* read_private_copy(int fd, const std::string& path, const struct stat& before) {
+  const size_t size = static_cast<size_t>(before.st_size);
+  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED)
+    fail("cannot allocate " + std::to_string(size) + " bytes for '" + path + "': " + std::strerror(errno));
+  auto* dst = static_cast<uint8_t*>(p);
+  size_t done = 0;
+  while (done < size) {
+    const size_t want = std::min<size_t>(size - done, size_t{1} << 30);
+    const ssize_t r = ::pread(fd, dst + done, want, static_cast<off_t>(done));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) {
+      const int err = r < 0 ? errno : 0;
+      munmap(p, size);
+      if (err != 0) fail("cannot read '" + path + "': " + std::strerror(err));
+      fail("'" + path + "' shrank from " + std::to_string(size) + " to " + std::to_string(done) +
+           " bytes while being read (is it being rewritten?)");
+    }
+    done += static_cast<size_t>(r);
+  }
+  struct stat after {};
+  if (fstat(fd, &after) != 0 || after.st_size != before.st_size ||
+      after.st_mtim.tv_sec != before.st_mtim.tv_sec || after.st_mtim.tv_nsec != before.st_mtim.tv_nsec ||
+      after.st_ctim.tv_sec != before.st_ctim.tv_sec || after.st_ctim.tv_nsec != before.st_ctim.tv_nsec) {
+    munmap(p, size);
+    fail("'" + path + "' changed while being read (is it being rewritten?)");
+  }
+  mprotect(p, size, PROT_READ);  // nothing writes the copy
+  return dst;
+}
+
+}  // namespace
+
+std::unique_ptr<file> file::open(const std::string& path, data_storage storage) {
   std::unique_ptr<file> f(new file());
-  f->impl_->path = path;
+  impl& m = *f->impl_;
+  m.path = path;
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) fail("cannot open '" + path + "': " + std::strerror(errno));
   struct stat st {};
@@ -259,12 +373,31 @@ std::unique_ptr<file> file::open(const std::string& path) {
     ::close(fd);
     fail("truncated file: '" + path + "' is empty");
   }
-  void* p = mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+  const size_t size = static_cast<size_t>(st.st_size);
+  uint8_t* p = nullptr;
+  if (storage == data_storage::mapped) {
+    void* mp = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (mp == MAP_FAILED) {
+      const int err = errno;
+      ::close(fd);
+      fail("cannot map '" + path + "': " + std::strerror(err));
+    }
+    p = static_cast<uint8_t*>(mp);
+  } else {
+    try {
+      p = read_private_copy(fd, path, st);
+    } catch (...) {
+      ::close(fd);
+      throw;
+    }
+  }
   ::close(fd);
-  if (p == MAP_FAILED) fail("cannot map '" + path + "': " + std::strerror(errno));
-  f->impl_->base = static_cast<const uint8_t*>(p);
-  f->impl_->size = static_cast<size_t>(st.st_size);
-  f->impl_->parse();
+  m.map = p;
+  m.map_len = size;
+  m.base = p;
+  m.size = size;
+  m.parse();
+  m.drop_header_pages();
   return f;
 }
 
@@ -300,36 +433,39 @@ std::optional<std::string> file::get_string(std::string_view key) const {
 std::optional<std::vector<std::string>> file::get_string_array(std::string_view key) const {
   const value* v = find(key);
   const auto* a = v ? v->as_array() : nullptr;
-  if (!a || a->elem_type != value_type::string) return std::nullopt;
+  if (!a || a->elem_type() != value_type::string) return std::nullopt;
   std::vector<std::string> out;
-  out.reserve(a->items.size());
-  for (const auto& it : a->items) out.push_back(*it.as_string());
+  out.reserve(a->size());
+  for (size_t i = 0; i < a->size(); ++i) out.emplace_back(a->string_at(i));
   return out;
 }
 std::optional<std::vector<float>> file::get_float_array(std::string_view key) const {
   const value* v = find(key);
   const auto* a = v ? v->as_array() : nullptr;
-  if (!a || (a->elem_type != value_type::f32 && a->elem_type != value_type::f64)) return std::nullopt;
-  std::vector<float> out;
-  out.reserve(a->items.size());
-  for (const auto& it : a->items) out.push_back(static_cast<float>(*it.as_float()));
+  if (!a || (a->elem_type() != value_type::f32 && a->elem_type() != value_type::f64)) return std::nullopt;
+  std::vector<float> out(a->size());
+  if (a->elem_type() == value_type::f32 && !out.empty()) {
+    std::memcpy(out.data(), a->encoded().data(), out.size() * sizeof(float));
+  } else {
+    for (size_t i = 0; i < a->size(); ++i) out[i] = static_cast<float>(*a->float_at(i));
+  }
   return out;
 }
 std::optional<std::vector<int64_t>> file::get_int_array(std::string_view key) const {
   const value* v = find(key);
   const auto* a = v ? v->as_array() : nullptr;
   if (!a) return std::nullopt;
-  switch (a->elem_type) {
+  switch (a->elem_type()) {
     case value_type::u8: case value_type::i8: case value_type::u16: case value_type::i16:
     case value_type::u32: case value_type::i32: case value_type::u64: case value_type::i64: break;
     default: return std::nullopt;
   }
   std::vector<int64_t> out;
-  out.reserve(a->items.size());
-  for (const auto& it : a->items) {
-    auto i = it.as_int();
-    if (!i) return std::nullopt;
-    out.push_back(*i);
+  out.reserve(a->size());
+  for (size_t i = 0; i < a->size(); ++i) {
+    auto x = a->int_at(i);
+    if (!x) return std::nullopt;
+    out.push_back(*x);
   }
   return out;
 }
@@ -341,7 +477,20 @@ const tensor_info* file::find_tensor(std::string_view name) const {
 }
 
 const uint8_t* file::tensor_data(const tensor_info& t) const {
-  return impl_->base + impl_->data_offset + t.offset;
+  const impl& m = *impl_;
+  static const uint8_t k_empty = 0;
+  if (t.n_bytes == 0) return &k_empty;  // nothing to read, wherever it sits
+  const uint64_t at = m.data_offset + t.offset;  // checked at open: inside the file
+  if (!m.map || at < m.map_offset || at - m.map_offset + t.n_bytes > m.map_len)
+    fail("tensor '" + t.name + "': data of '" + m.path + "' is no longer held (released after upload)");
+  return m.map + (at - m.map_offset);
 }
+
+void file::release_tensor_data() {
+  impl_->unmap_all();
+  impl_->map_offset = impl_->size;
+}
+
+size_t file::tensor_data_bytes() const { return impl_->map_len; }
 
 }  // namespace qf::infer::gguf

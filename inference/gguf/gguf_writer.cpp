@@ -2,8 +2,20 @@
 // padding to the alignment, then each tensor's bytes padded to the alignment
 // (the layout llama.cpp's own writer produces, so other tools load the file).
 // Tensor bytes may be produced lazily while writing, one tensor at a time.
-#include <cstdio>
+//
+// The bytes go to a temporary file next to the destination (same directory,
+// so the rename cannot cross file systems), which is fsynced and renamed over
+// the destination; the directory is fsynced after. Until the rename the old
+// file is untouched, and a failure removes the temporary. The temporary is
+// created with mode 0666 minus the umask, or the replaced file's mode.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 
 #include "inference/gguf/gguf.h"
@@ -52,16 +64,107 @@ void put_value(std::vector<uint8_t>& out, const value& v, bool with_type) {
     case value_type::string: put_string(out, std::get<std::string>(v.v)); break;
     case value_type::array: {
       const auto& a = std::get<value::array_t>(v.v);
-      put<uint32_t>(out, static_cast<uint32_t>(a.elem_type));
-      put<uint64_t>(out, a.items.size());
-      for (const auto& it : a.items) {
-        if (it.type != a.elem_type) throw gguf_error("gguf writer: array element of the wrong type");
-        put_value(out, it, false);
+      put<uint32_t>(out, static_cast<uint32_t>(a.elem_type()));
+      put<uint64_t>(out, a.size());
+      if (a.elem_type() == value_type::string) {
+        for (size_t k = 0; k < a.size(); ++k) {
+          const std::string_view s = a.string_at(k);
+          put<uint64_t>(out, s.size());
+          put_bytes(out, s.data(), s.size());
+        }
+      } else if (a.elem_type() == value_type::array) {
+        for (size_t k = 0; k < a.size(); ++k) {
+          value nested;
+          nested.type = value_type::array;
+          nested.v = *a.array_at(k);
+          put_value(out, nested, false);
+        }
+      } else {
+        put_bytes(out, a.encoded().data(), a.encoded().size());
       }
       break;
     }
   }
 }
+
+namespace fs = std::filesystem;
+
+[[noreturn]] void io_fail(const std::string& what) {
+  throw gguf_error("gguf writer: " + what + ": " + std::strerror(errno));
+}
+
+// The file a write to `path` replaces: a symbolic link's final target (as cp
+// writes through a link), else `path` itself.
+std::string destination_of(const std::string& path) {
+  std::error_code ec;
+  if (fs::is_symlink(fs::symlink_status(path, ec))) {
+    fs::path target = fs::weakly_canonical(path, ec);
+    if (!ec && !target.empty()) return target.string();
+  }
+  return path;
+}
+
+// A temporary file next to `dest`, renamed over it by commit(); removed if
+// never committed.
+class temp_output {
+ public:
+  explicit temp_output(const std::string& dest) : dest_(dest) {
+    const fs::path d(dest);
+    dir_ = d.has_parent_path() ? d.parent_path().string() : std::string(".");
+    struct stat st {};
+    const bool exists = ::stat(dest.c_str(), &st) == 0;
+    if (exists && !S_ISREG(st.st_mode))
+      throw gguf_error("gguf writer: '" + dest + "' exists and is not a regular file");
+    static std::atomic<unsigned> counter{0};
+    const std::string stem = d.filename().string().substr(0, 160);
+    for (int attempt = 0; fd_ < 0; ++attempt) {
+      tmp_ = (fs::path(dir_) / ("." + stem + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++)))
+                 .string();
+      fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+      if (fd_ < 0 && (errno != EEXIST || attempt > 100))
+        io_fail("cannot create a temporary file in '" + dir_ + "' for '" + dest + "'");
+    }
+    if (exists) (void)::fchmod(fd_, st.st_mode & 07777);  // a replacement keeps the replaced file's mode
+  }
+  ~temp_output() {
+    if (fd_ >= 0) ::close(fd_);
+    if (!committed_) ::unlink(tmp_.c_str());
+  }
+  temp_output(const temp_output&) = delete;
+  temp_output& operator=(const temp_output&) = delete;
+
+  const std::string& temp_path() const { return tmp_; }
+
+  void write(const void* p, size_t n) {
+    const auto* b = static_cast<const uint8_t*>(p);
+    while (n > 0) {
+      const ssize_t w = ::write(fd_, b, n);
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) io_fail("write to '" + tmp_ + "' (for '" + dest_ + "') failed");
+      b += w;
+      n -= static_cast<size_t>(w);
+    }
+  }
+
+  void commit() {
+    if (::fsync(fd_) != 0) io_fail("fsync of '" + tmp_ + "' failed");
+    const int fd = fd_;
+    fd_ = -1;
+    if (::close(fd) != 0) io_fail("close of '" + tmp_ + "' failed");
+    if (::rename(tmp_.c_str(), dest_.c_str()) != 0) io_fail("cannot rename '" + tmp_ + "' to '" + dest_ + "'");
+    committed_ = true;
+    const int dfd = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {  // makes the rename itself durable
+      (void)::fsync(dfd);
+      ::close(dfd);
+    }
+  }
+
+ private:
+  std::string dest_, dir_, tmp_;
+  int fd_ = -1;
+  bool committed_ = false;
+};
 
 value make_scalar(value_type t, std::variant<uint64_t, int64_t, double, bool, std::string, value::array_t> v) {
   value out;
@@ -76,6 +179,7 @@ struct writer::impl {
   uint32_t alignment = 32;
   std::vector<std::pair<std::string, value>> kv;
   std::vector<pending_tensor> tensors;
+  std::vector<std::string> inputs;  // protect_input()
 
   void add(std::string key, value v) {
     for (auto& [k, old] : kv)
@@ -105,21 +209,23 @@ void writer::add_string(std::string key, std::string v) {
   impl_->add(std::move(key), make_scalar(value_type::string, std::move(v)));
 }
 void writer::add_string_array(std::string key, std::vector<std::string> v) {
-  value::array_t a{value_type::string, {}};
-  a.items.reserve(v.size());
-  for (auto& s : v) a.items.push_back(make_scalar(value_type::string, std::move(s)));
+  value::array_t a(value_type::string);
+  size_t bytes = 0;
+  for (const auto& x : v) bytes += x.size();
+  a.reserve(v.size(), bytes);
+  for (const auto& x : v) a.push_string(x);
   impl_->add(std::move(key), make_scalar(value_type::array, std::move(a)));
 }
 void writer::add_f32_array(std::string key, std::vector<float> v) {
-  value::array_t a{value_type::f32, {}};
-  a.items.reserve(v.size());
-  for (float f : v) a.items.push_back(make_scalar(value_type::f32, double{f}));
+  value::array_t a(value_type::f32);
+  a.reserve(v.size());
+  for (float f : v) a.push_float(f);
   impl_->add(std::move(key), make_scalar(value_type::array, std::move(a)));
 }
 void writer::add_i32_array(std::string key, std::vector<int32_t> v) {
-  value::array_t a{value_type::i32, {}};
-  a.items.reserve(v.size());
-  for (int32_t i : v) a.items.push_back(make_scalar(value_type::i32, int64_t{i}));
+  value::array_t a(value_type::i32);
+  a.reserve(v.size());
+  for (int32_t i : v) a.push_int(i);
   impl_->add(std::move(key), make_scalar(value_type::array, std::move(a)));
 }
 void writer::add_value(std::string key, value v) { impl_->add(std::move(key), std::move(v)); }
@@ -181,13 +287,9 @@ void writer::write(const std::string& path) const {
   }
   head.resize((head.size() + align - 1) / align * align, 0);
 
-  std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "wb"), &std::fclose);
-  if (!f) throw gguf_error("gguf writer: cannot create '" + path + "': " + std::strerror(errno));
-  auto write_all = [&](const void* p, size_t n) {
-    if (n != 0 && std::fwrite(p, 1, n, f.get()) != n)
-      throw gguf_error("gguf writer: write to '" + path + "' failed: " + std::strerror(errno));
-  };
-  write_all(head.data(), head.size());
+  for (const auto& in : impl_->inputs) check_not_input(in, path);
+  temp_output out(destination_of(path));
+  out.write(head.data(), head.size());
   static const uint8_t zeros[256] = {};
   for (const auto& t : impl_->tensors) {
     if (t.produce) {
@@ -195,20 +297,31 @@ void writer::write(const std::string& path) const {
       if (bytes.size() != t.n_bytes)
         throw gguf_error("gguf writer: tensor '" + t.name + "' produced " + std::to_string(bytes.size()) +
                          " bytes, expected " + std::to_string(t.n_bytes));
-      write_all(bytes.data(), bytes.size());
+      out.write(bytes.data(), bytes.size());
     } else {
-      write_all(t.data.data(), t.data.size());
+      out.write(t.data.data(), t.data.size());
     }
     size_t pad = static_cast<size_t>((t.n_bytes + align - 1) / align * align - t.n_bytes);
     while (pad > 0) {
       size_t n = pad < sizeof zeros ? pad : sizeof zeros;
-      write_all(zeros, n);
+      out.write(zeros, n);
       pad -= n;
     }
   }
-  if (std::fflush(f.get()) != 0) throw gguf_error("gguf writer: flush of '" + path + "' failed");
-  FILE* raw = f.release();
-  if (std::fclose(raw) != 0) throw gguf_error("gguf writer: close of '" + path + "' failed");
+  out.commit();
+}
+
+void writer::protect_input(std::string path) { impl_->inputs.push_back(std::move(path)); }
+
+void check_not_input(const std::string& input, const std::string& output) {
+  auto refuse = [&](const std::string& how) {
+    throw gguf_error("refusing to write '" + output + "': it is the input file '" + input + "'" + how +
+                     "; write the output to another path");
+  };
+  if (input == output) refuse("");
+  struct stat in {}, out {};
+  if (::stat(input.c_str(), &in) != 0 || ::stat(output.c_str(), &out) != 0) return;  // a missing output is new
+  if (in.st_dev == out.st_dev && in.st_ino == out.st_ino) refuse(" (the same file under another name or link)");
 }
 
 }  // namespace qf::infer::gguf

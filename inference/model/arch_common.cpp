@@ -1,8 +1,12 @@
 // What llama-like architectures share: hyperparameters from "{arch}.*"
-// metadata and the per-layer tensor set with llama.cpp's names. The forward
-// passes themselves stay in each architecture's file.
+// metadata (bounded, and checked against the tensors, before anything is
+// allocated from them) and the per-layer tensor set with llama.cpp's names.
+// The forward passes themselves stay in each architecture's file.
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "inference/gguf/gguf.h"
 #include "inference/model/architecture.h"
@@ -10,36 +14,76 @@
 namespace qf::infer {
 
 namespace {
-int64_t require_int(const gguf::file& f, const std::string& key) {
+
+// Bounds on what a file may claim, far above any released model (Llama 3.1
+// 405B: n_embd 16384, 126 blocks, 128 heads, head dim 128, n_ff 53248; the
+// largest vocabularies ~256k; Qwen2.5-1M: context 1010000). They stop a
+// hostile file before anything is sized by it, and their products cannot
+// overflow: checked below at compile time.
+constexpr int64_t k_max_embd = int64_t{1} << 16;
+constexpr int64_t k_max_layers = 1024;
+constexpr int64_t k_max_heads = 1024;
+constexpr int64_t k_max_head_dim = 4096;
+constexpr int64_t k_max_ff = int64_t{1} << 20;
+constexpr int64_t k_max_ctx = int64_t{1} << 24;
+constexpr int64_t k_max_vocab = int64_t{1} << 22;
+// KV cache of the training context in f32, K and V: layers x ctx x heads x head dim x 8 bytes.
+static_assert(k_max_layers * k_max_ctx <= INT64_MAX / (k_max_heads * k_max_head_dim * 8),
+              "the hyperparameter bounds must keep KV cache sizes inside int64");
+static_assert(k_max_vocab * k_max_embd <= INT64_MAX / 4, "the hyperparameter bounds must keep tensor sizes in int64");
+
+[[noreturn]] void out_of_range(const std::string& key, int64_t v, int64_t max) {
+  throw model_error("metadata '" + key + "' = " + std::to_string(v) + " is out of range (1.." + std::to_string(max) +
+                    ")");
+}
+int64_t require_int(const gguf::file& f, const std::string& key, int64_t max) {
+  if (!f.find(key)) throw model_error("missing metadata '" + key + "'");
   auto v = f.get_int(key);
-  if (!v) throw model_error("missing or non-integer metadata '" + key + "'");
-  if (*v <= 0) throw model_error("metadata '" + key + "' must be positive, got " + std::to_string(*v));
+  if (!v) throw model_error("metadata '" + key + "' is not an integer (or exceeds int64)");
+  if (*v <= 0 || *v > max) out_of_range(key, *v, max);
   return *v;
 }
-int64_t opt_int(const gguf::file& f, const std::string& key, int64_t dflt) {
-  auto v = f.get_int(key);
-  if (!v) return dflt;
-  if (*v <= 0) throw model_error("metadata '" + key + "' must be positive, got " + std::to_string(*v));
-  return *v;
+int64_t opt_int(const gguf::file& f, const std::string& key, int64_t dflt, int64_t max) {
+  if (!f.find(key)) return dflt;
+  return require_int(f, key, max);
+}
+
+// 1 + the largest N of the "blk.N." tensor names (0 when there are none).
+int64_t blocks_in_file(const gguf::file& f) {
+  int64_t n = 0;
+  for (const auto& t : f.tensors()) {
+    const std::string_view name = t.name;
+    if (name.substr(0, 4) != "blk.") continue;
+    int64_t v = 0;
+    size_t i = 4;
+    for (; i < name.size() && name[i] >= '0' && name[i] <= '9' && v <= k_max_layers; ++i)
+      v = v * 10 + (name[i] - '0');
+    if (i == 4 || i >= name.size() || name[i] != '.') continue;
+    n = std::max(n, v + 1);
+  }
+  return n;
 }
 }  // namespace
 
-void read_llama_like_hparams(const gguf::file& f, const weight_loader& ld, hparams& hp) {
+void read_llama_like_hparams(const gguf::file& f, hparams& hp) {
   const std::string a = hp.arch + ".";
-  hp.n_embd = require_int(f, a + "embedding_length");
-  hp.n_layer = require_int(f, a + "block_count");
-  hp.n_head = require_int(f, a + "attention.head_count");
-  hp.n_head_kv = opt_int(f, a + "attention.head_count_kv", hp.n_head);
-  hp.n_ff = require_int(f, a + "feed_forward_length");
-  hp.n_ctx_train = opt_int(f, a + "context_length", 2048);
-  if (hp.n_embd % hp.n_head != 0 && !f.get_int(a + "attention.key_length"))
+  hp.n_embd = require_int(f, a + "embedding_length", k_max_embd);
+  hp.n_layer = require_int(f, a + "block_count", k_max_layers);
+  if (const int64_t blocks = blocks_in_file(f); hp.n_layer > blocks)
+    throw model_error("metadata '" + a + "block_count' = " + std::to_string(hp.n_layer) +
+                      ", but the file has tensors for " + std::to_string(blocks) + " blocks");
+  hp.n_head = require_int(f, a + "attention.head_count", k_max_heads);
+  hp.n_head_kv = opt_int(f, a + "attention.head_count_kv", hp.n_head, hp.n_head);
+  hp.n_ff = require_int(f, a + "feed_forward_length", k_max_ff);
+  hp.n_ctx_train = opt_int(f, a + "context_length", 2048, k_max_ctx);
+  if (hp.n_embd % hp.n_head != 0 && !f.find(a + "attention.key_length"))
     throw model_error("embedding_length " + std::to_string(hp.n_embd) + " is not a multiple of head_count " +
                       std::to_string(hp.n_head));
-  hp.head_dim = opt_int(f, a + "attention.key_length", hp.n_embd / hp.n_head);
+  hp.head_dim = opt_int(f, a + "attention.key_length", hp.n_embd / hp.n_head, k_max_head_dim);
   if (auto vl = f.get_int(a + "attention.value_length"); vl && *vl != hp.head_dim)
     throw model_error("attention.value_length != key_length is not supported");
-  hp.n_rot = opt_int(f, a + "rope.dimension_count", hp.head_dim);
-  if (hp.n_rot > hp.head_dim || hp.n_rot % 2 != 0)
+  hp.n_rot = opt_int(f, a + "rope.dimension_count", hp.head_dim, hp.head_dim);
+  if (hp.n_rot % 2 != 0)
     throw model_error("rope.dimension_count " + std::to_string(hp.n_rot) + " must be even and <= head dim " +
                       std::to_string(hp.head_dim));
   if (hp.n_head % hp.n_head_kv != 0)
@@ -55,19 +99,24 @@ void read_llama_like_hparams(const gguf::file& f, const weight_loader& ld, hpara
     if (*type != "linear")
       throw model_error("rope scaling type '" + *type + "' is not supported (supported: none, linear)");
     auto factor = f.get_float(a + "rope.scaling.factor");
-    if (factor && *factor > 0) hp.rope_freq_scale = static_cast<float>(1.0 / *factor);
-  } else if (auto fs = f.get_float(a + "rope.scale_linear"); fs && *fs > 0) {  // older key
+    if (factor && *factor > 0 && std::isfinite(*factor)) hp.rope_freq_scale = static_cast<float>(1.0 / *factor);
+  } else if (auto fs = f.get_float(a + "rope.scale_linear"); fs && *fs > 0 && std::isfinite(*fs)) {  // older key
     hp.rope_freq_scale = static_cast<float>(1.0 / *fs);
   }
-  hp.n_vocab = ld.rows_of("token_embd.weight", hp.n_embd);
-  if (hp.n_vocab <= 0) {
-    if (!ld.has("token_embd.weight")) throw model_error("missing tensor 'token_embd.weight'");
+  const gguf::tensor_info* embd = f.find_tensor("token_embd.weight");
+  if (!embd) throw model_error("missing tensor 'token_embd.weight'");
+  if (embd->ne.empty() || embd->ne[0] != hp.n_embd)
     throw model_error("tensor 'token_embd.weight' does not have rows of embedding_length " +
                       std::to_string(hp.n_embd));
-  }
+  hp.n_vocab = embd->n_rows();
+  if (hp.n_vocab <= 0 || hp.n_vocab > k_max_vocab)
+    throw model_error("tensor 'token_embd.weight' has " + std::to_string(hp.n_vocab) +
+                      " rows (vocabulary size), out of range (1.." + std::to_string(k_max_vocab) + ")");
 }
 
-void load_llama_like_weights(weight_loader& ld, hparams& hp, model_weights& w, bool biases) {
+namespace {
+// One pass over the tensor set; see load_llama_like_weights.
+void llama_like_tensors(weight_loader& ld, hparams& hp, model_weights& w, bool biases) {
   const int64_t E = hp.n_embd, Q = hp.n_embd_q(), KV = hp.n_embd_kv(), F = hp.n_ff, V = hp.n_vocab;
   w.tok_embd = ld.matrix("token_embd.weight", V, E);
   w.output_norm = ld.vector("output_norm.weight", E);
@@ -93,6 +142,17 @@ void load_llama_like_weights(weight_loader& ld, hparams& hp, model_weights& w, b
     L.ffn_up = ld.matrix(p + "ffn_up.weight", F, E);
     L.ffn_down = ld.matrix(p + "ffn_down.weight", E, F);
   }
+}
+}  // namespace
+
+void load_llama_like_weights(weight_loader& ld, hparams& hp, model_weights& w, bool biases) {
+  // The first pass only checks every tensor (presence, shape, type), so a file
+  // that fails anywhere fails before anything is uploaded; the second uploads.
+  model_weights checked;
+  ld.set_check_only(true);
+  llama_like_tensors(ld, hp, checked, biases);
+  ld.set_check_only(false);
+  llama_like_tensors(ld, hp, w, biases);
 }
 
 rope_params rope_params_of(const model& m) {

@@ -25,9 +25,12 @@ class llama_arch final : public architecture {
  public:
   std::string_view name() const override { return "llama"; }
 
-  void load(const gguf::file& f, weight_loader& ld, hparams& hp, model_weights& w) const override {
-    read_llama_like_hparams(f, ld, hp);
+  void read_hparams(const gguf::file& f, hparams& hp) const override {
+    read_llama_like_hparams(f, hp);
     hp.rope = rope_style::norm;
+  }
+
+  void load(const gguf::file&, weight_loader& ld, hparams& hp, model_weights& w) const override {
     load_llama_like_weights(ld, hp, w, /*biases=*/false);
   }
 

@@ -24,10 +24,13 @@ class qwen2_arch final : public architecture {
  public:
   std::string_view name() const override { return "qwen2"; }
 
-  void load(const gguf::file& f, weight_loader& ld, hparams& hp, model_weights& w) const override {
+  void read_hparams(const gguf::file& f, hparams& hp) const override {
     hp.rope_freq_base = 1000000.0f;  // Qwen2 default when the key is absent
-    read_llama_like_hparams(f, ld, hp);
+    read_llama_like_hparams(f, hp);
     hp.rope = rope_style::neox;
+  }
+
+  void load(const gguf::file&, weight_loader& ld, hparams& hp, model_weights& w) const override {
     load_llama_like_weights(ld, hp, w, /*biases=*/true);
   }
 

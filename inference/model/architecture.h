@@ -1,8 +1,11 @@
 // The seam between the generic engine (model loading, context, KV cache) and
 // one model architecture. Each architecture lives in its own file
 // (arch_llama.cpp, arch_qwen2.cpp) and provides:
-//  - load(): hyperparameters from "{arch}.*" metadata and the weights, each
-//    tensor checked by name, shape and type;
+//  - read_hparams(): hyperparameters from "{arch}.*" metadata, each bounded
+//    and checked against the tensors before anything is sized by it (no
+//    backend needed: a bad file fails before a device is started);
+//  - load(): the weights, every tensor checked by name, shape and type before
+//    any is uploaded;
 //  - forward(): the layers over one ubatch, reading top to bottom as a
 //    sequence of backend ops.
 // find_architecture() maps general.architecture to one of them.
@@ -34,7 +37,11 @@ class architecture {
  public:
   virtual ~architecture() = default;
   virtual std::string_view name() const = 0;
-  // Fills hp (all but hp.arch, set by the caller) and w. Throws model_error.
+  // Fills hp (all but hp.arch, set by the caller). Throws model_error naming
+  // the key and value that are missing, out of range or inconsistent.
+  virtual void read_hparams(const gguf::file& f, hparams& hp) const = 0;
+  // Fills w (and what of hp depends on the tensors present) for hp from
+  // read_hparams(). Throws model_error.
   virtual void load(const gguf::file& f, weight_loader& ld, hparams& hp, model_weights& w) const = 0;
   // Returns false when cancelled between layers (the ubatch is then incomplete).
   virtual bool forward(const model& m, context_state& st, const forward_batch& b) const = 0;
@@ -46,11 +53,14 @@ const architecture* find_architecture(std::string_view name);  // nullptr if unk
 std::string supported_architectures();                          // "llama, qwen2"
 
 // Reads the hyperparameters every llama-like architecture shares from
-// "{arch}.*" metadata; n_vocab comes from token_embd. Throws model_error naming
-// a missing or invalid key.
-void read_llama_like_hparams(const gguf::file& f, const weight_loader& ld, hparams& hp);
+// "{arch}.*" metadata; n_vocab comes from token_embd. Every count and size is
+// bounded (limits far above any released model) and block_count is checked
+// against the blocks the file has tensors for. Throws model_error naming a
+// missing, out-of-range or inconsistent key and its value.
+void read_llama_like_hparams(const gguf::file& f, hparams& hp);
 // Loads the tensors every llama-like architecture shares (with q/k/v biases
-// when `biases`), checking shapes against hp; sets hp.tied_embeddings.
+// when `biases`), checking shapes against hp; sets hp.tied_embeddings. Every
+// tensor is checked before the first is uploaded.
 void load_llama_like_weights(weight_loader& ld, hparams& hp, model_weights& w, bool biases);
 // RoPE parameters of a loaded model (style, dims, base, scaling, frequency factors).
 rope_params rope_params_of(const model& m);

@@ -40,7 +40,11 @@ context::context(const model& m, const context_options& opts) : model_(m), opts_
   s.n_ubatch = std::min(opts.n_ubatch, opts.n_ctx);
   s.kv_type = opts.kv_type;
   const size_t kv_es = opts.kv_type == ggml_type::f16 ? 2 : 4;
-  const size_t kv_layer_bytes = static_cast<size_t>(s.n_ctx) * hp.n_embd_kv() * kv_es;
+  size_t kv_layer_bytes = 0, kv_total = 0;  // overflow-checked: n_ctx comes from the caller
+  if (__builtin_mul_overflow(static_cast<size_t>(s.n_ctx), static_cast<size_t>(hp.n_embd_kv()) * kv_es,
+                             &kv_layer_bytes) ||
+      __builtin_mul_overflow(kv_layer_bytes, 2 * static_cast<size_t>(hp.n_layer), &kv_total))
+    throw model_error("context: a KV cache of " + std::to_string(s.n_ctx) + " tokens does not fit in memory sizes");
   for (int64_t il = 0; il < hp.n_layer; ++il) {
     s.k_cache.push_back(be.alloc(kv_layer_bytes));  // [n_ctx][n_head_kv][head_dim]
     s.v_cache.push_back(be.alloc(kv_layer_bytes));  // [n_ctx][n_head_kv][head_dim]

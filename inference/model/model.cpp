@@ -1,5 +1,6 @@
-// model::load (see model.h): open the GGUF, pick the architecture, pick the
-// backend, load hyperparameters, tokenizer and weights.
+// model::load (see model.h): read the GGUF into memory, pick the architecture,
+// read and bound the hyperparameters, pick the backend, load weights and
+// tokenizer.
 #include "inference/model/model.h"
 
 #include <spdlog/spdlog.h>
@@ -47,8 +48,8 @@ std::unique_ptr<model> model::load(const std::string& path, std::unique_ptr<back
   return load_with(path, [&] { return std::move(be); });
 }
 
-// The backend is made only once the file and its architecture are known good
-// (starting a device is the slow part).
+// The backend is made only once the file, its architecture and its
+// hyperparameters are known good (starting a device is the slow part).
 template <class MakeBackend>
 std::unique_ptr<model> model::load_with(const std::string& path, MakeBackend make_backend) {
   std::unique_ptr<model> m(new model());
@@ -61,9 +62,11 @@ std::unique_ptr<model> model::load_with(const std::string& path, MakeBackend mak
   if (!m->arch_)
     throw model_error(path + ": unsupported architecture '" + *arch_name + "' (supported: " + supported_architectures() + ")");
 
+  m->hp_.arch = *arch_name;
+  m->arch_->read_hparams(f, m->hp_);
+
   m->backend_ = make_backend();
 
-  m->hp_.arch = *arch_name;
   m->weights_ = std::make_unique<model_weights>();
   weight_loader ld(f, *m->backend_);
   m->arch_->load(f, ld, m->hp_, *m->weights_);
@@ -75,6 +78,8 @@ std::unique_ptr<model> model::load_with(const std::string& path, MakeBackend mak
   if (m->vocab_->n_vocab() > m->hp_.n_vocab)
     throw model_error(path + ": tokenizer has " + std::to_string(m->vocab_->n_vocab()) +
                       " tokens but token_embd only " + std::to_string(m->hp_.n_vocab) + " rows");
+  // A device backend holds its own copy of the weights: the host copy goes.
+  if (!m->backend_->caps().host_memory) m->file_->release_tensor_data();
   return m;
 }
 

@@ -1,12 +1,13 @@
 // A loaded model: hyperparameters, tokenizer, and the weights resident on a
 // backend (CPU or CUDA).
 //
-// model::load() opens a GGUF file (memory-mapped), reads
+// model::load() reads a GGUF file into memory the process owns (so the file
+// on disk may be replaced or truncated while the model serves), reads
 // general.architecture, and hands the file to that architecture's loader
-// (one file per architecture: arch_llama.cpp, arch_qwen2.cpp), which reads the
-// hyperparameters from "{arch}.*" metadata and checks the name, shape and type
-// of every tensor before uploading it once, in its quantized form, to the
-// backend. The forward pass lives with the architecture; a `context`
+// (one file per architecture: arch_llama.cpp, arch_qwen2.cpp), which reads and
+// bounds the hyperparameters from "{arch}.*" metadata and checks the name,
+// shape and type of every tensor before uploading them once, in their
+// quantized form, to the backend. The forward pass lives with the architecture; a `context`
 // (context.h) holds one sequence's KV cache and runs it.
 //
 // A model is immutable after load and may be shared by several contexts, but
@@ -88,7 +89,7 @@ class model {
   template <class MakeBackend>
   static std::unique_ptr<model> load_with(const std::string& path, MakeBackend make_backend);
   hparams hp_;
-  std::unique_ptr<gguf::file> file_;  // kept open: CPU weights point into the mapping
+  std::unique_ptr<gguf::file> file_;  // kept: CPU weights point into its in-memory copy
   std::unique_ptr<tokenizer> vocab_;
   std::unique_ptr<backend> backend_;
   const architecture* arch_ = nullptr;

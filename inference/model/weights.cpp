@@ -1,6 +1,6 @@
 // weight_loader (see weights.h): every tensor is looked up by its llama.cpp
 // name and checked for presence, dimension count, shape and type before its
-// bytes (still in the GGUF mapping) go to the backend.
+// bytes (in the GGUF file's in-memory copy) go to the backend.
 #include "inference/model/weights.h"
 
 #include <algorithm>
@@ -35,18 +35,13 @@ void check_shape(const gguf::tensor_info& t, const std::vector<int64_t>& want) {
 
 bool weight_loader::has(const std::string& name) const { return f_.find_tensor(name) != nullptr; }
 
-int64_t weight_loader::rows_of(const std::string& name, int64_t cols) const {
-  const gguf::tensor_info* t = f_.find_tensor(name);
-  if (!t || t->ne.empty() || t->ne[0] != cols) return -1;
-  return t->n_rows();
-}
-
 weight_ptr weight_loader::matrix(const std::string& name, int64_t rows, int64_t cols) {
   const gguf::tensor_info& t = require(f_, name);
   check_shape(t, {cols, rows});
   if (!be_.supports_weight_type(t.type))
     throw model_error("tensor '" + name + "' has type " + std::string(traits(t.type).name) + ", which the " +
                       be_.name() + " backend does not support");
+  if (check_only_) return nullptr;
   bytes_ += t.n_bytes;
   n_params_ += t.n_elements();
   std::string type_name(traits(t.type).name);
@@ -58,6 +53,10 @@ weight_ptr weight_loader::matrix(const std::string& name, int64_t rows, int64_t 
 buffer_ptr weight_loader::vector(const std::string& name, int64_t n) {
   const gguf::tensor_info& t = require(f_, name);
   check_shape(t, {n});
+  if (t.type != ggml_type::f32 && t.type != ggml_type::f16 && t.type != ggml_type::bf16)
+    throw model_error("tensor '" + name + "' has type " + std::string(traits(t.type).name) +
+                      "; vectors must be F32, F16 or BF16");
+  if (check_only_) return nullptr;
   std::vector<float> v(static_cast<size_t>(n));
   const uint8_t* d = f_.tensor_data(t);
   for (int64_t i = 0; i < n; ++i) {

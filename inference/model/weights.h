@@ -42,14 +42,15 @@ struct model_weights {
 class weight_loader {
  public:
   weight_loader(const gguf::file& f, backend& be) : f_(f), be_(be) {}
+  // While on, matrix() and vector() run every check but upload nothing (and
+  // return null): a first pass over all tensors before the uploading one.
+  void set_check_only(bool on) { check_only_ = on; }
   bool has(const std::string& name) const;
   // A matrix [rows][cols] in any type the backend supports. Throws model_error
   // naming the tensor when it is missing, misshapen or of an unsupported type.
   weight_ptr matrix(const std::string& name, int64_t rows, int64_t cols);
   // A vector of n floats (stored as f32, f16 or bf16), uploaded as f32.
   buffer_ptr vector(const std::string& name, int64_t n);
-  // Rows of a tensor whose width is known (e.g. token_embd: n_embd), or -1.
-  int64_t rows_of(const std::string& name, int64_t cols) const;
 
   size_t bytes() const { return bytes_; }
   int64_t n_params() const { return n_params_; }
@@ -59,6 +60,7 @@ class weight_loader {
  private:
   const gguf::file& f_;
   backend& be_;
+  bool check_only_ = false;
   size_t bytes_ = 0;
   int64_t n_params_ = 0;
   std::map<std::string, size_t> bytes_by_type_;

@@ -30,7 +30,7 @@ int gguf_from_llama2c(std::span<char*> args) {
     infer::convert::convert_llama2c(checkpoint, tokenizer, out,
                                     type == "f16" ? infer::ggml_type::f16 : infer::ggml_type::f32, name);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "quickfill gguf from-llama2c: %s\n", e.what());
+    std::fprintf(stderr, "quickfill gguf from-llama2c: %s\n", printable(e.what()).c_str());
     return 1;
   }
   std::fprintf(stderr, "wrote %s\n", out.c_str());

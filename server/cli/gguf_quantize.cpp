@@ -34,7 +34,7 @@ int quantize_file(const std::string& in_path, const std::string& out_path, const
   }
   try {
     infer::gguf::quantize_model(in_path, out_path, type_name, n_threads);
-    auto f = infer::gguf::file::open(out_path);
+    auto f = infer::gguf::file::open(out_path, infer::gguf::data_storage::mapped);  // for the summary only
     std::map<std::string, int> count;
     size_t bytes = 0;
     for (const auto& t : f->tensors()) {
@@ -43,10 +43,11 @@ int quantize_file(const std::string& in_path, const std::string& out_path, const
     }
     std::string summary;
     for (const auto& [name, n] : count) summary += (summary.empty() ? "" : ", ") + std::to_string(n) + " " + name;
-    std::fprintf(stderr, "%s: %zu tensors (%s), %.1f MiB\n", out_path.c_str(), f->tensors().size(), summary.c_str(),
+    std::fprintf(stderr, "%s: %zu tensors (%s), %.1f MiB\n", printable(out_path).c_str(), f->tensors().size(),
+                 summary.c_str(),
                  static_cast<double>(bytes) / 1048576.0);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "quickfill gguf quantize: %s\n", e.what());
+    std::fprintf(stderr, "quickfill gguf quantize: %s\n", printable(e.what()).c_str());
     return 1;
   }
   return 0;

@@ -76,7 +76,7 @@ int gguf_synth(std::span<char*> args) {
       if (rc != 0) return rc;
     }
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "quickfill gguf synth: %s\n", e.what());
+    std::fprintf(stderr, "quickfill gguf synth: %s\n", printable(e.what()).c_str());
     return 1;
   }
   std::fprintf(stderr, "wrote %s\n", out.c_str());

@@ -77,7 +77,7 @@ def add_tokenizer(w, sp_path):
     w.add("tokenizer.ggml.add_space_prefix", G.BOOL, False)
 
 
-def export(model, cfg, sp_path, path, ftype="f32", name="quickfill-tiny-code"):
+def export(model, cfg, sp_path, path, ftype="f32", name="quickfill-tiny-code", inputs=()):
     w = G.Writer()
     w.add("general.architecture", G.STRING, "llama")
     w.add("general.name", G.STRING, name)
@@ -101,7 +101,7 @@ def export(model, cfg, sp_path, path, ftype="f32", name="quickfill-tiny-code"):
         a = t.detach().cpu().float().numpy()
         tt = G.T_Q8_0 if (ftype == "q8_0" and a.ndim == 2) else G.T_F32
         w.add_tensor(tname, a, tt)
-    w.write(path)
+    w.write(path, inputs=[sp_path, *inputs])
 
 
 def load_checkpoint(path):
@@ -139,7 +139,7 @@ def main():
     ap.add_argument("--type", default="f32", choices=list(FILE_TYPE))
     args = ap.parse_args()
     model, cfg, ck = load_checkpoint(args.ckpt)
-    export(model, cfg, args.tokenizer or ck["tokenizer"], args.out, args.type)
+    export(model, cfg, args.tokenizer or ck["tokenizer"], args.out, args.type, inputs=[args.ckpt])
     print(f"wrote {args.out} ({os.path.getsize(args.out)/1e6:.2f} MB, {args.type}, step {ck['step']})")
 
 

@@ -6,8 +6,13 @@ type + u64 count + elements), tensor infos (name, n_dims, dims innermost first, 
 offset relative to the data section), padding to `general.alignment` (32), then each
 tensor's bytes at its aligned offset. Q8_0 follows the ggml reference quantizer: per 32
 values d = max|x| / 127 (stored as fp16), q = round_half_away(x * (1/d)) as int8.
+Writing is atomic, as the engine's writer: a temporary file in the destination's directory,
+fsynced and renamed over it (a symbolic link is followed); `write` refuses to replace a file
+it is given as an input (same path, hard or symbolic link).
 """
+import os
 import struct
+import tempfile
 
 import numpy as np
 
@@ -80,7 +85,14 @@ class Writer:
                U64: "<Q", I64: "<q", F64: "<d"}[vtype]
         return struct.pack(fmt, v)
 
-    def write(self, path):
+    def write(self, path, inputs=()):
+        """Writes `path` atomically; raises ValueError when it is one of `inputs`."""
+        for src in inputs:
+            if os.path.abspath(src) == os.path.abspath(path) or (
+                    os.path.exists(src) and os.path.exists(path) and os.path.samefile(src, path)):
+                raise ValueError(f"refusing to write '{path}': it is the input file '{src}'; "
+                                 "write the output to another path")
+        dest = os.path.realpath(path) if os.path.islink(path) else path
         head = GGUF_MAGIC + struct.pack("<IQQ", 3, len(self.tensors), len(self.kv))
         for key, vtype, v, et in self.kv:
             head += self._str(key) + struct.pack("<I", vtype) + self._val(vtype, v, et)
@@ -93,11 +105,33 @@ class Writer:
             offsets.append(offset)
             offset += (len(raw) + ALIGN - 1) // ALIGN * ALIGN
         head += b"\0" * (-len(head) % ALIGN)
-        with open(path, "wb") as f:
-            f.write(head)
-            for (name, shape, ttype, raw) in self.tensors:
-                f.write(raw)
-                f.write(b"\0" * (-len(raw) % ALIGN))
+        folder = os.path.dirname(os.path.abspath(dest))
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix="." + os.path.basename(dest) + ".tmp-")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                if os.path.exists(dest):    # a replacement keeps the replaced file's mode
+                    mode = os.stat(dest).st_mode & 0o7777
+                else:
+                    umask = os.umask(0)
+                    os.umask(umask)
+                    mode = 0o666 & ~umask
+                os.fchmod(f.fileno(), mode)
+                f.write(head)
+                for (name, shape, ttype, raw) in self.tensors:
+                    f.write(raw)
+                    f.write(b"\0" * (-len(raw) % ALIGN))
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, dest)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
+        dfd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
 
 
 class Reader:

@@ -85,9 +85,10 @@ TEST(gguf_roundtrip, every_value_type_and_tensors) {
   EXPECT_FALSE(f->get_string_array("ints").has_value());
   const auto* nested = f->find("nested")->as_array();
   ASSERT_NE(nested, nullptr);
-  ASSERT_EQ(nested->items.size(), 2u);
-  EXPECT_EQ(nested->items[0].as_array()->items.at(0).as_int(), 7);
-  EXPECT_TRUE(nested->items[1].as_array()->items.empty());
+  ASSERT_EQ(nested->size(), 2u);
+  ASSERT_NE(nested->array_at(0), nullptr);
+  EXPECT_EQ(nested->array_at(0)->int_at(0), 7);
+  EXPECT_TRUE(nested->array_at(1)->empty());
   ASSERT_EQ(f->metadata().size(), 16u);
   EXPECT_EQ(f->metadata()[0].first, "general.architecture");  // file order kept
 

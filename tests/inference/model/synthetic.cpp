@@ -188,6 +188,8 @@ void write_gguf(const synth_model& m, const std::string& path, const write_optio
     w.add_u32("tokenizer.ggml.unknown_token_id", 0);
   }
 
+  for (const auto& [key, value] : opts.set_u64) w.add_u64(key, value);
+
   auto matrix = [&](const std::string& name, const std::vector<float>& v, int64_t rows, int64_t cols) {
     if (opts.omit.count(name)) return;
     if (opts.misshape == name) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -56,6 +57,7 @@ struct write_options {
   std::string arch_override;             // write this general.architecture instead
   std::set<std::string> omit;            // tensor names left out
   std::string misshape;                  // tensor written with one row too many
+  std::map<std::string, uint64_t> set_u64;  // metadata keys (re)written as u64 with these values
 };
 
 // Writes the model as GGUF; matrices in cfg.wtype (quantized with the reference quantizer).
