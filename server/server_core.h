@@ -19,6 +19,7 @@
 #include <boost/json/value.hpp>
 
 #include "indexing/document_store.h"
+#include "indexing/syntax_index.h"
 #include "server/completion/provider_factory.h"
 #include "server/scheduler.h"
 #include "server/settings.h"
@@ -56,6 +57,10 @@ class server_core {
   void stop();
 
   index::document_store& documents() { return docs_; }
+  // Syntax trees of the open documents, reparsed off the dispatcher thread;
+  // readers take syntax().latest(uri), which never waits for a parse.
+  const index::syntax_index& syntax() const { return syntax_; }
+  index::syntax_index& syntax() { return syntax_; }
   stats_collector& stats() { return stats_; }
   scheduler& worker() { return worker_; }
   server_settings settings() const;
@@ -94,6 +99,7 @@ class server_core {
   core_options opts_;
   post_fn post_;
   index::document_store docs_;
+  index::syntax_index syntax_;  // fed after each applied open/change/close
   stats_collector stats_;
   scheduler worker_;
   mutable std::mutex mu_;
