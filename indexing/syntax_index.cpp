@@ -39,8 +39,14 @@ struct syntax_index::doc_state {
   std::unique_ptr<syntax_document> syntax;
   snapshot text;                  // newest text (also while given up)
   std::size_t gave_up_bytes = 0;  // nonzero: given up at this size
+  int slow_reparses = 0;          // incremental parses over the budget in a row
   bool needs_parse = false;
 };
+
+namespace {
+// A first parse over the budget gives up at once; incremental ones after this many in a row.
+constexpr int max_slow_reparses = 3;
+}  // namespace
 #else
 struct syntax_index::doc_state {};
 #endif
@@ -253,10 +259,18 @@ void syntax_index::parse_pending() {
     if (st == parse_status::parsed) {
       spdlog::debug("syntax: {} v{} parsed in {:.2f} ms", uri, d->text->version, ms);
       publish(uri, *d, d->syntax->snapshot(), syntax_state::parsed);
+      d->slow_reparses = 0;
+    } else if (d->syntax->has_tree() && ++d->slow_reparses < max_slow_reparses) {
+      // A reparse that ran long (typing an unclosed bracket can make the rest
+      // of the file reparse): the last published tree stays, and the next
+      // edit tries again from the edited tree.
+      spdlog::debug("syntax: reparsing {} took over {} ms ({} in a row)", uri, opts_.parse_budget.count(),
+                    d->slow_reparses);
     } else {
       spdlog::warn("syntax: parsing {} ({} bytes) took over {} ms; no syntax tree until it is reopened or shrinks",
                    uri, d->text->text.size(), opts_.parse_budget.count());
       d->gave_up_bytes = std::max<std::size_t>(d->text->text.size(), 1);
+      d->slow_reparses = 0;
       d->syntax->drop_tree();
       publish(uri, *d, nullptr, syntax_state::gave_up);
     }

@@ -11,10 +11,12 @@
 // document version it belongs to.
 //
 // Documents without a grammar (syntax_language.h) are ignored: no tree, as
-// before. A parse that runs past its budget gives up on that document (no
-// tree, logged) until it is reopened or shrinks below half the size at which
-// it gave up, so a 10 MB single-line file costs one bounded attempt and then
-// nothing per keystroke.
+// before. A first parse that runs past its budget gives up on that document
+// (no tree, logged) until it is reopened or shrinks below half the size at
+// which it gave up, so a 10 MB single-line file costs one bounded attempt and
+// then nothing per keystroke. An incremental reparse past the budget keeps
+// the last published tree and is retried at the next edit; three in a row
+// give up the same way.
 #pragma once
 
 #include <atomic>

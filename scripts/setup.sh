@@ -64,6 +64,17 @@ if [ -f editors/vscode/package-lock.json ] && command -v npm >/dev/null 2>&1; th
   fi
 fi
 
+# C sources of tree-sitter and its grammars (pinned in indexing/grammars; only
+# their parser.c/scanner.c/lib.c are compiled, no install scripts run). Without
+# them (QUICKFILL_SKIP_GRAMMARS=1) the build still works, with no syntax trees.
+if [ "${QUICKFILL_SKIP_GRAMMARS:-0}" != "1" ] && [ -f indexing/grammars/package-lock.json ] &&
+  command -v npm >/dev/null 2>&1; then
+  if [ ! -d indexing/grammars/node_modules ] || [ indexing/grammars/package-lock.json -nt indexing/grammars/node_modules ]; then
+    echo "setup: npm ci in indexing/grammars"
+    (cd indexing/grammars && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
+  fi
+fi
+
 # ------------------------------------------------------------------- build --
 BUILD_DIR="${QUICKFILL_BUILD_DIR:-build}"
 JOBS="${QUICKFILL_JOBS:-$(nproc)}"

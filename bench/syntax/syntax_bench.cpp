@@ -1,10 +1,10 @@
 // Parse cost per keystroke: a 5,000-line file per grammar (copies of a
-// sample), then a user typing statements character by character and
-// backspacing them away at random places; each keystroke is one LSP change
-// applied to the document, edit_between() + ts_tree_edit + incremental
-// reparse (timed), and a reader's snapshot (timed separately). Also the first
+// sample), then a user typing a statement on a new line at random places,
+// with and without auto-closed brackets; each keystroke is one LSP change
+// applied to the document, then edit_between() + ts_tree_edit + incremental
+// reparse (timed) and a reader's snapshot (timed separately). Also the first
 // full parse, and the syntax_index round trip (changed() until the tree is
-// published) which adds the thread hand-off. Prints figures; not a test.
+// published), which adds the thread hand-off. Prints figures; not a test.
 //
 //   syntax_bench [--lines 5000] [--keys 2000] [--grammars python,cpp,...] [--big-line-mb 0]
 #include <algorithm>
@@ -77,24 +77,17 @@ void bench_grammar(const qf::test::syntax_sample& sample, std::size_t lines, int
   const double first_ms = ms_since(t0);
   const std::size_t bytes = doc->text.size(), nlines = doc->lines.line_count();
 
-  std::vector<double> reparse, snap;
+  // Two ways of typing the statement on a new line (indented like the line
+  // above): as an editor with auto-closed brackets and quotes types it (an
+  // opener inserts its closer too, typing the closer steps over it; the line
+  // is then deleted in one change), and character by character with no
+  // auto-closing, backspacing it away (unclosed brackets mid-way: the rest of
+  // the file may reparse).
   const std::string stmt = statement_for(sample.grammar);
-  int typed = 0;
-  while (typed < keys) {
-    // Somewhere in the file: the end of a random non-empty line, then a new
-    // line with the statement typed out and backspaced away again.
-    std::size_t line = std::uniform_int_distribution<std::size_t>(0, doc->lines.line_count() - 2)(rng);
-    while (doc->lines.line_end(line) == doc->lines.line_start(line) && line + 1 < doc->lines.line_count()) ++line;
-    const std::size_t col = doc->lines.line_end(line) - doc->lines.line_start(line);
-    std::vector<text_change> script;
-    script.push_back({text_range{uint32_t(line), uint32_t(col), uint32_t(line), uint32_t(col)}, "\n    "});
-    for (std::size_t i = 0; i < stmt.size(); ++i)
-      script.push_back({text_range{uint32_t(line + 1), uint32_t(4 + i), uint32_t(line + 1), uint32_t(4 + i)},
-                        std::string(1, stmt[i])});
-    for (std::size_t i = stmt.size(); i > 0; --i)
-      script.push_back({text_range{uint32_t(line + 1), uint32_t(4 + i - 1), uint32_t(line + 1), uint32_t(4 + i)}, ""});
-    script.push_back({text_range{uint32_t(line), uint32_t(col), uint32_t(line + 1), 4}, ""});
-    for (const auto& change : script) {
+  for (const bool auto_close : {true, false}) {
+    std::vector<double> reparse, snap;
+    int typed = 0;
+    auto apply_change = [&](const text_change& change) {
       auto next = std::make_shared<document>(*doc);
       std::string error;
       if (!next->apply({change}, position_encoding::utf8, &error)) {
@@ -114,34 +107,83 @@ void bench_grammar(const qf::test::syntax_sample& sample, std::size_t lines, int
       snap.push_back(ms_since(s0));
       doc = next;
       ++typed;
+    };
+    auto ins = [](std::size_t line, std::size_t col, std::string text) {
+      return text_change{text_range{uint32_t(line), uint32_t(col), uint32_t(line), uint32_t(col)}, std::move(text)};
+    };
+    while (typed < keys) {
+      std::size_t line = std::uniform_int_distribution<std::size_t>(0, doc->lines.line_count() - 2)(rng);
+      while (doc->lines.line_end(line) == doc->lines.line_start(line) && line + 1 < doc->lines.line_count()) ++line;
+      const std::string_view text(doc->text);
+      const std::size_t ls = doc->lines.line_start(line), le = doc->lines.line_end(line);
+      std::size_t indent = 0;
+      while (ls + indent < le && (text[ls + indent] == ' ' || text[ls + indent] == '\t')) ++indent;
+      const std::string lead(text.substr(ls, indent));
+      const std::size_t col = le - ls;
+      apply_change(ins(line, col, "\n" + lead));
+      const std::size_t row = line + 1;
+      std::size_t cursor = indent;
+      std::string pending_closers;  // auto-inserted closers ahead of the cursor
+      for (char ch : stmt) {
+        const char closer = ch == '(' ? ')' : ch == '[' ? ']' : ch == '{' ? '}' : 0;
+        if (auto_close && !pending_closers.empty() && ch == pending_closers.back()) {
+          pending_closers.pop_back();  // steps over the auto-inserted closer: no edit
+          ++cursor;
+          continue;
+        }
+        std::string piece(1, ch);
+        if (auto_close && closer) {
+          piece += closer;
+          pending_closers.push_back(closer);
+        }
+        apply_change(ins(row, cursor, piece));
+        ++cursor;
+      }
+      if (auto_close) {
+        apply_change(text_change{text_range{uint32_t(line), uint32_t(col), uint32_t(row),
+                                            uint32_t(doc->lines.line_end(row) - doc->lines.line_start(row))},
+                                 ""});
+      } else {
+        for (std::size_t i = cursor; i > indent; --i)
+          apply_change(text_change{text_range{uint32_t(row), uint32_t(i - 1), uint32_t(row), uint32_t(i)}, ""});
+        apply_change(text_change{text_range{uint32_t(line), uint32_t(col), uint32_t(row), uint32_t(indent)}, ""});
+      }
     }
+    const percentiles r = summarize(reparse), s = summarize(snap);
+    std::printf("%-10s %6zu lines %8zu bytes  first parse %7.2f ms  %-22s keystroke reparse p50 %.3f p90 %.3f "
+                "p99 %.3f max %.3f ms (%zu keys)  snapshot p99 %.4f ms\n",
+                std::string(sample.grammar).c_str(), nlines, bytes, first_ms,
+                auto_close ? "auto-closed brackets:" : "unclosed while typing:", r.p50, r.p90, r.p99, r.max,
+                reparse.size(), s.p99);
   }
-  const percentiles r = summarize(reparse), s = summarize(snap);
 
-  // The same typing through the index: changed() until latest() has the version.
+  // Keystrokes through the index: changed() until latest() has the version
+  // (adds the hand-off to the syntax thread). A space typed at the end of a
+  // random line, then removed.
   syntax_index idx;
   idx.opened(doc);
   idx.wait_idle();
   std::vector<double> round_trip;
-  for (int i = 0; i < std::min(keys, 500); ++i) {
+  for (int i = 0; i < std::min(keys, 400); ++i) {
     const std::size_t line = std::uniform_int_distribution<std::size_t>(0, doc->lines.line_count() - 2)(rng);
-    text_change change{text_range{uint32_t(line), 0, uint32_t(line), 0}, i % 2 ? "" : " "};
-    if (i % 2) change.range->end_character = 1;  // take the space away again
-    auto next = std::make_shared<document>(*doc);
-    std::string error;
-    if (!next->apply({change}, position_encoding::utf8, &error)) continue;
-    next->version = doc->version + 1;
-    const auto start = clock_type::now();
-    idx.changed(doc, next, {change}, position_encoding::utf8);
-    idx.wait_idle();
-    round_trip.push_back(ms_since(start));
-    doc = next;
+    const uint32_t col = uint32_t(doc->lines.line_end(line) - doc->lines.line_start(line));
+    text_change add{text_range{uint32_t(line), col, uint32_t(line), col}, " "};
+    text_change remove{text_range{uint32_t(line), col, uint32_t(line), col + 1}, ""};
+    for (const text_change& change : {add, remove}) {
+      auto next = std::make_shared<document>(*doc);
+      std::string error;
+      if (!next->apply({change}, position_encoding::utf8, &error)) break;
+      next->version = doc->version + 1;
+      const auto start = clock_type::now();
+      idx.changed(doc, next, {change}, position_encoding::utf8);
+      idx.wait_idle();
+      round_trip.push_back(ms_since(start));
+      doc = next;
+    }
   }
   const percentiles rt = summarize(round_trip);
-  std::printf("%-10s %6zu lines %8zu bytes  first parse %7.2f ms  keystroke reparse p50 %.3f p90 %.3f p99 %.3f max "
-              "%.3f ms (%zu keys)  snapshot p99 %.4f ms  index round trip p50 %.3f p99 %.3f ms\n",
-              std::string(sample.grammar).c_str(), nlines, bytes, first_ms, r.p50, r.p90, r.p99, r.max, reparse.size(),
-              s.p99, rt.p50, rt.p99);
+  std::printf("%-10s index round trip (changed() -> published) p50 %.3f p90 %.3f p99 %.3f ms (%zu keys)\n",
+              std::string(sample.grammar).c_str(), rt.p50, rt.p90, rt.p99, round_trip.size());
 }
 
 void bench_big_line(std::size_t mb) {

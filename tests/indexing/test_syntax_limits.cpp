@@ -17,6 +17,8 @@ using qf::test::check_tree;
 
 namespace {
 
+using snapshot_t = std::shared_ptr<const document>;
+
 std::shared_ptr<const document> make_doc(const char* uri, const char* lang, std::string text, std::int64_t v = 1) {
   return std::make_shared<const document>(uri, lang, v, std::move(text));
 }
@@ -126,6 +128,40 @@ TEST(SyntaxLimits, IndexFallsBackForTheHugeFileAndKeepsServingOthers) {
   EXPECT_EQ(idx.state("file:///big.js"), syntax_state::parsed);
   ASSERT_NE(idx.latest("file:///big.js"), nullptr);
   EXPECT_EQ(idx.latest("file:///big.js")->version(), 3);
+}
+
+TEST(SyntaxLimits, SlowReparseKeepsTheLastTreeThenGivesUp) {
+  if (!syntax_language_named("javascript")) GTEST_SKIP() << "javascript grammar not built";
+  syntax_index_options opts;
+  opts.parse_budget = std::chrono::milliseconds(20);
+  syntax_index idx(opts);
+  const std::string uri = "file:///grow.js";
+  auto small = make_doc(uri.c_str(), "javascript", "let a = 1;\n");
+  idx.opened(small);
+  idx.wait_idle();
+  ASSERT_EQ(idx.state(uri), syntax_state::parsed);
+  const std::string big_line = ten_megabyte_line();
+  snapshot_t current = small;
+  // Pasting 10 MB into it: the reparse runs over the budget; the version-1
+  // tree stays published, the newest text is not parsed yet.
+  for (int attempt = 1; attempt <= 3; ++attempt) {
+    auto next = std::make_shared<document>(*current);
+    next->version = current->version + 1;
+    next->text.insert(0, attempt == 1 ? big_line : "x");
+    next->lines = line_table(next->text);
+    idx.changed(current, next, {text_change{text_range{0, 0, 0, 0}, attempt == 1 ? big_line : "x"}},
+                position_encoding::utf16);
+    idx.wait_idle();
+    current = next;
+    if (attempt < 3) {
+      EXPECT_EQ(idx.state(uri), syntax_state::pending) << attempt;
+      ASSERT_NE(idx.latest(uri), nullptr);
+      EXPECT_EQ(idx.latest(uri)->version(), 1);
+    }
+  }
+  // The third slow reparse in a row gives up.
+  EXPECT_EQ(idx.state(uri), syntax_state::gave_up);
+  EXPECT_EQ(idx.latest(uri), nullptr);
 }
 
 TEST(SyntaxLimits, DocumentsOverTheByteLimitAreNotParsed) {
