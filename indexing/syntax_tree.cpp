@@ -4,6 +4,7 @@
 
 #include <tree_sitter/api.h>
 
+#include <ctime>
 #include <stdexcept>
 
 namespace qf::index {
@@ -26,8 +27,22 @@ const char* read_text(void* payload, uint32_t byte_index, TSPoint, uint32_t* byt
   return in->text.data() + byte_index;
 }
 
+// CPU time of the calling thread.
+std::chrono::microseconds thread_cpu() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return std::chrono::seconds(ts.tv_sec) + std::chrono::duration_cast<std::chrono::microseconds>(
+                                               std::chrono::nanoseconds(ts.tv_nsec));
+}
+
+// The budget counts the parsing thread's CPU time, so a busy machine does not
+// make a document look too slow to parse. The wall clock (cheap) is checked
+// at every callback; the thread's CPU clock (a system call) only once the
+// wall clock says the budget could be spent.
 struct progress_state {
-  std::chrono::steady_clock::time_point deadline;
+  std::chrono::microseconds budget;
+  std::chrono::microseconds cpu_start;
+  std::chrono::steady_clock::time_point next_check;
   const std::atomic<bool>* cancel;
   bool timed_out = false;
   bool cancelled = false;
@@ -36,7 +51,11 @@ struct progress_state {
 bool on_progress(TSParseState* state) {
   auto* p = static_cast<progress_state*>(state->payload);
   if (p->cancel && p->cancel->load(std::memory_order_relaxed)) return p->cancelled = true;
-  if (std::chrono::steady_clock::now() >= p->deadline) return p->timed_out = true;
+  const auto now = std::chrono::steady_clock::now();
+  if (now < p->next_check) return false;
+  const auto used = thread_cpu() - p->cpu_start;
+  if (used >= p->budget) return p->timed_out = true;
+  p->next_check = now + (p->budget - used);
   return false;
 }
 
@@ -101,7 +120,8 @@ void syntax_document::edit(const byte_edit& e, std::shared_ptr<const document> a
 parse_status syntax_document::parse(const parse_limits& limits) {
   if (!dirty_ && tree_) return parse_status::parsed;
   input_state in{doc_->text};
-  progress_state progress{std::chrono::steady_clock::now() + limits.budget, limits.cancel};
+  progress_state progress{limits.budget, thread_cpu(), std::chrono::steady_clock::now() + limits.budget,
+                          limits.cancel};
   TSInput input{};
   input.payload = &in;
   input.read = read_text;

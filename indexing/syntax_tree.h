@@ -9,8 +9,8 @@
 // syntax_document is the mutable side, used by one thread at a time: it holds
 // the current text, a newline index for points and the parser's tree; edit()
 // moves the tree along with each byte_edit (ts_tree_edit) and parse() reparses
-// reusing it (ts_parser_parse with the old tree). A parse runs within a time
-// budget and can be cancelled; one that does not finish leaves no new tree,
+// reusing it (ts_parser_parse with the old tree). A parse runs within a
+// budget of the parsing thread's CPU time and can be cancelled; one that does not finish leaves no new tree,
 // and the edited old one stays the base of the next attempt.
 #pragma once
 
@@ -54,7 +54,7 @@ enum class parse_status { parsed, timed_out, cancelled };
 const char* parse_status_name(parse_status s);
 
 struct parse_limits {
-  std::chrono::microseconds budget{std::chrono::seconds(1)};  // wall clock, per parse() call
+  std::chrono::microseconds budget{std::chrono::seconds(1)};  // the thread's CPU time, per parse() call
   const std::atomic<bool>* cancel = nullptr;                   // stops the parse when it becomes true
 };
 
