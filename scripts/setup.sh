@@ -22,7 +22,7 @@ APT_PACKAGES=(
 )
 # Libraries (Boost.JSON needs Boost >= 1.75: bookworm's default libboost-dev is 1.74).
 APT_PACKAGES+=(
-  libboost1.81-dev libboost-json1.81-dev libspdlog-dev libtree-sitter-dev
+  libboost1.81-dev libboost-json1.81-dev libspdlog-dev
   libgtest-dev libgmock-dev
 )
 # Python used by tools and reference tests (/usr/bin/python3).
@@ -61,6 +61,17 @@ if [ -f editors/vscode/package-lock.json ] && command -v npm >/dev/null 2>&1; th
   if [ ! -d editors/vscode/node_modules ] || [ editors/vscode/package-lock.json -nt editors/vscode/node_modules ]; then
     echo "setup: npm ci in editors/vscode"
     (cd editors/vscode && npm ci --no-audit --no-fund --loglevel=error)
+  fi
+fi
+
+# C sources of tree-sitter and its grammars (pinned in indexing/grammars; only
+# their parser.c/scanner.c/lib.c are compiled, no install scripts run). Without
+# them (QUICKFILL_SKIP_GRAMMARS=1) the build still works, with no syntax trees.
+if [ "${QUICKFILL_SKIP_GRAMMARS:-0}" != "1" ] && [ -f indexing/grammars/package-lock.json ] &&
+  command -v npm >/dev/null 2>&1; then
+  if [ ! -d indexing/grammars/node_modules ] || [ indexing/grammars/package-lock.json -nt indexing/grammars/node_modules ]; then
+    echo "setup: npm ci in indexing/grammars"
+    (cd indexing/grammars && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
   fi
 fi
 

@@ -123,7 +123,10 @@ void server_core::load_model(std::function<void(int, const std::string&)> progre
 bool server_core::open(const std::string& uri, const std::string& language_id, std::int64_t version,
                        std::string text, std::string* error) {
   worker_.cancel_document(uri, cancel_reason::content_modified);
-  if (docs_.open(uri, language_id, version, std::move(text), error)) return true;
+  if (docs_.open(uri, language_id, version, std::move(text), error)) {
+    syntax_.opened(docs_.get(uri));
+    return true;
+  }
   // Refused: whatever the provider kept for an earlier version goes.
   worker_.post_task([uri](scheduler::provider_slot& p) {
     if (p) p->document_closed(uri);
@@ -145,12 +148,16 @@ bool server_core::change(const std::string& uri, std::int64_t version,
                          std::string* error) {
   // Cancel first: whatever happens to the edit, the client's text moved on.
   worker_.cancel_document(uri, cancel_reason::content_modified);
-  return docs_.change(uri, version, changes, enc, error);
+  index::document_store::snapshot before = docs_.get(uri);
+  if (!docs_.change(uri, version, changes, enc, error)) return false;
+  syntax_.changed(std::move(before), docs_.get(uri), changes, enc);  // queues only; parsed off this thread
+  return true;
 }
 
 void server_core::close(const std::string& uri) {
   worker_.cancel_document(uri, cancel_reason::content_modified);
   docs_.close(uri);
+  syntax_.closed(uri);
   worker_.post_task([uri](scheduler::provider_slot& p) {
     if (p) p->document_closed(uri);
   });

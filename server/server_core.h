@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "indexing/document_store.h"
+#include "indexing/syntax_index.h"
 #include "server/completion/provider_factory.h"
 #include "server/scheduler.h"
 #include "server/settings.h"
@@ -57,6 +58,10 @@ class server_core {
   void stop();
 
   index::document_store& documents() { return docs_; }
+  // Syntax trees of the open documents, reparsed off the dispatcher thread;
+  // readers take syntax().latest(uri), which never waits for a parse.
+  const index::syntax_index& syntax() const { return syntax_; }
+  index::syntax_index& syntax() { return syntax_; }
   stats_collector& stats() { return stats_; }
   scheduler& worker() { return worker_; }
   server_settings settings() const;  // the server's section
@@ -107,6 +112,7 @@ class server_core {
   core_options opts_;
   post_fn post_;
   index::document_store docs_;
+  index::syntax_index syntax_;  // fed after each applied open/change/close
   stats_collector stats_;
   scheduler worker_;
   mutable std::mutex mu_;

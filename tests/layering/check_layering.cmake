@@ -93,6 +93,7 @@ function(qf_layering_check root out_var)
   set(found "")
   file(GLOB_RECURSE files RELATIVE "${root}"
        "${root}/inference/*" "${root}/lsp/*" "${root}/indexing/*" "${root}/server/completion/*")
+  list(FILTER files EXCLUDE REGEX "(^|/)node_modules/")  # grammar sources installed by npm
   list(SORT files)
   foreach(rel IN LISTS files)
     if(rel MATCHES "\\.(h|hh|hpp|c|cc|cpp|cu|cuh|inc)$")
