@@ -12,12 +12,12 @@ TEST(SyntaxHook, DocumentEventsReachTheSyntaxIndex) {
   if (!index::syntax_language_named("python")) GTEST_SKIP() << "python grammar not built";
   server::server_core core(server::core_options{}, [](std::function<void()>) {});
   const std::string uri = "file:///w/a.py";
-  core.open(uri, "python", 1, "def f(x):\n    return x\n");
+  std::string error;
+  ASSERT_TRUE(core.open(uri, "python", 1, "def f(x):\n    return x\n", &error)) << error;
   core.syntax().wait_idle();
   ASSERT_NE(core.syntax().latest(uri), nullptr);
   EXPECT_EQ(core.syntax().latest(uri)->version(), 1);
 
-  std::string error;
   ASSERT_TRUE(core.change(uri, 2, {index::text_change{index::text_range{1, 12, 1, 12}, " + 1"}},
                           index::position_encoding::utf16, &error))
       << error;
