@@ -70,6 +70,22 @@ void check_file(const gguf::file& f, std::size_t file_size) {
   }
 }
 
+// Known open finding: the loader sizes its per-layer table from
+// {arch}.block_count before any tensor is checked, so a file claiming 2^31
+// layers makes it allocate tens of GB
+// (corpus/fuzz_gguf/block-count-allocates-before-checks). Until the
+// hyperparameters are bounded before allocation, files claiming more layers
+// than any real model has are not loaded. Set to true once fixed.
+constexpr bool k_block_count_bounded = false;
+
+bool load_known_to_exhaust_memory(const gguf::file& f) {
+  if (k_block_count_bounded) return false;
+  const auto arch = f.get_string("general.architecture");
+  if (!arch) return false;
+  const auto layers = f.get_int(*arch + ".block_count");
+  return layers && (*layers < 0 || *layers > 65536);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -77,6 +93,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     auto f = gguf::file::open(mf.path());
     check_file(*f, size);
+    if (load_known_to_exhaust_memory(*f)) return 0;
   } catch (const gguf::gguf_error&) {
     return 0;  // a clear error: the model loader would get the same
   }
