@@ -45,7 +45,8 @@ void check_file(const gguf::file& f, std::size_t file_size) {
     (void)f.get_float_array(key);
     (void)f.get_int_array(key);
   }
-  QF_FUZZ_CHECK(f.data_offset() <= file_size, "data section starts past the end of the file");
+  // The data section may start past the end when no tensor has bytes (vocab-only
+  // files end without the padding), so only the tensors themselves are checked.
   for (const gguf::tensor_info& t : f.tensors()) {
     QF_FUZZ_CHECK(!t.ne.empty(), t.name);
     const auto row = qf::infer::row_size(t.type, t.ne[0]);
