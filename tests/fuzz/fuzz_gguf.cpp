@@ -72,7 +72,7 @@ void check_file(const gguf::file& f, std::size_t file_size) {
 }
 
 // Known open finding: the loader sizes its per-layer table from
-// {arch}.block_count before any tensor is checked, so a file claiming 2^31
+// {arch}.block_count before any tensor is checked, so a file claiming 2^29
 // layers makes it allocate tens of GB
 // (corpus/fuzz_gguf/block-count-allocates-before-checks). Until the
 // hyperparameters are bounded before allocation, files claiming more layers
