@@ -8,6 +8,23 @@ endif()
 if(QUICKFILL_NATIVE)
   add_compile_options(-march=native)
 endif()
+# Fuzzing (tests/fuzz): libFuzzer needs clang. Every target gets coverage
+# instrumentation and ASan+UBSan; only the fuzz executables link libFuzzer's
+# main, so the test suite built in the same folder runs normally.
+if(QUICKFILL_FUZZ)
+  if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+    message(FATAL_ERROR "QUICKFILL_FUZZ=ON needs clang (libFuzzer): configure with "
+                        "-DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++")
+  endif()
+  if(QUICKFILL_TSAN)
+    message(FATAL_ERROR "QUICKFILL_FUZZ=ON runs under ASan+UBSan and cannot be combined with QUICKFILL_TSAN")
+  endif()
+  set(QUICKFILL_ASAN ON)
+  add_compile_options(-fsanitize=fuzzer-no-link)
+endif()
+if(QUICKFILL_ASAN AND QUICKFILL_TSAN)
+  message(FATAL_ERROR "QUICKFILL_ASAN and QUICKFILL_TSAN cannot be combined; use two build folders")
+endif()
 if(QUICKFILL_ASAN)
   add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
   add_link_options(-fsanitize=address,undefined)

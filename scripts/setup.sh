@@ -25,6 +25,11 @@ APT_PACKAGES+=(
   libboost1.81-dev libboost-json1.81-dev libspdlog-dev
   libgtest-dev libgmock-dev
 )
+# Sanitizer builds and libFuzzer targets (scripts/sanitize.sh, tests/fuzz): clang,
+# its sanitizer/fuzzer runtimes, llvm-symbolizer for readable stack traces.
+APT_PACKAGES+=(
+  clang-14 libclang-rt-14-dev llvm-14
+)
 # Python used by tools and reference tests (/usr/bin/python3).
 APT_PACKAGES+=(
   python3 python3-numpy

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Sanitizer builds and runs (docs/testing.md), each in its own build folder,
+# clang, CPU only, -O1, no benchmarks, through ccache:
+#   asan  build-asan: the whole suite under AddressSanitizer + UBSan, and each
+#         libFuzzer target of tests/fuzz for QUICKFILL_FUZZ_SECONDS (default 60)
+#   tsan  build-tsan: the server, scheduler and LSP transcript tests under
+#         ThreadSanitizer
+# Usage: scripts/sanitize.sh [asan] [tsan]   (both when none is given)
+# Tests left out, and why:
+#   editors.*  drive Neovim, Emacs and Node against the server; they test the
+#              editor clients, take minutes each even unsanitized, and the
+#              server paths they reach are covered by the LSP transcripts.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+JOBS="${QUICKFILL_JOBS:-$(nproc)}"
+stages=("$@")
+if [ "${#stages[@]}" -eq 0 ]; then stages=(asan tsan); fi
+LAUNCHER=()
+if command -v ccache >/dev/null 2>&1; then
+  LAUNCHER=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+fi
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}"
+
+for stage in "${stages[@]}"; do
+  case "$stage" in
+    asan)
+      echo "sanitize: ASan+UBSan build (build-asan)"
+      cmake --preset asan "${LAUNCHER[@]}" -DQUICKFILL_FUZZ_SECONDS="${QUICKFILL_FUZZ_SECONDS:-60}"
+      cmake --build build-asan -j "$JOBS"
+      ctest --test-dir build-asan --output-on-failure -j "$JOBS" -LE '^editors$'
+      ;;
+    tsan)
+      echo "sanitize: TSan build (build-tsan)"
+      cmake --preset tsan "${LAUNCHER[@]}"
+      cmake --build build-tsan -j "$JOBS" --target server_tests quickfill quickfill_test_server lsp_transcript_runner
+      ctest --test-dir build-tsan --output-on-failure -j "$JOBS" -L '^(server|transcript)$'
+      ;;
+    *)
+      echo "sanitize: unknown stage '$stage' (asan, tsan)" >&2
+      exit 2
+      ;;
+  esac
+done

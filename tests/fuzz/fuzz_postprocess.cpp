@@ -1,0 +1,106 @@
+// Fuzz target: completion post-processing (server/completion/postprocess):
+// cursor context, trigger decision, the streaming stop rules, finalize and
+// the candidate edit.
+//
+// The input gives the settings flags, a document, a cursor (line, byte
+// column) and generated text in chunks as a model would stream it. Texts are
+// kept valid UTF-8 (what the server and the detokenizer hand over) and the
+// cursor sits on a character boundary (the server converts positions to
+// those). Oracles:
+// * the cursor context splits the cursor line exactly at the cursor;
+// * what the stop checker keeps is a prefix of what was streamed, and what
+//   it keeps at a deadline a prefix of that;
+// * a single-line completion (with stop rules) has no line break;
+// * the candidate replaces a range on the cursor line that ends at the
+//   cursor, inserts the replaced word followed by the finalized text, and
+//   every text it carries (insert, filter, label) is valid UTF-8.
+#include <fuzzer/FuzzedDataProvider.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "server/completion/postprocess.h"
+#include "tests/fuzz/fuzz_util.h"
+
+namespace {
+
+namespace pp = qf::server::completion;
+
+std::string take_text(FuzzedDataProvider& in, std::size_t max) {
+  return qf::fuzz::keep_valid_utf8(in.ConsumeRandomLengthString(max));
+}
+
+// The cursor line of `text` (lines split at '\n', a trailing '\r' dropped);
+// empty when `line` is past the last line.
+std::string_view cursor_line(std::string_view text, std::int64_t line) {
+  std::size_t start = 0;
+  for (std::int64_t l = 0; l < line; ++l) {
+    const std::size_t nl = text.find('\n', start);
+    if (nl == std::string_view::npos) return {};
+    start = nl + 1;
+  }
+  std::size_t end = text.find('\n', start);
+  if (end == std::string_view::npos) end = text.size();
+  std::string_view cur = text.substr(start, end - start);
+  if (!cur.empty() && cur.back() == '\r') cur.remove_suffix(1);
+  return cur;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  FuzzedDataProvider in(data, size);
+  pp::completion_settings settings;
+  settings.multi_line = in.ConsumeBool();
+  settings.stop_rules = in.ConsumeBool();
+  settings.auto_trigger_mid_word = in.ConsumeBool();
+  const bool explicit_trigger = in.ConsumeBool();
+  // Lone '\r' is left out: which line breaks the cursor context splits at is
+  // the document store's business, and \n / \r\n are what reach it in practice.
+  const std::string raw = take_text(in, 512);
+  std::string text;
+  for (std::size_t i = 0; i < raw.size(); ++i)
+    if (raw[i] != '\r' || (i + 1 < raw.size() && raw[i + 1] == '\n')) text.push_back(raw[i]);
+  const auto line = in.ConsumeIntegralInRange<std::int64_t>(0, 16);
+  const std::string_view cur = cursor_line(text, line);
+  // A column on a character boundary of the cursor line (or past its end: it clamps).
+  std::size_t col = in.ConsumeIntegralInRange<std::size_t>(0, cur.size() + 2);
+  if (col < cur.size())
+    while (col > 0 && (static_cast<unsigned char>(cur[col]) & 0xC0) == 0x80) --col;
+
+  const pp::cursor_context cx = pp::make_cursor_context(text, line, static_cast<std::int64_t>(col));
+  const std::size_t want_col = col < cur.size() ? col : cur.size();
+  QF_FUZZ_CHECK(cx.line_before == cur.substr(0, want_col), text);
+  QF_FUZZ_CHECK(cx.line_after == cur.substr(want_col), text);
+  QF_FUZZ_CHECK(cx.col == static_cast<std::int64_t>(want_col), text);
+
+  const pp::trigger_decision d = pp::decide_trigger(cx, explicit_trigger, settings);
+  pp::stop_checker stop(cx, d, settings.stop_rules);
+  std::string streamed;
+  while (in.remaining_bytes() > 0 && !stop.stopped()) {
+    const std::string chunk = take_text(in, 16);
+    streamed += chunk;
+    stop.push(chunk);
+    const std::string kept = stop.kept();
+    QF_FUZZ_CHECK(std::string_view(streamed).starts_with(kept), streamed);
+    QF_FUZZ_CHECK(std::string_view(kept).starts_with(stop.kept_at_deadline()), kept);
+  }
+  const std::string kept = stop.kept();
+  QF_FUZZ_CHECK(qf::fuzz::valid_utf8(kept), kept);
+  const std::string final_text = pp::finalize(kept, cx, d, settings.stop_rules);
+  QF_FUZZ_CHECK(qf::fuzz::valid_utf8(final_text), final_text);
+  if (settings.stop_rules && !d.multi_line) QF_FUZZ_CHECK(final_text.find('\n') == std::string::npos, final_text);
+
+  const qf::server::completion_candidate c = pp::make_candidate(final_text, cx);
+  QF_FUZZ_CHECK(c.replace_begin.line == cx.line && c.replace_end.line == cx.line, c.insert_text);
+  QF_FUZZ_CHECK(c.replace_end.byte_col == cx.col, c.insert_text);
+  QF_FUZZ_CHECK(c.replace_begin.byte_col >= 0 && c.replace_begin.byte_col <= c.replace_end.byte_col, c.insert_text);
+  const std::string replaced = cx.line_before.substr(static_cast<std::size_t>(c.replace_begin.byte_col));
+  QF_FUZZ_CHECK(c.insert_text == replaced + final_text, c.insert_text);
+  QF_FUZZ_CHECK(qf::fuzz::valid_utf8(c.insert_text), c.insert_text);
+  QF_FUZZ_CHECK(qf::fuzz::valid_utf8(c.filter_text), c.filter_text);
+  QF_FUZZ_CHECK(qf::fuzz::valid_utf8(c.label), c.label);
+  return 0;
+}
