@@ -48,6 +48,7 @@ class pipeline final : public completion_provider {
   const completion_settings& settings() const { return s_; }
   const fim_format& format() const { return fmt_; }
   const kv_pool& pool() const { return *pool_; }
+  const chunk_tokenizer& tokenizer() const { return tok_; }
   size_t pending_background() const { return tasks_.size(); }
   const layout* layout_of(const std::string& uri) const;
 
@@ -60,6 +61,7 @@ class pipeline final : public completion_provider {
     // The last request, for background work.
     std::string text;
     int64_t line = 0, col = 0;
+    int64_t row = 0;  // the cursor's row (text_rows.h)
     std::vector<std::pair<std::string, std::string>> extra;
     bool explicit_trigger = false;
     std::string suggestion;  // what was answered (for prefetch)

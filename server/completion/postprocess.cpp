@@ -33,6 +33,21 @@ bool is_closer(std::string_view trimmed) {
                               trimmed.starts_with("end"));
 }
 
+bool is_continuation(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
+
+// The first / last `n` bytes of `s`, not splitting a UTF-8 character.
+std::string_view head_of(std::string_view s, size_t n) {
+  if (s.size() <= n) return s;
+  while (n > 0 && is_continuation(s[n])) --n;
+  return s.substr(0, n);
+}
+std::string_view tail_of(std::string_view s, size_t n) {
+  if (s.size() <= n) return s;
+  size_t from = s.size() - n;
+  while (from < s.size() && is_continuation(s[from])) ++from;
+  return s.substr(from);
+}
+
 std::vector<std::string_view> lines_of(std::string_view s) {
   std::vector<std::string_view> out;
   size_t start = 0;
@@ -79,16 +94,16 @@ cursor_context make_cursor_context(std::string_view text, int64_t line, int64_t 
   if (!cur.empty() && cur.back() == '\r') cur.remove_suffix(1);
   size_t c = std::min<size_t>(static_cast<size_t>(std::max<int64_t>(col, 0)), cur.size());
   cx.col = static_cast<int64_t>(c);
-  cx.line_before = std::string(cur.substr(0, c));
-  cx.line_after = std::string(cur.substr(c));
-  cx.base_indent = indent_width(cur);
+  cx.line_before = std::string(tail_of(cur.substr(0, c), k_context_line_bytes));
+  cx.line_after = std::string(head_of(cur.substr(c), k_context_line_bytes));
+  cx.base_indent = indent_width(head_of(cur, k_context_line_bytes));
   size_t pos = end < text.size() ? end + 1 : text.size();
   while (pos < text.size() && cx.next_lines.size() < max_next) {
     size_t e = text.find('\n', pos);
     if (e == std::string_view::npos) e = text.size();
     std::string_view l = text.substr(pos, e - pos);
     if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
-    cx.next_lines.emplace_back(l);
+    cx.next_lines.emplace_back(head_of(l, k_context_line_bytes));
     pos = e + 1;
   }
   return cx;
@@ -242,10 +257,11 @@ std::string finalize(std::string text, const cursor_context& cx, const trigger_d
 completion_candidate make_candidate(const std::string& text, const cursor_context& cx) {
   completion_candidate c;
   // The word before the cursor is part of the replaced range.
+  // (line_before may hold only the end of a long line: columns count back from the cursor.)
   size_t w = cx.line_before.size();
   while (w > 0 && is_word(static_cast<unsigned char>(cx.line_before[w - 1]))) --w;
   std::string word = cx.line_before.substr(w);
-  c.replace_begin = text_pos{cx.line, static_cast<int64_t>(w)};
+  c.replace_begin = text_pos{cx.line, cx.col - static_cast<int64_t>(word.size())};
   c.replace_end = text_pos{cx.line, cx.col};
   c.insert_text = word + text;
   c.filter_text = c.insert_text;
