@@ -9,10 +9,13 @@
 #include <cinttypes>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 #include <boost/json.hpp>
 
@@ -88,6 +91,23 @@ inline int64_t rss_kib(int pid) {
     if (std::sscanf(line, "VmRSS: %" SCNd64, &kib) == 1) break;
   std::fclose(f);
   return kib;
+}
+
+// CPU time (user + system, all threads) of a process in milliseconds
+// (/proc/PID/stat, clock-tick resolution), or -1.
+inline double cpu_ms(int pid) {
+  std::FILE* f = std::fopen(("/proc/" + std::to_string(pid) + "/stat").c_str(), "r");
+  if (!f) return -1;
+  char buf[1024];
+  const size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+  std::fclose(f);
+  buf[n] = 0;
+  const char* p = std::strrchr(buf, ')');  // the command name may hold spaces
+  if (!p) return -1;
+  unsigned long long ut = 0, st = 0;
+  // Fields after the name: state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime.
+  if (std::sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2) return -1;
+  return static_cast<double>(ut + st) * 1000.0 / static_cast<double>(::sysconf(_SC_CLK_TCK));
 }
 
 }  // namespace qf::bench

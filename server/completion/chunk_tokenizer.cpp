@@ -37,20 +37,4 @@ void chunk_tokenizer::evict_to(size_t max_entries, size_t max_bytes) {
   }
 }
 
-std::vector<std::string_view> split_lines(std::string_view text) {
-  std::vector<std::string_view> lines;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t nl = text.find('\n', start);
-    if (nl == std::string_view::npos) {
-      lines.push_back(text.substr(start));
-      return lines;
-    }
-    lines.push_back(text.substr(start, nl + 1 - start));
-    start = nl + 1;
-  }
-  if (lines.empty() || text.back() == '\n') lines.push_back(std::string_view(text.data() + text.size(), 0));
-  return lines;
-}
-
 }  // namespace qf::server::completion

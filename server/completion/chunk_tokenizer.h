@@ -73,7 +73,4 @@ class chunk_tokenizer {
   int64_t hits_ = 0, misses_ = 0, encoded_bytes_ = 0;
 };
 
-// Splits text into lines, each keeping its trailing '\n' (the last may lack it).
-std::vector<std::string_view> split_lines(std::string_view text);
-
 }  // namespace qf::server::completion
