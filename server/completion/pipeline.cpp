@@ -133,6 +133,12 @@ completion_result pipeline::complete(const completion_request& req, const cancel
   }
   const auto start = req.received.time_since_epoch().count() ? req.received : t0;
   res.metrics.total_ms = ms_between(start, clock::now());
+  if (++completions_ % 1024 == 0)
+    spdlog::info("completion: {} requests; chunk cache {} entries, {:.2f} MiB (bounds {} entries, {:.0f} MiB), "
+                 "{} hits, {} misses",
+                 completions_, tok_.entries(), static_cast<double>(tok_.bytes()) / (1 << 20),
+                 chunk_tokenizer::k_default_max_entries, static_cast<double>(tok_.max_bytes()) / (1 << 20),
+                 tok_.hits(), tok_.misses());
   const completion_metrics& m = res.metrics;
   spdlog::debug(
       "completion {} v{} {}:{}: {} item(s){} total {:.1f} ms, ttft {:.1f}, tpot {:.1f}, reused {}, evaluated {}, "

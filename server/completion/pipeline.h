@@ -99,6 +99,7 @@ class pipeline final : public completion_provider {
   std::unordered_map<std::string, prefetched> prefetched_;
   std::deque<task> tasks_;
   double prefill_tps_ = 0;  // moving average of prompt tokens per second
+  uint64_t completions_ = 0;
 };
 
 }  // namespace qf::server::completion
