@@ -32,13 +32,16 @@ struct options {
   std::vector<std::string> shapes = {"single", "lines"};
   std::vector<std::string> wheres = {"end", "middle"};
   int keys = 20;
+  bool edits_only = false;  // didChange + quickfill/status: the cost of an edit alone
   std::string log = "large_file_keystrokes.server.log";
 };
 
 void usage() {
   std::puts(
       "usage: large_file_keystrokes [--quickfill BIN] [--model FILE.gguf] [--mb N] [--shape single|lines|both]\n"
-      "         [--where end|middle|both] [--keys N] [--log FILE]");
+      "         [--where end|middle|both] [--keys N] [--edits-only] [--log FILE]\n"
+      "  --edits-only: each keystroke is a didChange and a quickfill/status round trip (no completion),\n"
+      "  which times what an edit costs the dispatcher (document store, positions) without the pipeline.");
 }
 
 double ms(bclock::time_point a, bclock::time_point b) { return std::chrono::duration<double, std::milli>(b - a).count(); }
@@ -141,11 +144,12 @@ int run_shape(const options& o, const std::string& shape, const std::string& whe
                                                  {"range", json::object{{"start", pos(line, ch)}, {"end", pos(line, ch)}}},
                                                  {"text", c}}}}});
     ++ch;
-    auto r = s.call("textDocument/inlineCompletion",
-                    json::object{{"textDocument", json::object{{"uri", uri}}},
-                                 {"position", pos(line, ch)},
-                                 {"context", json::object{{"triggerKind", 2}}}},
-                    120s);
+    auto r = o.edits_only ? s.call("quickfill/status", nullptr, 120s)
+                          : s.call("textDocument/inlineCompletion",
+                                   json::object{{"textDocument", json::object{{"uri", uri}}},
+                                                {"position", pos(line, ch)},
+                                                {"context", json::object{{"triggerKind", 2}}}},
+                                   120s);
     rt.push_back(ms(t0, bclock::now()));
     if (!r) {
       std::fprintf(stderr, "keystroke %d: no answer\n", k);
@@ -153,7 +157,8 @@ int run_shape(const options& o, const std::string& shape, const std::string& whe
     }
     if (const json::value* res = r->as_object().if_contains("result")) {
       ++answered;
-      if (!res->as_object().at("items").as_array().empty()) ++with_items;
+      if (const json::value* items = res->as_object().if_contains("items"); items && !items->as_array().empty())
+        ++with_items;
     }
   }
   const double cpu_per_key = (qf::bench::cpu_ms(s.pid()) - cpu0) / o.keys;
@@ -191,6 +196,7 @@ int main(int argc, char** argv) {
     else if (a == "--shape") o.shapes = choice(val(), {"single", "lines"});
     else if (a == "--where") o.wheres = choice(val(), {"end", "middle"});
     else if (a == "--keys") o.keys = std::max(1, std::atoi(val().c_str()));
+    else if (a == "--edits-only") o.edits_only = true;
     else if (a == "--log") o.log = val();
     else {
       usage();
