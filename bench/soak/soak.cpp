@@ -9,7 +9,9 @@
 // cancelled at once. Every --sample-s seconds it reads the server's VmRSS
 // (/proc/PID/status). At the end it prints the samples, the slope of a least
 // squares line through the samples after the warm-up (the first third by
-// default) in KiB/min, and PASS when the slope is at most --max-slope.
+// default) in KiB/min, and PASS when the slope is at most --max-slope. Next to
+// each sample it shows the chunk-tokenizer cache's size as the server logs it
+// (a bounded cache that fills slowly raises the slope without being a leak).
 // Positions are negotiated as UTF-8 and the texts are ASCII, so columns are
 // bytes on both sides.
 #include <algorithm>
@@ -24,6 +26,7 @@
 #include <vector>
 
 #include "bench/soak/lsp_session.h"
+#include "server/completion/chunk_tokenizer.h"
 
 namespace json = boost::json;
 using bclock = std::chrono::steady_clock;
@@ -177,6 +180,40 @@ class session_driver {
   size_t base_size_ = 0;
 };
 
+// The server's own figure for its chunk-tokenizer cache: the last "chunk cache
+// N entries, X MiB" line of its log (written every 1024 completions), read on
+// from where the previous call stopped. -1 until one was seen.
+class cache_figure {
+ public:
+  explicit cache_figure(std::string path) : path_(std::move(path)) {}
+  double kib() {
+    std::ifstream in(path_, std::ios::binary);
+    if (!in) return last_;
+    in.seekg(static_cast<std::streamoff>(pos_));
+    std::string line;
+    while (std::getline(in, line)) {
+      if (in.eof()) break;  // a line still being written: read it next time
+      pos_ += line.size() + 1;
+      const size_t at = line.find("chunk cache ");
+      if (at == std::string::npos) continue;
+      long long entries = 0;
+      double mib = 0;
+      if (std::sscanf(line.c_str() + at, "chunk cache %lld entries, %lf MiB", &entries, &mib) == 2) {
+        last_ = mib * 1024;
+        entries_ = entries;
+      }
+    }
+    return last_;
+  }
+  long long entries() const { return entries_; }
+
+ private:
+  std::string path_;
+  size_t pos_ = 0;
+  double last_ = -1;
+  long long entries_ = -1;
+};
+
 // Least-squares slope of y over x.
 double slope(const std::vector<double>& x, const std::vector<double>& y) {
   const double n = static_cast<double>(x.size());
@@ -251,20 +288,23 @@ int main(int argc, char** argv) {
   const auto t0 = bclock::now();
   const auto until = t0 + std::chrono::duration_cast<bclock::duration>(std::chrono::duration<double>(o.minutes * 60));
   auto next_sample = t0;
-  std::vector<double> ts, rss;
+  std::vector<double> ts, rss, cache;
+  cache_figure cache_log(o.log);
   std::printf("# soak: %.1f min, sample every %.0f s, %d documents, seed %u, server pid %d\n", o.minutes, o.sample_s,
               o.docs, o.seed, s.pid());
-  std::printf("# %8s %10s %8s %8s\n", "t_min", "rss_kib", "edits", "requests");
+  std::printf("# %8s %10s %8s %8s %10s\n", "t_min", "rss_kib", "edits", "requests", "cache_kib");
   bool alive = true;
   for (;;) {
     const auto now = bclock::now();
     if (now >= next_sample) {
       const double t_min = std::chrono::duration<double>(now - t0).count() / 60.0;
       const int64_t kib = qf::bench::rss_kib(s.pid());
+      const double cache_kib = cache_log.kib();
       ts.push_back(t_min);
       rss.push_back(static_cast<double>(kib));
-      std::printf("  %8.2f %10lld %8lld %8lld\n", t_min, static_cast<long long>(kib), static_cast<long long>(drv.edits_),
-                  static_cast<long long>(drv.requests_));
+      cache.push_back(cache_kib);
+      std::printf("  %8.2f %10lld %8lld %8lld %10.0f\n", t_min, static_cast<long long>(kib),
+                  static_cast<long long>(drv.edits_), static_cast<long long>(drv.requests_), cache_kib);
       std::fflush(stdout);
       next_sample += std::chrono::duration_cast<bclock::duration>(std::chrono::duration<double>(o.sample_s));
     }
@@ -277,12 +317,16 @@ int main(int argc, char** argv) {
     if (o.interval_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(o.interval_ms));
   }
   // The fit: samples after the warm-up.
-  std::vector<double> fx, fy;
+  std::vector<double> fx, fy, cx, cy;
   const double warm = o.minutes * o.warmup_frac;
   for (size_t i = 0; i < ts.size(); ++i)
     if (ts[i] >= warm) {
       fx.push_back(ts[i]);
       fy.push_back(rss[i]);
+      if (cache[i] >= 0) {
+        cx.push_back(ts[i]);
+        cy.push_back(cache[i]);
+      }
     }
   const double k = slope(fx, fy);
   const double lo = fy.empty() ? 0 : *std::min_element(fy.begin(), fy.end());
@@ -294,6 +338,12 @@ int main(int argc, char** argv) {
       static_cast<long long>(drv.cancels_), static_cast<long long>(drv.reopens_), code);
   std::printf("# RSS after warm-up (t >= %.1f min, %zu samples): min %.0f KiB, max %.0f KiB, slope %.1f KiB/min\n", warm,
               fx.size(), lo, hi, k);
+  if (cx.size() >= 2)
+    std::printf(
+        "# chunk cache (server log, its own cost estimate): %lld entries, %.0f KiB at the end; %.1f KiB/min over the "
+        "same samples (bounded: %zu entries, %zu MiB)\n",
+        cache_log.entries(), cy.back(), slope(cx, cy), qf::server::completion::chunk_tokenizer::k_default_max_entries,
+        qf::server::completion::chunk_tokenizer::k_default_max_bytes >> 20);
   const bool pass = alive && code == 0 && fx.size() >= 2 && k <= o.max_slope;
   std::printf("%s: slope %.1f KiB/min %s %.1f KiB/min\n", pass ? "PASS" : "FAIL", k, k <= o.max_slope ? "<=" : ">",
               o.max_slope);
