@@ -2,8 +2,8 @@
 // pipes) for the drivers in this folder: send a request and wait for its
 // reply, answering requests from the server (progress creation) with null and
 // dropping its notifications on the way. The only client calls used are
-// start / send / next / wait_exit / pid, so that moving to another client
-// library touches this file alone.
+// start / send / next / wait_exit / kill_child / pid, so that moving to
+// another client library touches this file alone.
 #pragma once
 
 #include <cinttypes>
