@@ -7,10 +7,19 @@
 namespace qf::index {
 
 line_break find_line_break(std::string_view s, std::size_t from) {
-  for (std::size_t i = from; i < s.size(); ++i) {
-    if (s[i] == '\n') return {i, 1};
-    if (s[i] == '\r') return {i, i + 1 < s.size() && s[i + 1] == '\n' ? 2u : 1u};
+  // Two memchr passes (vectorised in libc): the first '\n', then a '\r' in
+  // front of it. Long lines (minified code) cost a scan, not a byte loop.
+  if (from >= s.size()) return {std::string_view::npos, 0};
+  const char* begin = s.data() + from;
+  const char* end = s.data() + s.size();
+  const char* nl = static_cast<const char*>(std::memchr(begin, '\n', static_cast<std::size_t>(end - begin)));
+  const char* stop = nl ? nl : end;
+  const char* cr = static_cast<const char*>(std::memchr(begin, '\r', static_cast<std::size_t>(stop - begin)));
+  if (cr) {
+    const std::size_t i = static_cast<std::size_t>(cr - s.data());
+    return {i, cr + 1 == nl ? 2u : 1u};
   }
+  if (nl) return {static_cast<std::size_t>(nl - s.data()), 1};
   return {std::string_view::npos, 0};
 }
 

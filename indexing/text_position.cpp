@@ -2,6 +2,8 @@
 #include "indexing/text_position.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
 
 #include "indexing/lines.h"
 #include "indexing/utf8.h"
@@ -26,6 +28,30 @@ char_info next_char(std::string_view s, std::size_t i, position_encoding enc) {
     case position_encoding::utf32: return {len, 1};
   }
   return {len, 1};
+}
+
+// Whether the 8 bytes at s[i] are all ASCII (one byte, one unit each in every encoding).
+bool ascii8(std::string_view s, std::size_t i) {
+  std::uint64_t w;
+  std::memcpy(&w, s.data() + i, 8);
+  return (w & 0x8080808080808080ull) == 0;
+}
+
+// UTF-8 byte length of the longest prefix of `s` not over `bytes`, never
+// splitting a character (a character being what next_char() steps over): the
+// answer is `bytes` unless a valid sequence starting at most 3 bytes before
+// it runs past it. O(1); a lead byte is never inside another valid sequence,
+// so the walk of next_char() from the start stops at it.
+std::size_t utf8_prefix(std::string_view s, std::size_t bytes) {
+  if (bytes >= s.size()) return s.size();
+  for (std::size_t back = 1; back <= 3 && back <= bytes; ++back) {
+    const std::size_t j = bytes - back;
+    const unsigned char c = static_cast<unsigned char>(s[j]);
+    if ((c & 0xC0) == 0x80) continue;  // a continuation byte: look further back
+    const char_info ci = next_char(s, j, position_encoding::utf8);
+    return j + ci.bytes > bytes ? j : bytes;
+  }
+  return bytes;
 }
 
 }  // namespace
@@ -57,6 +83,11 @@ std::size_t count_units(std::string_view s, position_encoding enc) {
   if (enc == position_encoding::utf8) return s.size();
   std::size_t units = 0;
   for (std::size_t i = 0; i < s.size();) {
+    if (i + 8 <= s.size() && ascii8(s, i)) {
+      units += 8;
+      i += 8;
+      continue;
+    }
     char_info ci = next_char(s, i, enc);
     units += ci.units;
     i += ci.bytes;
@@ -65,9 +96,15 @@ std::size_t count_units(std::string_view s, position_encoding enc) {
 }
 
 std::size_t bytes_for_units(std::string_view s, std::size_t units, position_encoding enc) {
+  if (enc == position_encoding::utf8) return utf8_prefix(s, units);
   std::size_t i = 0;
   std::size_t used = 0;
   while (i < s.size()) {
+    if (i + 8 <= s.size() && used + 8 <= units && ascii8(s, i)) {
+      used += 8;
+      i += 8;
+      continue;
+    }
     char_info ci = next_char(s, i, enc);
     if (used + ci.units > units) break;
     used += ci.units;

@@ -11,7 +11,7 @@
 namespace qf::server {
 
 int run_stdio_server(stdio_options opts, const std::function<void(lsp_server&)>& on_ready) {
-  event_loop loop;
+  event_loop loop(opts.input);
   lsp::fd_writer writer(opts.out_fd);
   // The one place that writes to stdout.
   auto out = std::make_shared<lsp::outbox>([&writer](const std::string& body) {
@@ -27,23 +27,29 @@ int run_stdio_server(stdio_options opts, const std::function<void(lsp_server&)>&
     });
     if (on_ready) on_ready(server);
 
+    // Every frame goes through the bounded input queue (event_loop.h): this
+    // thread waits there while the dispatcher is behind, and stops once the
+    // loop has stopped.
     std::thread reader_thread([&] {
       for (;;) {
         lsp::read_result r = reader.read_message();
         switch (r.what) {
-          case lsp::read_result::kind::message:
-            loop.post([&server, body = std::move(r.body)] { server.handle_message(body); });
+          case lsp::read_result::kind::message: {
+            const std::size_t bytes = r.body.size();
+            if (!loop.post_input([&server, body = std::move(r.body)] { server.handle_message(body); }, bytes))
+              return;
             continue;
+          }
           case lsp::read_result::kind::too_large:
           case lsp::read_result::kind::bad_header:
           case lsp::read_result::kind::bad_body:
           case lsp::read_result::kind::skipped:
-            loop.post([&server, r] { server.handle_transport_problem(r); });
+            if (!loop.post_input([&server, r] { server.handle_transport_problem(r); }, r.error.size())) return;
             continue;
           case lsp::read_result::kind::eof:
           case lsp::read_result::kind::io_error:
             if (!r.error.empty()) spdlog::warn("input: {}", r.error);
-            loop.post([&server] { server.handle_end_of_input(); });
+            loop.post_input([&server] { server.handle_end_of_input(); }, 0);
             return;
           case lsp::read_result::kind::interrupted:
             return;
@@ -55,6 +61,10 @@ int run_stdio_server(stdio_options opts, const std::function<void(lsp_server&)>&
     reader_thread.join();
     server.core().stop();
   }
+  const input_queue_stats q = loop.input_stats();
+  spdlog::info("input queue: {} message(s), at most {} ({} bytes) waiting, the reader waited {} time(s)", q.admitted,
+               q.peak, q.peak_bytes, q.blocked);
+  if (opts.input_stats) *opts.input_stats = q;
   spdlog::info("exiting with code {}", exit_code);
   spdlog::default_logger()->flush();
   return exit_code;

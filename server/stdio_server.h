@@ -1,13 +1,16 @@
 // Runs the LSP server over stdin/stdout: a blocking reader thread frames
-// messages and posts them to the event loop, which the calling thread runs;
-// the inference worker is started by the server core. Returns the process exit
-// code (0 after shutdown+exit, 1 when the session ended otherwise).
+// messages and posts them to the event loop, which the calling thread runs,
+// through the loop's bounded input queue (backpressure: the reader waits
+// while the loop is behind); the inference worker is started by the server
+// core. Returns the process exit code (0 after shutdown+exit, 1 when the
+// session ended otherwise).
 #pragma once
 
 #include <cstddef>
 #include <functional>
 
 #include "lsp/transport.h"
+#include "server/event_loop.h"
 #include "server/server_core.h"
 
 namespace qf::server {
@@ -17,8 +20,12 @@ class lsp_server;
 struct stdio_options {
   core_options core;
   std::size_t max_message_bytes = lsp::default_max_message_bytes;
+  // Bounds of the messages read but not yet handled (event_loop.h); the
+  // reader waits when they are reached.
+  input_limits input;
   int in_fd = 0;
   int out_fd = 1;
+  input_queue_stats* input_stats = nullptr;  // filled in when the session ends (tests)
 };
 
 // `on_ready` (optional) sees the server before the first message is read.

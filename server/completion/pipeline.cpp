@@ -125,6 +125,12 @@ completion_result pipeline::complete(const completion_request& req, const cancel
   }
   const auto start = req.received.time_since_epoch().count() ? req.received : t0;
   res.metrics.total_ms = ms_between(start, clock::now());
+  if (++completions_ % 1024 == 0)
+    spdlog::info("completion: {} requests; chunk cache {} entries, {:.2f} MiB (bounds {} entries, {:.0f} MiB), "
+                 "{} hits, {} misses",
+                 completions_, tok_.entries(), static_cast<double>(tok_.bytes()) / (1 << 20),
+                 chunk_tokenizer::k_default_max_entries, static_cast<double>(tok_.max_bytes()) / (1 << 20),
+                 tok_.hits(), tok_.misses());
   const completion_metrics& m = res.metrics;
   spdlog::debug(
       "completion {} v{} {}:{}: {} item(s){} total {:.1f} ms, ttft {:.1f}, tpot {:.1f}, reused {}, evaluated {}, "
@@ -175,6 +181,7 @@ void pipeline::run(const completion_request& req, const cancel_token& cancel, co
     ds.pending_ready = false;
   }
   prompt p = builder_.build(in, ds.lay);
+  ds.row = p.cursor_row;
   const int max_tokens = req.explicit_trigger ? s_.max_tokens_explicit : s_.max_tokens_auto;
   if (static_cast<int64_t>(p.tokens.size()) + max_tokens + s_.draft_max + 2 > pool_->n_ctx()) {
     spdlog::warn("completion: prompt of {} tokens does not fit a context of {}; lower the token budgets",
@@ -233,7 +240,7 @@ void pipeline::run(const completion_request& req, const cancel_token& cancel, co
   if (prefetch) return;
   ds.suggestion = text;
   if (s_.type_through) tt_.remember(req.uri, req.text, cursor_off, text);
-  if (s_.rebase_when_idle && fmt_.has_fim && ds.lay.anchor_line < cx.line) queue(task{task_kind::rebase, req.uri, {}});
+  if (s_.rebase_when_idle && fmt_.has_fim && ds.lay.anchor_line < ds.row) queue(task{task_kind::rebase, req.uri, {}});
   if (s_.prefetch && !text.empty()) queue(task{task_kind::prefetch, req.uri, {}});
 }
 
@@ -250,7 +257,7 @@ layout_input pipeline::input_of(const doc_state& ds, const std::string& uri, std
 }
 
 bool pipeline::run_rebase(doc_state& ds, const std::string& uri, const cancel_token& cancel) {
-  if (ds.line <= ds.lay.anchor_line) return true;  // nothing to move
+  if (ds.row <= ds.lay.anchor_line) return true;  // nothing to move
   std::vector<extra_doc> extra;
   layout_input in = input_of(ds, uri, extra);
   layout next = ds.lay;  // keeps the prefix window's first line when it still fits

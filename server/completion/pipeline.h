@@ -47,6 +47,7 @@ class pipeline final : public completion_provider {
   const completion_settings& settings() const { return s_; }
   const fim_format& format() const { return fmt_; }
   const kv_pool& pool() const { return *pool_; }
+  const chunk_tokenizer& tokenizer() const { return tok_; }
   size_t pending_background() const { return tasks_.size(); }
   const layout* layout_of(const std::string& uri) const;
 
@@ -59,6 +60,7 @@ class pipeline final : public completion_provider {
     // The last request, for background work (texts shared with the request).
     index::shared_text text;
     int64_t line = 0, col = 0;
+    int64_t row = 0;  // the cursor's row (text_rows.h)
     std::vector<std::pair<std::string, index::shared_text>> extra;
     bool explicit_trigger = false;
     std::string suggestion;  // what was answered (for prefetch)
@@ -95,6 +97,7 @@ class pipeline final : public completion_provider {
   std::unordered_map<std::string, prefetched> prefetched_;
   std::deque<task> tasks_;
   double prefill_tps_ = 0;  // moving average of prompt tokens per second
+  uint64_t completions_ = 0;
 };
 
 }  // namespace qf::server::completion

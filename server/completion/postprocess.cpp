@@ -37,6 +37,15 @@ bool is_closer(std::string_view trimmed) {
 }
 
 // Generated text after normalization has '\n' breaks only.
+// The first / last `n` bytes of `s`, not splitting a UTF-8 character.
+std::string_view head_of(std::string_view s, size_t n) { return index::utf8_prefix(s, n); }
+std::string_view tail_of(std::string_view s, size_t n) {
+  if (s.size() <= n) return s;
+  size_t from = s.size() - n;
+  while (from < s.size() && (static_cast<unsigned char>(s[from]) & 0xC0) == 0x80) ++from;
+  return s.substr(from);
+}
+
 std::vector<std::string_view> lines_of(std::string_view s) {
   std::vector<std::string_view> out;
   for (std::string_view l : index::split_lines(s)) out.push_back(index::strip_line_break(l));
@@ -82,14 +91,14 @@ cursor_context make_cursor_context(std::string_view text, int64_t line, int64_t 
   std::string_view cur = text.substr(off, end - off);
   size_t c = std::min<size_t>(static_cast<size_t>(std::max<int64_t>(col, 0)), cur.size());
   cx.col = static_cast<int64_t>(c);
-  cx.line_before = std::string(cur.substr(0, c));
-  cx.line_after = std::string(cur.substr(c));
-  cx.base_indent = indent_width(cur);
+  cx.line_before = std::string(tail_of(cur.substr(0, c), k_context_line_bytes));
+  cx.line_after = std::string(head_of(cur.substr(c), k_context_line_bytes));
+  cx.base_indent = indent_width(head_of(cur, k_context_line_bytes));
   size_t pos = br.len == 0 ? text.size() : br.pos + br.len;
   while (pos < text.size() && cx.next_lines.size() < max_next) {
     const index::line_break b = index::find_line_break(text, pos);
     const size_t e = b.len == 0 ? text.size() : b.pos;
-    cx.next_lines.emplace_back(text.substr(pos, e - pos));
+    cx.next_lines.emplace_back(head_of(text.substr(pos, e - pos), k_context_line_bytes));
     pos = b.len == 0 ? text.size() : b.pos + b.len;
   }
   return cx;
@@ -248,10 +257,11 @@ std::string finalize(std::string text, const cursor_context& cx, const trigger_d
 completion_candidate make_candidate(const std::string& text, const cursor_context& cx) {
   completion_candidate c;
   // The word before the cursor is part of the replaced range.
+  // (line_before may hold only the end of a long line: columns count back from the cursor.)
   size_t w = cx.line_before.size();
   while (w > 0 && is_word(static_cast<unsigned char>(cx.line_before[w - 1]))) --w;
   std::string word = cx.line_before.substr(w);
-  c.replace_begin = text_pos{cx.line, static_cast<int64_t>(w)};
+  c.replace_begin = text_pos{cx.line, cx.col - static_cast<int64_t>(word.size())};
   c.replace_end = text_pos{cx.line, cx.col};
   c.insert_text = word + text;
   c.filter_text = c.insert_text;

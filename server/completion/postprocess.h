@@ -26,10 +26,15 @@
 
 namespace qf::server::completion {
 
+// Text of the cursor line kept on each side of the cursor (and of each next
+// line): enough for every rule below, and a bound on the copies a keystroke
+// makes in a file with very long lines.
+inline constexpr size_t k_context_line_bytes = 1024;
+
 struct cursor_context {
-  std::string line_before;  // cursor line text before the cursor
-  std::string line_after;   // cursor line text after the cursor (no line ending)
-  std::vector<std::string> next_lines;  // following lines (no line endings), a few
+  std::string line_before;  // cursor line text before the cursor (its last k_context_line_bytes)
+  std::string line_after;   // cursor line text after the cursor (no line ending; its first k_context_line_bytes)
+  std::vector<std::string> next_lines;  // following lines (no line endings, each cut likewise), a few
   int base_indent = 0;      // indentation width of the cursor line (tab = 4)
   std::string eol = "\n";  // the document's line ending (its first line break)
   bool crlf = false;        // eol == "\r\n"

@@ -17,6 +17,11 @@
 //
 // SPM order puts the suffix before the prefix; models without FIM tokens get
 // [BOS] [extra] prefix lines | middle.
+//
+// A request looks only at a window of rows around the cursor (text_rows.h):
+// as many rows as the budgets can use in front of and behind it, each row at
+// most k_row_bytes. What one keystroke tokenizes, hashes and compares is
+// therefore bounded by the budgets, however long the document or its lines.
 #pragma once
 
 #include <cstdint>
@@ -27,6 +32,7 @@
 #include "server/completion/chunk_tokenizer.h"
 #include "server/completion/fim_format.h"
 #include "server/completion/settings.h"
+#include "server/completion/text_rows.h"
 
 namespace qf::server::completion {
 
@@ -36,11 +42,13 @@ struct extra_doc {
 };
 
 // A layout: the head and what it was made from.
+// "Lines" here are rows (text_rows.h): lines, with a line longer than
+// k_row_bytes counted as several rows; for ordinary code the two agree.
 struct layout {
   bool valid = false;
-  int64_t anchor_line = 0;        // the middle starts at this line's start
-  int64_t window_first_line = 0;  // the prefix window's first line
-  std::string prefix_text;        // lines [window_first_line, anchor_line)
+  int64_t anchor_line = 0;        // the middle starts at this row's start
+  int64_t window_first_line = 0;  // the prefix window's first row
+  std::string prefix_text;        // rows [window_first_line, anchor_line)
   std::string suffix_text;        // text after the cursor that the head holds
   std::vector<int32_t> head;      // tokens up to and including the middle token
 };
@@ -50,6 +58,7 @@ struct prompt {
   int64_t head_len = 0;
   bool relayout = false;        // a new layout was made for this prompt
   std::string middle_text;      // text between the anchor and the cursor
+  int64_t cursor_row = 0;       // the cursor's row (text_rows.h)
 };
 
 struct layout_input {
@@ -76,9 +85,10 @@ class prompt_builder {
   std::vector<int32_t> extra_block(const layout_input& in);
 
  private:
-  void make_layout(const layout_input& in, const std::vector<std::string_view>& lines, layout& state);
-  std::vector<int32_t> middle_tokens(const std::vector<std::string_view>& lines, const layout_input& in,
-                                     int64_t anchor_line, std::string* middle_text);
+  row_window window(const layout_input& in) const;
+  bool still_valid(const row_window& rows, const layout& state) const;
+  void make_layout(const layout_input& in, const row_window& rows, layout& state);
+  std::vector<int32_t> middle_tokens(const row_window& rows, int64_t anchor_line, std::string* middle_text);
   const fim_format& fmt_;
   chunk_tokenizer& tok_;
   const completion_settings& s_;
