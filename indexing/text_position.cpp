@@ -42,7 +42,7 @@ bool ascii8(std::string_view s, std::size_t i) {
 // answer is `bytes` unless a valid sequence starting at most 3 bytes before
 // it runs past it. O(1); a lead byte is never inside another valid sequence,
 // so the walk of next_char() from the start stops at it.
-std::size_t utf8_prefix(std::string_view s, std::size_t bytes) {
+std::size_t utf8_prefix_bytes(std::string_view s, std::size_t bytes) {
   if (bytes >= s.size()) return s.size();
   for (std::size_t back = 1; back <= 3 && back <= bytes; ++back) {
     const std::size_t j = bytes - back;
@@ -96,7 +96,7 @@ std::size_t count_units(std::string_view s, position_encoding enc) {
 }
 
 std::size_t bytes_for_units(std::string_view s, std::size_t units, position_encoding enc) {
-  if (enc == position_encoding::utf8) return utf8_prefix(s, units);
+  if (enc == position_encoding::utf8) return utf8_prefix_bytes(s, units);
   std::size_t i = 0;
   std::size_t used = 0;
   while (i < s.size()) {

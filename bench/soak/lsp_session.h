@@ -2,8 +2,7 @@
 // pipes) for the drivers in this folder: send a request and wait for its
 // reply, answering requests from the server (progress creation) with null and
 // dropping its notifications on the way. The only client calls used are
-// start / send / next / wait_exit / kill_child / pid, so that moving to
-// another client library touches this file alone.
+// start / request / send / next / wait_exit / kill_child / pid.
 #pragma once
 
 #include <cinttypes>
@@ -19,21 +18,21 @@
 
 #include <boost/json.hpp>
 
-#include "server/cli/lsp_client.h"
+#include "lsp/client/lsp_client.h"
 
 namespace qf::bench {
 
 class lsp_session {
  public:
   bool start(const std::vector<std::string>& argv, const std::string& stderr_path, std::string* error) {
-    return client_.start(argv, stderr_path, error);
+    lsp::client_options opts;
+    opts.stderr_path = stderr_path;
+    return client_.start(argv, opts, error);
   }
   int pid() const { return static_cast<int>(client_.pid()); }
 
   int64_t request(const std::string& method, boost::json::value params) {
-    const int64_t id = next_id_++;
-    client_.send(boost::json::object{{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", std::move(params)}});
-    return id;
+    return client_.request(method, std::move(params));
   }
   void notify(const std::string& method, boost::json::value params) {
     client_.send(boost::json::object{{"jsonrpc", "2.0"}, {"method", method}, {"params", std::move(params)}});
@@ -45,9 +44,10 @@ class lsp_session {
     for (;;) {
       const auto now = std::chrono::steady_clock::now();
       if (now >= until) return std::nullopt;
-      std::optional<boost::json::value> m =
+      std::optional<lsp::received_message> r =
           client_.next(std::chrono::duration_cast<std::chrono::milliseconds>(until - now));
-      if (!m) return std::nullopt;
+      if (!r) return std::nullopt;
+      std::optional<boost::json::value> m = std::move(r->body);
       if (!m->is_object()) continue;
       const boost::json::object& o = m->as_object();
       if (o.contains("method")) {
@@ -77,8 +77,7 @@ class lsp_session {
   }
 
  private:
-  cli::lsp_client client_;
-  int64_t next_id_ = 1;
+  lsp::lsp_client client_;
 };
 
 // VmRSS of a process in KiB (/proc/PID/status), or -1.

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "inference/core/ggml_types.h"
-#include "tests/model/synthetic.h"
+#include "tests/inference/model/synthetic.h"
 
 int main(int argc, char** argv) {
   if (argc != 2) {

@@ -7,7 +7,7 @@
 
 #include "server/completion/pipeline.h"
 #include "server/completion/text_rows.h"
-#include "tests/completion/fake_lm.h"
+#include "tests/server/completion/fake_lm.h"
 
 using namespace qf::server;
 using namespace qf::server::completion;
@@ -45,7 +45,7 @@ struct typist {
   typist(std::string t, int64_t l, int64_t c, size_t o) : text(std::move(t)), line(l), col(c), off(o) {
     // Automatic triggers mid-word too, so that every keystroke builds a prompt.
     p = std::make_unique<pipeline>(std::make_unique<fake_backend>(),
-                                   R"({"completion": {"typeThrough": false, "autoTriggerMidWord": true, "maxTokens": 4}})");
+                                   completion_settings{.max_tokens_auto = 4, .max_tokens_explicit = 4, .auto_trigger_mid_word = true, .type_through = false});
   }
   // Types one character and asks for a completion; returns the bytes handed to the tokenizer.
   int64_t key(char c, completion_result* out = nullptr) {
@@ -112,7 +112,7 @@ TEST(large_document, keystrokes_in_a_10_mib_file_of_many_lines_tokenize_a_bounde
 TEST(large_document, a_10_mib_other_document_adds_a_bounded_window_too) {
   const std::string other = big_text(10 * k_mib, 0);
   std::string text = "x = 1\n";
-  auto p = std::make_unique<pipeline>(std::make_unique<fake_backend>(), R"({"completion": {"typeThrough": false}})");
+  auto p = std::make_unique<pipeline>(std::make_unique<fake_backend>(), completion_settings{.type_through = false});
   completion_request r;
   r.uri = "file:///a.py";
   r.text = text;
