@@ -7,6 +7,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "indexing/utf8.h"
 #include "server/cli/demo.h"
 #include "server/model_locator.h"
 
@@ -117,8 +118,7 @@ std::string printable(std::string s, std::size_t max) {
     else if (c == '\r') out += "\\r";
     else out += c;
   }
-  if (out.size() > max) out = out.substr(0, max - 3) + "...";
-  return out;
+  return out.size() > max ? index::utf8_shorten(out, max) : out;
 }
 
 }  // namespace qf::cli::demo
