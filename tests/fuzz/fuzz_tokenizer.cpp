@@ -6,7 +6,7 @@
 // byte picks one. Without any the target says so and exits with 0 (ctest
 // reports it as skipped; 77 is libFuzzer's own exit code for a crash). The
 // rest of the input is the text. Oracles (those of
-// tests/tokenizer/roundtrip_fuzz_test):
+// tests/inference/tokenizer/test_roundtrip_fuzz.cpp):
 // * ids are always in range, whatever the bytes and flags;
 // * the text checks apply when every byte of the input has a token (a
 //   byte-level vocabulary may lack some, see below);
