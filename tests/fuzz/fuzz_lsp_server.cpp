@@ -21,6 +21,7 @@
 #include <boost/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "indexing/lines.h"
 #include "lsp/jsonrpc.h"
 #include "server/event_loop.h"
 #include "server/lsp_server.h"
@@ -37,20 +38,22 @@ using qf::server::text_pos;
 class fuzz_provider final : public qf::server::completion_provider {
  public:
   completion_result complete(const completion_request& req, const qf::cancel_token&) override {
-    // The cursor line, found independently of the server's line tables.
+    // The cursor line, found on the text with the one line-break definition
+    // (indexing/lines.h), not through the server's line tables.
+    const std::string_view text = req.text.view();
     std::size_t start = 0;
     for (std::int64_t l = 0; l < req.cursor.line; ++l) {
-      const std::size_t nl = req.text.find('\n', start);
-      if (nl == std::string::npos) return {};
-      start = nl + 1;
+      const qf::index::line_break br = qf::index::find_line_break(text, start);
+      if (br.len == 0) return {};
+      start = br.pos + br.len;
     }
     const std::size_t cursor = start + static_cast<std::size_t>(req.cursor.byte_col);
-    if (cursor > req.text.size()) return {};
+    if (cursor > text.size()) return {};
     std::size_t begin = cursor;
-    while (begin > start && static_cast<unsigned char>(req.text[begin - 1]) >= 0x80) --begin;
+    while (begin > start && static_cast<unsigned char>(text[begin - 1]) >= 0x80) --begin;
     completion_result out;
     completion_candidate c;
-    c.insert_text = req.text.substr(begin, cursor - begin) + "_x\xC3\xA9";
+    c.insert_text = std::string(text.substr(begin, cursor - begin)) + "_x\xC3\xA9";
     c.replace_begin = text_pos{req.cursor.line, static_cast<std::int64_t>(begin - start)};
     c.replace_end = req.cursor;
     c.label = c.insert_text;
