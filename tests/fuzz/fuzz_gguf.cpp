@@ -30,8 +30,9 @@ void touch_value(const gguf::value& v, int depth) {
   if (const std::string* s = v.as_string()) (void)s->size();
   if (const auto* a = v.as_array()) {
     QF_FUZZ_CHECK(depth < 64, "metadata arrays nested deeper than the reader should allow");
-    for (const gguf::value& item : a->items) {
-      QF_FUZZ_CHECK(item.type == a->elem_type, "array element of another type than the array says");
+    for (std::size_t i = 0; i < a->size(); ++i) {
+      const gguf::value item = a->at(i);
+      QF_FUZZ_CHECK(item.type == a->elem_type(), "array element of another type than the array says");
       touch_value(item, depth + 1);
     }
   }
