@@ -37,23 +37,6 @@ bool ascii8(std::string_view s, std::size_t i) {
   return (w & 0x8080808080808080ull) == 0;
 }
 
-// UTF-8 byte length of the longest prefix of `s` not over `bytes`, never
-// splitting a character (a character being what next_char() steps over): the
-// answer is `bytes` unless a valid sequence starting at most 3 bytes before
-// it runs past it. O(1); a lead byte is never inside another valid sequence,
-// so the walk of next_char() from the start stops at it.
-std::size_t utf8_prefix_bytes(std::string_view s, std::size_t bytes) {
-  if (bytes >= s.size()) return s.size();
-  for (std::size_t back = 1; back <= 3 && back <= bytes; ++back) {
-    const std::size_t j = bytes - back;
-    const unsigned char c = static_cast<unsigned char>(s[j]);
-    if ((c & 0xC0) == 0x80) continue;  // a continuation byte: look further back
-    const char_info ci = next_char(s, j, position_encoding::utf8);
-    return j + ci.bytes > bytes ? j : bytes;
-  }
-  return bytes;
-}
-
 }  // namespace
 
 const char* encoding_name(position_encoding e) {
@@ -96,7 +79,7 @@ std::size_t count_units(std::string_view s, position_encoding enc) {
 }
 
 std::size_t bytes_for_units(std::string_view s, std::size_t units, position_encoding enc) {
-  if (enc == position_encoding::utf8) return utf8_prefix_bytes(s, units);
+  if (enc == position_encoding::utf8) return utf8_floor(s, units);  // O(1)
   std::size_t i = 0;
   std::size_t used = 0;
   while (i < s.size()) {
