@@ -136,12 +136,13 @@ TEST(SyntaxIndex, ReadersOnAnotherThreadSeeConsistentTrees) {
   std::mt19937 rng(5);
   snapshot d = std::make_shared<const document>("file:///r.ts", "typescript", 1, std::string(syntax_samples()[2].source));
   idx.opened(d);
+  const std::string uri = d->uri;  // `d` itself is replaced below while the reader runs
   std::atomic<bool> done{false};
   std::atomic<int> seen{0};
   std::string reader_problem;
   std::thread reader([&] {
     while (!done.load()) {
-      if (auto t = idx.latest(d->uri)) {
+      if (auto t = idx.latest(uri)) {
         // Each published tree indexes exactly the text it was parsed from.
         const std::string p = check_tree(t->tree(), t->doc().text);
         if (!p.empty() && reader_problem.empty()) reader_problem = p;
