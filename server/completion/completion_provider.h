@@ -13,9 +13,12 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "indexing/definitions.h"
 #include "indexing/shared_text.h"
 #include "inference/core/cancellation.h"
 #include "server/completion/settings.h"
@@ -46,6 +49,8 @@ struct completion_request {
   // Other open documents, most recently used first, for repo-level context.
   struct other_doc { std::string uri; index::shared_text text; };
   std::vector<other_doc> context_docs;
+  // Definitions of the workspace (null: none indexed). Read-only, thread-safe.
+  std::shared_ptr<const index::definition_source> definitions;
 };
 
 struct completion_candidate {
@@ -70,6 +75,21 @@ struct completion_metrics {
   bool type_through = false;    // answered from the previous suggestion
 };
 
+// What the model would be given for a request, part by part.
+struct prompt_part {
+  std::string kind;    // "special", "scope", "definition", "recent", "edits", "file", "prefix", "suffix", "middle"
+  std::string origin;  // where it came from: a URI, "URI:LINE", or empty
+  std::string text;    // the part as the model sees it (special tokens as their text)
+  int64_t tokens = 0;
+};
+
+struct prompt_explanation {
+  std::string format;              // the FIM format's name
+  std::string text;                // the whole prompt: the parts' texts concatenated
+  int64_t tokens = 0;              // the whole prompt's token count
+  std::vector<prompt_part> parts;  // in prompt order
+};
+
 struct completion_result {
   std::vector<completion_candidate> items;
   bool incomplete = false;  // budget ran out before a useful answer; ask again
@@ -86,6 +106,9 @@ class completion_provider {
   // Low-priority work (cache warming, prefetch) run when no request is queued;
   // returns false when there is nothing left to do. Must poll `cancel`.
   virtual bool background_step(const cancel_token& cancel) { return false; }
+  // The prompt complete() would build for `req`, explained; nullopt when the
+  // provider cannot say. Runs on the inference worker; evaluates nothing.
+  virtual std::optional<prompt_explanation> explain(const completion_request& req) { return std::nullopt; }
   // Document lifecycle hints so caches can be keyed on open buffers.
   virtual void document_closed(const std::string& uri) {}
   // Settings changed: the completion section, already validated.
