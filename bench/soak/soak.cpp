@@ -47,6 +47,17 @@ struct options {
   std::string log = "soak.server.log";
 };
 
+// Where the server's threads are when it stops answering: gdb's backtraces
+// (when gdb is installed and may attach) to stdout.
+void dump_stacks(int pid) {
+  const std::string cmd = "gdb -p " + std::to_string(pid) +
+                          " -batch -nx -ex 'set pagination off' -ex 'thread apply all bt' 2>&1";
+  std::printf("# thread stacks of pid %d (%s)\n", pid, cmd.c_str());
+  std::fflush(stdout);
+  if (std::system(cmd.c_str()) != 0) std::printf("# gdb could not attach\n");
+  std::fflush(stdout);
+}
+
 void usage() {
   std::puts(
       "usage: soak [--minutes M (30)] [--sample-s S (10)] [--warmup-frac F (0.333)] [--max-slope KIB_PER_MIN (64)]\n"
@@ -312,6 +323,7 @@ int main(int argc, char** argv) {
     if (!drv.step()) {
       alive = false;
       std::printf("# the server stopped answering\n");
+      dump_stacks(s.pid());
       break;
     }
     if (o.interval_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(o.interval_ms));

@@ -11,9 +11,10 @@
 //
 // The cache is a least-recently-used map bounded twice: by entries and by
 // bytes (each entry costs its text, its tokens and k_entry_overhead_bytes of
-// bookkeeping). The defaults (16384 entries, 8 MiB) hold every row of several
-// ordinary source files; a chunk that alone exceeds the byte bound is
-// tokenized but not cached.
+// bookkeeping). The defaults (2048 entries, 2 MiB) hold the rows of the
+// prompt windows of a dozen files (a window is a few hundred rows) and are
+// reached within minutes of typing, after which the cache's memory is flat;
+// a chunk that alone exceeds the byte bound is tokenized but not cached.
 #pragma once
 
 #include <cstdint>
@@ -29,8 +30,8 @@ namespace qf::server::completion {
 
 class chunk_tokenizer {
  public:
-  static constexpr size_t k_default_max_entries = 16384;
-  static constexpr size_t k_default_max_bytes = size_t(8) << 20;
+  static constexpr size_t k_default_max_entries = 2048;
+  static constexpr size_t k_default_max_bytes = size_t(2) << 20;
   // List node, map node and string/vector headers of one entry (an estimate).
   static constexpr size_t k_entry_overhead_bytes = 128;
 
