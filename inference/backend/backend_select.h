@@ -1,10 +1,12 @@
 // Choosing a backend by name (model_options::device).
 //
 // The selector is the one place that knows every backend. It is built into
-// qf_inference, the library above both qf_backend (the interface and the CPU
-// backend) and qf_cuda (which depends on the interface only); CMake compiles
-// it with QUICKFILL_HAVE_CUDA when qf_cuda is built, so the libraries depend
-// one way and no symbol is resolved by link order or weak definitions.
+// qf_inference, the library above qf_backend (the interface and the CPU
+// backend). With QUICKFILL_HAVE_CUDA it loads the CUDA backend from the
+// module libquickfill-cuda.so at run time (cuda/cuda_module.h), so that
+// only a machine with the CUDA driver maps cudart and cuBLAS; the libraries
+// depend one way and no symbol is resolved by link order or weak
+// definitions.
 #pragma once
 
 #include <memory>
