@@ -155,16 +155,15 @@ void silu_mul(const float* gate, const float* up, float* out, int64_t n) {
   for (; i < n; ++i) out[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
 }
 
-// gelu(x) = 0.5 x (1 + tanh(z)), z = sqrt(2/pi) (x + 0.044715 x^3), with
-// tanh(z) = 1 - 2 / (exp(2z) + 1) from exp8 (saturates to +-1 at the clamps).
+// gelu(x) = 0.5 x (1 + tanh(z)) = x / (1 + exp(-2z)), z = sqrt(2/pi) (x +
+// 0.044715 x^3): the sigmoid form has no cancellation near 0 and saturates to
+// x and to 0 at exp8's clamps.
 inline __m256 gelu8(__m256 x) {
-  const __m256 one = _mm256_set1_ps(1.0f), half = _mm256_set1_ps(0.5f);
+  const __m256 one = _mm256_set1_ps(1.0f);
   const __m256 x2 = _mm256_mul_ps(x, x);
-  const __m256 z = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(0.79788456080286535588f), x),
-                                 _mm256_fmadd_ps(_mm256_set1_ps(0.044715f), x2, one));
-  const __m256 e = exp8(_mm256_add_ps(z, z));
-  const __m256 t = _mm256_sub_ps(one, _mm256_div_ps(_mm256_set1_ps(2.0f), _mm256_add_ps(e, one)));
-  return _mm256_mul_ps(_mm256_mul_ps(half, x), _mm256_add_ps(one, t));
+  const __m256 z2 = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(-2.0f * 0.79788456080286535588f), x),
+                                  _mm256_fmadd_ps(_mm256_set1_ps(0.044715f), x2, one));
+  return _mm256_div_ps(x, _mm256_add_ps(one, exp8(z2)));
 }
 
 void gelu_mul(const float* x, const float* up, float* out, int64_t n) {

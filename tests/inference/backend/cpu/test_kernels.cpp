@@ -235,6 +235,44 @@ TEST_P(elementwise_levels, ops_match_definitions) {
   EXPECT_NEAR(sat[0], 100.0f, 1e-4);
   EXPECT_NEAR(sat[1], 0.0f, 1e-30);
 
+  // GELU (tanh approximation), alone and gating `up`, against the formula in double.
+  auto gelu_ref = [](double x) {
+    return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / 3.14159265358979323846) * (x + 0.044715 * x * x * x)));
+  };
+  std::vector<float> wide_x(n);
+  for (int64_t i = 0; i < n; ++i) wide_x[i] = a[i] * 12.0f;  // past the tanh saturation both ways
+  gelu_mul(wide_x.data(), nullptr, out.data(), n);
+  for (int64_t i = 0; i < n; ++i) ASSERT_NEAR(out[i], gelu_ref(wide_x[i]), 2e-6 * std::fabs(wide_x[i]) + 1e-7) << i;
+  gelu_mul(a.data(), b.data(), out.data(), n);
+  for (int64_t i = 0; i < n; ++i) {
+    const double ref = gelu_ref(a[i]) * b[i];
+    ASSERT_NEAR(out[i], ref, 2e-6 * std::fabs(ref) + 1e-7) << i;
+  }
+  const float ext[3] = {40.0f, -40.0f, 0.0f};
+  float ge[3];
+  gelu_mul(ext, nullptr, ge, 3);
+  EXPECT_FLOAT_EQ(ge[0], 40.0f);
+  EXPECT_NEAR(ge[1], 0.0f, 1e-30);
+  EXPECT_EQ(ge[2], 0.0f);
+
+  // LayerNorm with and without bias: centred, unit variance, then w and b.
+  std::vector<float> shifted(n);
+  for (int64_t i = 0; i < n; ++i) shifted[i] = a[i] + 3.0f;  // a mean far from 0
+  double mean = 0, var = 0;
+  for (float v : shifted) mean += v;
+  mean /= n;
+  for (float v : shifted) var += (v - mean) * (v - mean);
+  var /= n;
+  const double linv = 1.0 / std::sqrt(var + 1e-5);
+  layer_norm(shifted.data(), w.data(), b.data(), out.data(), n, 1e-5f);
+  for (int64_t i = 0; i < n; ++i) ASSERT_NEAR(out[i], (shifted[i] - mean) * linv * w[i] + b[i], 1e-5) << i;
+  layer_norm(shifted.data(), w.data(), nullptr, out.data(), n, 1e-5f);
+  for (int64_t i = 0; i < n; ++i) ASSERT_NEAR(out[i], (shifted[i] - mean) * linv * w[i], 1e-5) << i;
+
+  out = a;
+  scale(out.data(), -2.5f, n);
+  for (int64_t i = 0; i < n; ++i) ASSERT_EQ(out[i], a[i] * -2.5f);
+
   out = a;
   softmax(out.data(), n);
   double sum = 0, mx = -1e30;
