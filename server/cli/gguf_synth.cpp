@@ -22,7 +22,7 @@ int gguf_synth(std::span<char*> args) {
   arg_parser p("quickfill gguf synth",
                "Writes a GGUF model with random weights and the exact shapes of a preset\n"
                "(qwen2.5-coder-0.5b, qwen2.5-coder-1.5b, tiny); shape options override the preset.");
-  p.add_string({"--arch"}, &arch, "llama or qwen2 (the Qwen presets imply qwen2; tiny defaults to llama)");
+  p.add_string({"--arch"}, &arch, "llama, qwen2, qwen3, starcoder2, gemma or granite (the Qwen presets imply qwen2; tiny defaults to llama)");
   p.add_string({"--preset"}, &preset, "qwen2.5-coder-0.5b | qwen2.5-coder-1.5b | tiny (default)");
   p.add_string({"--type"}, &type, "f32 (default) | f16 | q8_0 | q4_0 | q4_1 | q5_0 | q5_1 | q4_k | q6_k | q4_k_m");
   p.add_string({"-o", "--output"}, &out, "output GGUF path (required)");

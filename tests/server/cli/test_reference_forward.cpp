@@ -1,11 +1,12 @@
 // The engine against an independent NumPy forward pass
-// (tools/reference/reference_forward.py) on small synthetic llama and qwen2
-// models written by `quickfill gguf synth`: `quickfill run --dump-logits`
+// (tools/reference/reference_forward.py) on small synthetic models of every
+// architecture (llama, qwen2, qwen3, starcoder2, gemma, granite) written by `quickfill gguf synth`: `quickfill run --dump-logits`
 // records the logits of every prompt position (one prefill) and of every
 // decode step; the reference recomputes them (as one prefill and token by
 // token) in float64 and checks each row within a relative tolerance. Variants
 // cover GQA, q/k/v biases, NEOX vs adjacent-pair RoPE, tied and untied
-// classifiers, F16 weights, prefill split into several ubatches, and F16 vs
+// classifiers, qwen3's q/k norms, starcoder2's LayerNorm and GELU MLP,
+// gemma's embedding scale and GeGLU, granite's multipliers, F16 weights, prefill split into several ubatches, and F16 vs
 // F32 KV cache. Skips when /usr/bin/python3 with numpy is absent.
 #include <gtest/gtest.h>
 
@@ -32,6 +33,14 @@ const variant k_variants[] = {
     {"qwen2_f32_kv32", "qwen2", "f32", "f32", "512", "1e-5"},
     {"qwen2_f32_kv16_ubatch7", "qwen2", "f32", "f16", "7", "2e-3"},
     {"qwen2_f16_kv16", "qwen2", "f16", "f16", "512", "2e-3"},
+    {"qwen3_f32_kv32", "qwen3", "f32", "f32", "512", "1e-5"},
+    {"qwen3_f32_kv16_ubatch5", "qwen3", "f32", "f16", "5", "2e-3"},
+    {"starcoder2_f32_kv32", "starcoder2", "f32", "f32", "512", "1e-5"},
+    {"starcoder2_f16_kv16_ubatch7", "starcoder2", "f16", "f16", "7", "2e-3"},
+    {"gemma_f32_kv32", "gemma", "f32", "f32", "512", "1e-5"},
+    {"gemma_f16_kv16", "gemma", "f16", "f16", "512", "2e-3"},
+    {"granite_f32_kv32", "granite", "f32", "f32", "512", "1e-5"},
+    {"granite_f32_kv16_ubatch5", "granite", "f32", "f16", "5", "2e-3"},
 };
 
 void PrintTo(const variant& v, std::ostream* os) { *os << v.name; }
