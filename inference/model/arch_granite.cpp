@@ -2,7 +2,7 @@
 // layout).
 //
 // The llama block (adjacent-pair rope, SwiGLU) with four multipliers from
-// metadata, each required as llama.cpp requires them:
+// metadata, each required as llama.cpp requires them (0 meaning none):
 // granite.embedding_scale multiplies the token embeddings,
 // granite.residual_scale each block's output before it joins the residual,
 // granite.attention.scale replaces 1/sqrt(head_dim) as the q.k scale, and the
@@ -21,9 +21,11 @@ namespace qf::infer {
 
 namespace {
 
-float required_scale(const gguf::file& f, const std::string& key) {
+// A multiplier llama.cpp requires; 0 there means "none" (dflt).
+float required_scale(const gguf::file& f, const std::string& key, float dflt) {
   if (!f.find(key)) throw model_error("missing metadata '" + key + "'");
-  return opt_float(f, key, 1.0f, 1e-6f, 1e6f);
+  const float v = opt_float(f, key, dflt, 0.0f, 1e6f);
+  return v == 0.0f ? dflt : v;
 }
 
 class granite_arch final : public architecture {
@@ -34,10 +36,10 @@ class granite_arch final : public architecture {
     read_llama_like_hparams(f, hp);
     hp.rope = rope_style::norm;
     const std::string a = hp.arch + ".";
-    hp.embd_scale = required_scale(f, a + "embedding_scale");
-    hp.residual_scale = required_scale(f, a + "residual_scale");
-    hp.attn_scale = required_scale(f, a + "attention.scale");
-    hp.logit_scale = required_scale(f, a + "logit_scale");
+    hp.embd_scale = required_scale(f, a + "embedding_scale", 1.0f);
+    hp.residual_scale = required_scale(f, a + "residual_scale", 1.0f);
+    hp.attn_scale = required_scale(f, a + "attention.scale", 0.0f);  // 0: 1 / sqrt(head_dim)
+    hp.logit_scale = required_scale(f, a + "logit_scale", 1.0f);
   }
 
   void load(const gguf::file&, weight_loader& ld, hparams& hp, model_weights& w) const override {
