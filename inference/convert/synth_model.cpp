@@ -123,6 +123,9 @@ void validate(const synth_spec& s) {
   if (s.n_head % s.n_head_kv != 0) throw std::invalid_argument("heads must be a multiple of kv-heads");
   if (s.head_dim() % 2 != 0) throw std::invalid_argument("head size (dim / heads) must be even for RoPE");
   if (!(s.init_std > 0 && s.init_std < 10)) throw std::invalid_argument("init std must be in (0, 10)");
+  if (s.yarn_factor != 0 && !(s.yarn_factor >= 1 && s.yarn_factor <= 1024))
+    throw std::invalid_argument("yarn factor must be in [1, 1024]");
+  if (s.yarn_factor != 0) range("yarn original context", s.yarn_orig_ctx, 1, 1 << 24);
 }
 
 void write_synth_model(const synth_spec& s, ggml_type type, const std::string& out_path) {
@@ -147,6 +150,11 @@ void write_synth_model(const synth_spec& s, ggml_type type, const std::string& o
   const bool sc2 = a == "starcoder2";
   out.add_f32(a + (sc2 ? ".attention.layer_norm_epsilon" : ".attention.layer_norm_rms_epsilon"), s.rms_eps);
   out.add_f32(a + ".rope.freq_base", s.rope_base);
+  if (s.yarn_factor != 0) {  // llama.cpp's YaRN keys; betas and ext_factor left at their defaults
+    out.add_string(a + ".rope.scaling.type", "yarn");
+    out.add_f32(a + ".rope.scaling.factor", s.yarn_factor);
+    out.add_u32(a + ".rope.scaling.original_context_length", static_cast<uint32_t>(s.yarn_orig_ctx));
+  }
   if (a == "granite") {  // multipliers of the size Granite 3 uses, scaled to a tiny model
     out.add_f32(a + ".embedding_scale", 12.0f);
     out.add_f32(a + ".residual_scale", 0.22f);

@@ -30,6 +30,8 @@ struct synth_spec {
   bool tied = false;     // no output.weight: the token embedding is reused
   bool qkv_bias = false; // attn_q/k/v.bias (qwen2)
   float init_std = 0.02f;
+  float yarn_factor = 0;      // > 0: rope.scaling.type yarn with this factor (>= 1)
+  int64_t yarn_orig_ctx = 0;  // rope.scaling.original_context_length under YaRN
   uint64_t seed = 1;
   int64_t head_dim() const { return n_embd / n_head; }
 };

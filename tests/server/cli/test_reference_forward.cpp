@@ -22,6 +22,7 @@ struct variant {
   const char* kv_type;   // run --kv-type
   const char* ubatch;    // run --ubatch
   const char* rtol;      // reference tolerance (relative to the row's max |logit|)
+  const char* yarn = nullptr;  // synth --yarn FACTOR (original context: --ctx / factor)
 };
 
 // F32 KV: only float rounding differences remain (measured ~4e-7); F16 KV adds
@@ -41,6 +42,8 @@ const variant k_variants[] = {
     {"gemma_f16_kv16", "gemma", "f16", "f16", "512", "2e-3"},
     {"granite_f32_kv32", "granite", "f32", "f32", "512", "1e-5"},
     {"granite_f32_kv16_ubatch5", "granite", "f32", "f16", "5", "2e-3"},
+    {"llama_yarn4_f32_kv32", "llama", "f32", "f32", "512", "1e-5", "4"},
+    {"qwen3_yarn8_f32_kv16", "qwen3", "f32", "f16", "512", "2e-3", "8"},
 };
 
 void PrintTo(const variant& v, std::ostream* os) { *os << v.name; }
@@ -54,8 +57,10 @@ TEST_P(ReferenceForward, LogitsAgreeAtEveryPosition) {
   std::string dir = scratch_dir(std::string("ref_") + v.name);
   std::string model = dir + "/model.gguf", dump = dir + "/logits.bin";
   // A larger init std than the default makes the layers' nonlinearities matter.
-  run_result s = run_quickfill({"gguf", "synth", "--arch", v.arch, "--preset", "tiny", "--type", v.type, "--std",
-                                "0.08", "--seed", "7", "-o", model});
+  std::vector<std::string> synth = {"gguf", "synth", "--arch", v.arch, "--preset", "tiny", "--type", v.type,
+                                    "--std", "0.08", "--seed", "7", "-o", model};
+  if (v.yarn) synth.insert(synth.end(), {"--yarn", v.yarn});
+  run_result s = run_quickfill(synth);
   ASSERT_EQ(s.exit_code, 0) << s.err;
   run_result r = run_quickfill({"run", "-m", model, "-p",
                                 "def fib(n):\n    return n if n < 2 else fib(n - 1) + fib(n - 2)\n", "-n", "16",
