@@ -9,6 +9,7 @@
 #include <cmath>
 #include <string>
 
+#include "inference/backend/backend.h"
 #include "inference/backend/cpu/ops.h"
 #include "tests/inference/backend/cpu/kernel_test_util.h"
 
@@ -299,4 +300,46 @@ TEST(cpu, detection_is_consistent) {
   level_guard g;
   set_kernel_level("auto");
   std::printf("[ info ] auto kernel level: %s\n", std::string(kernel_level()).c_str());
+}
+
+// The CPU backend's LayerNorm, GELU, GeGLU and scale over sizes that split
+// across threads, with the output aliasing the input, against the kernels
+// called directly on one thread.
+TEST(cpu_backend_ops, layer_norm_gelu_geglu_scale_split_over_threads) {
+  auto be = qf::infer::make_cpu_backend(2);
+  const int64_t rows = 9, cols = 96, n = int64_t{1} << 17;  // above the parallel thresholds
+  const auto x = qf::test::random_floats(static_cast<size_t>(n), 11, 3.0f);
+  const auto u = qf::test::random_floats(static_cast<size_t>(n), 12);
+  const auto w = qf::test::random_floats(static_cast<size_t>(cols), 13), b = qf::test::random_floats(static_cast<size_t>(cols), 14);
+  auto buf = [&](const std::vector<float>& v) {
+    auto p = be->alloc(v.size() * sizeof(float));
+    be->upload(*p, 0, v.data(), v.size() * sizeof(float));
+    return p;
+  };
+  auto get = [&](const qf::infer::buffer& p, size_t count) {
+    std::vector<float> v(count);
+    be->download(p, 0, v.data(), count * sizeof(float));
+    return v;
+  };
+  auto bx = buf(x), bu = buf(u), bw = buf(w), bb = buf(b);
+  be->layer_norm(*bx, *bw, bb.get(), *bx, rows, cols, 1e-5f);  // in place
+  std::vector<float> ref(static_cast<size_t>(rows * cols));
+  for (int64_t r = 0; r < rows; ++r) layer_norm(x.data() + r * cols, w.data(), b.data(), ref.data() + r * cols, cols, 1e-5f);
+  EXPECT_EQ(get(*bx, ref.size()), ref);
+
+  bx = buf(x);
+  be->gelu(*bx, *bx, n);
+  std::vector<float> g(static_cast<size_t>(n));
+  gelu_mul(x.data(), nullptr, g.data(), n);
+  EXPECT_EQ(get(*bx, g.size()), g);
+
+  bx = buf(x);
+  be->geglu(*bx, *bu, *bx, n);
+  gelu_mul(x.data(), u.data(), g.data(), n);
+  EXPECT_EQ(get(*bx, g.size()), g);
+
+  bx = buf(x);
+  be->scale(*bx, 0.125f, n);
+  const auto s = get(*bx, static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) ASSERT_EQ(s[i], x[i] * 0.125f) << i;
 }
