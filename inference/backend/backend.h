@@ -14,7 +14,7 @@
 //  - Ops may run asynchronously (in order); download() waits for them, and
 //    synchronize() waits without copying.
 //  - An `f32_ref` names elements [offset, ...) of a buffer viewed as f32.
-//  - Element-wise ops (add, swiglu, add_bias) allow `out` to alias an input.
+//  - Element-wise ops (add, swiglu, geglu, gelu, add_bias) allow `out` to alias an input.
 //
 // Layouts: activations are row-major [n_tokens][width]. A KV cache buffer of
 // one layer is [n_cells][n_head_kv][head_dim] in kv_type (f16 or f32); cell i
@@ -137,10 +137,19 @@ class backend {
   virtual void matmul(const weight& w, f32_ref x, int64_t n, f32_ref y) = 0;
   // y[r][:] = x[r][:] / rms(x[r][:]) * w;  w: f32 [n_cols].
   virtual void rms_norm(f32_ref x, const buffer& w, f32_ref y, int64_t n_rows, int64_t n_cols, float eps) = 0;
+  // y[r][:] = (x[r][:] - mean) / sqrt(var + eps) * w + b, mean and variance
+  // over the row;  w, b: f32 [n_cols], b may be null (no bias).
+  virtual void layer_norm(f32_ref x, const buffer& w, const buffer* b, f32_ref y, int64_t n_rows, int64_t n_cols,
+                          float eps) = 0;
   // x[r][c] += b[c];  b: f32 [n_cols].
   virtual void add_bias(f32_ref x, const buffer& b, int64_t n_rows, int64_t n_cols) = 0;
   virtual void add(f32_ref a, f32_ref b, f32_ref out, int64_t n) = 0;        // out = a + b
   virtual void swiglu(f32_ref gate, f32_ref up, f32_ref out, int64_t n) = 0;  // out = silu(gate) * up
+  // GELU with the tanh approximation (ggml_gelu):
+  // gelu(x) = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+  virtual void gelu(f32_ref x, f32_ref out, int64_t n) = 0;                  // out = gelu(x)
+  virtual void geglu(f32_ref gate, f32_ref up, f32_ref out, int64_t n) = 0;   // out = gelu(gate) * up
+  virtual void scale(f32_ref x, float s, int64_t n) = 0;                     // x *= s, in place
   // Rotates x [n_tokens][n_heads][head_dim] in place; pos: int32 [n_tokens].
   virtual void rope(f32_ref x, const buffer& pos, int64_t n_tokens, int64_t n_heads, int64_t head_dim,
                     const rope_params& rp) = 0;

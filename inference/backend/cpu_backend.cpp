@@ -147,6 +147,17 @@ void cpu_backend::rms_norm(f32_ref x, const buffer& w, f32_ref y, int64_t n_rows
   });
 }
 
+void cpu_backend::layer_norm(f32_ref x, const buffer& w, const buffer* b, f32_ref y, int64_t n_rows, int64_t n_cols,
+                             float eps) {
+  const float* xs = f32(x);
+  const float* ws = f32c(w);
+  const float* bs = b ? f32c(*b) : nullptr;
+  float* ys = f32(y);
+  parallel_for(n_rows, 4, [&](int64_t rb, int64_t re, int) {
+    for (int64_t r = rb; r < re; ++r) cpu::layer_norm(xs + r * n_cols, ws, bs, ys + r * n_cols, n_cols, eps);
+  });
+}
+
 void cpu_backend::add_bias(f32_ref x, const buffer& b, int64_t n_rows, int64_t n_cols) {
   float* xs = f32(x);
   const float* bs = f32c(b);
@@ -167,6 +178,24 @@ void cpu_backend::swiglu(f32_ref gate, f32_ref up, f32_ref out, int64_t n) {
   const float* u = f32(up);
   float* o = f32(out);
   parallel_for(n, 1 << 15, [&](int64_t s, int64_t e, int) { cpu::silu_mul(g + s, u + s, o + s, e - s); });
+}
+
+void cpu_backend::gelu(f32_ref x, f32_ref out, int64_t n) {
+  const float* xs = f32(x);
+  float* o = f32(out);
+  parallel_for(n, 1 << 15, [&](int64_t s, int64_t e, int) { cpu::gelu_mul(xs + s, nullptr, o + s, e - s); });
+}
+
+void cpu_backend::geglu(f32_ref gate, f32_ref up, f32_ref out, int64_t n) {
+  const float* g = f32(gate);
+  const float* u = f32(up);
+  float* o = f32(out);
+  parallel_for(n, 1 << 15, [&](int64_t s, int64_t e, int) { cpu::gelu_mul(g + s, u + s, o + s, e - s); });
+}
+
+void cpu_backend::scale(f32_ref x, float s, int64_t n) {
+  float* xs = f32(x);
+  parallel_for(n, 1 << 16, [&](int64_t b, int64_t e, int) { cpu::scale(xs + b, s, e - b); });
 }
 
 void cpu_backend::rope(f32_ref x, const buffer& pos_buf, int64_t n_tokens, int64_t n_heads, int64_t head_dim,
@@ -278,7 +307,7 @@ void cpu_backend::kv_rope_shift(buffer& k_cache, ggml_type kv_type, int64_t firs
   if (static_cast<size_t>(first + n) * row_len * kv_elem_size(kv_type) > k_cache.size())
     throw std::out_of_range("kv_rope_shift beyond the cache");
   std::vector<float> cs(static_cast<size_t>(rp.n_rot));  // once per shift, not per token
-  rope_cos_sin(delta, rp, cs.data(), rp.freq_factors ? f32c(*rp.freq_factors) : nullptr);
+  rope_cos_sin(delta, rp, cs.data(), rp.freq_factors ? f32c(*rp.freq_factors) : nullptr, /*shift=*/true);
   uint8_t* base = bytes_of(k_cache);
   parallel_for(n, 16, [&](int64_t b, int64_t e, int ith) {
     float* row = scratch(ith, row_len);

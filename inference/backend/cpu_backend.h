@@ -54,9 +54,14 @@ class cpu_backend final : public backend {
   void matmul(const weight& w, f32_ref x, int64_t n, f32_ref y) override;
   void argmax_rows(f32_ref x, int64_t n_rows, int64_t n_cols, buffer& out) override;
   void rms_norm(f32_ref x, const buffer& w, f32_ref y, int64_t n_rows, int64_t n_cols, float eps) override;
+  void layer_norm(f32_ref x, const buffer& w, const buffer* b, f32_ref y, int64_t n_rows, int64_t n_cols,
+                  float eps) override;
   void add_bias(f32_ref x, const buffer& b, int64_t n_rows, int64_t n_cols) override;
   void add(f32_ref a, f32_ref b, f32_ref out, int64_t n) override;
   void swiglu(f32_ref gate, f32_ref up, f32_ref out, int64_t n) override;
+  void gelu(f32_ref x, f32_ref out, int64_t n) override;
+  void geglu(f32_ref gate, f32_ref up, f32_ref out, int64_t n) override;
+  void scale(f32_ref x, float s, int64_t n) override;
   void rope(f32_ref x, const buffer& pos, int64_t n_tokens, int64_t n_heads, int64_t head_dim,
             const rope_params& rp) override;
 

@@ -52,6 +52,8 @@ struct normal_rng {
   }
 };
 
+constexpr const char* k_supported = "supported: llama, qwen2, qwen3, starcoder2, gemma, granite";
+
 uint32_t file_type_of(ggml_type t) {
   if (t == ggml_type::f32) return ft_all_f32;
   if (t == ggml_type::bf16) return ft_mostly_bf16;
@@ -86,8 +88,14 @@ synth_spec synth_preset(const std::string& preset, const std::string& arch) {
     s.name = "synthetic tiny " + s.arch;
     if (s.arch == "qwen2") {
       s.rope_base = 1000000.0f, s.rms_eps = 1e-6f, s.tied = true, s.qkv_bias = true;
-    } else if (s.arch != "llama") {
-      throw std::invalid_argument("unknown architecture '" + s.arch + "' (supported: llama, qwen2)");
+    } else if (s.arch == "qwen3") {
+      s.rope_base = 1000000.0f, s.rms_eps = 1e-6f, s.tied = true;
+    } else if (s.arch == "starcoder2") {
+      s.rope_base = 100000.0f, s.qkv_bias = true;
+    } else if (s.arch == "gemma") {
+      s.rms_eps = 1e-6f, s.tied = true;
+    } else if (s.arch != "llama" && s.arch != "granite") {
+      throw std::invalid_argument("unknown architecture '" + s.arch + "' (" + k_supported + ")");
     }
     return s;
   }
@@ -100,8 +108,10 @@ void validate(const synth_spec& s) {
       throw std::invalid_argument(std::string(what) + " = " + std::to_string(v) + " is out of range " +
                                   std::to_string(lo) + ".." + std::to_string(hi));
   };
-  if (s.arch != "llama" && s.arch != "qwen2")
-    throw std::invalid_argument("unknown architecture '" + s.arch + "' (supported: llama, qwen2)");
+  if (s.arch != "llama" && s.arch != "qwen2" && s.arch != "qwen3" && s.arch != "starcoder2" && s.arch != "gemma" &&
+      s.arch != "granite")
+    throw std::invalid_argument("unknown architecture '" + s.arch + "' (" + k_supported + ")");
+  if (s.arch == "gemma" && !s.tied) throw std::invalid_argument("gemma models always tie the classifier");
   range("vocab", s.n_vocab, 512, 1 << 24);
   range("dim", s.n_embd, 2, 1 << 16);
   range("layers", s.n_layer, 1, 512);
@@ -113,6 +123,9 @@ void validate(const synth_spec& s) {
   if (s.n_head % s.n_head_kv != 0) throw std::invalid_argument("heads must be a multiple of kv-heads");
   if (s.head_dim() % 2 != 0) throw std::invalid_argument("head size (dim / heads) must be even for RoPE");
   if (!(s.init_std > 0 && s.init_std < 10)) throw std::invalid_argument("init std must be in (0, 10)");
+  if (s.yarn_factor != 0 && !(s.yarn_factor >= 1 && s.yarn_factor <= 1024))
+    throw std::invalid_argument("yarn factor must be in [1, 1024]");
+  if (s.yarn_factor != 0) range("yarn original context", s.yarn_orig_ctx, 1, 1 << 24);
 }
 
 void write_synth_model(const synth_spec& s, ggml_type type, const std::string& out_path) {
@@ -134,11 +147,23 @@ void write_synth_model(const synth_spec& s, ggml_type type, const std::string& o
   out.add_u32(a + ".rope.dimension_count", static_cast<uint32_t>(s.head_dim()));
   out.add_u32(a + ".attention.head_count", static_cast<uint32_t>(s.n_head));
   out.add_u32(a + ".attention.head_count_kv", static_cast<uint32_t>(s.n_head_kv));
-  out.add_f32(a + ".attention.layer_norm_rms_epsilon", s.rms_eps);
+  const bool sc2 = a == "starcoder2";
+  out.add_f32(a + (sc2 ? ".attention.layer_norm_epsilon" : ".attention.layer_norm_rms_epsilon"), s.rms_eps);
   out.add_f32(a + ".rope.freq_base", s.rope_base);
+  if (s.yarn_factor != 0) {  // llama.cpp's YaRN keys; betas and ext_factor left at their defaults
+    out.add_string(a + ".rope.scaling.type", "yarn");
+    out.add_f32(a + ".rope.scaling.factor", s.yarn_factor);
+    out.add_u32(a + ".rope.scaling.original_context_length", static_cast<uint32_t>(s.yarn_orig_ctx));
+  }
+  if (a == "granite") {  // multipliers of the size Granite 3 uses, scaled to a tiny model
+    out.add_f32(a + ".embedding_scale", 12.0f);
+    out.add_f32(a + ".residual_scale", 0.22f);
+    out.add_f32(a + ".attention.scale", 0.125f);
+    out.add_f32(a + ".logit_scale", 8.0f);
+  }
 
   out.add_string("tokenizer.ggml.model", "gpt2");
-  out.add_string("tokenizer.ggml.pre", a == "qwen2" ? "qwen2" : "llama-bpe");
+  out.add_string("tokenizer.ggml.pre", a == "qwen2" || a == "qwen3" ? "qwen2" : "llama-bpe");
   out.add_string_array("tokenizer.ggml.tokens", vocab.tokens);
   out.add_i32_array("tokenizer.ggml.token_type", vocab.types);
   out.add_string_array("tokenizer.ggml.merges", vocab.merges);
@@ -178,6 +203,7 @@ void write_synth_model(const synth_spec& s, ggml_type type, const std::string& o
   for (int64_t l = 0; l < s.n_layer; ++l) {
     std::string b = "blk." + std::to_string(l) + ".";
     vector(b + "attn_norm.weight", d, 1.0f, 0.1f);
+    if (sc2) vector(b + "attn_norm.bias", d, 0.0f, s.init_std);
     matrix(b + "attn_q.weight", q_dim, d);
     matrix(b + "attn_k.weight", kv_dim, d);
     matrix(b + "attn_v.weight", kv_dim, d);
@@ -186,13 +212,22 @@ void write_synth_model(const synth_spec& s, ggml_type type, const std::string& o
       vector(b + "attn_k.bias", kv_dim, 0.0f, s.init_std);
       vector(b + "attn_v.bias", kv_dim, 0.0f, s.init_std);
     }
+    if (a == "qwen3") {  // per-head q/k RMSNorm weights, spread so that they matter
+      vector(b + "attn_q_norm.weight", hd, 1.0f, 0.3f);
+      vector(b + "attn_k_norm.weight", hd, 1.0f, 0.3f);
+    }
     matrix(b + "attn_output.weight", d, q_dim);
+    if (sc2) vector(b + "attn_output.bias", d, 0.0f, s.init_std);
     vector(b + "ffn_norm.weight", d, 1.0f, 0.1f);
-    matrix(b + "ffn_gate.weight", s.n_ff, d);
+    if (sc2) vector(b + "ffn_norm.bias", d, 0.0f, s.init_std);
+    if (!sc2) matrix(b + "ffn_gate.weight", s.n_ff, d);
     matrix(b + "ffn_up.weight", s.n_ff, d);
+    if (sc2) vector(b + "ffn_up.bias", s.n_ff, 0.0f, s.init_std);
     matrix(b + "ffn_down.weight", d, s.n_ff);
+    if (sc2) vector(b + "ffn_down.bias", d, 0.0f, s.init_std);
   }
   vector("output_norm.weight", d, 1.0f, 0.1f);
+  if (sc2) vector("output_norm.bias", d, 0.0f, s.init_std);
   if (!s.tied) matrix("output.weight", s.n_vocab, d);
   out.write(out_path);
 }

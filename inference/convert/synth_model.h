@@ -10,7 +10,9 @@
 //
 // Presets: "qwen2.5-coder-0.5b" and "qwen2.5-coder-1.5b" (exact Qwen2.5-Coder
 // shapes, arch qwen2, tied embeddings, q/k/v biases, rope base 1e6, eps 1e-6,
-// vocab 151936) and "tiny" (a few-layer model for tests, either arch).
+// vocab 151936) and "tiny" (a few-layer model for tests, any supported arch:
+// llama, qwen2, qwen3, starcoder2, gemma, granite, each with its own tensor
+// set and metadata as llama.cpp's converter writes them).
 #pragma once
 
 #include <cstdint>
@@ -21,13 +23,15 @@
 namespace qf::infer::convert {
 
 struct synth_spec {
-  std::string arch = "llama";  // llama | qwen2
+  std::string arch = "llama";  // llama | qwen2 | qwen3 | starcoder2 | gemma | granite
   std::string name = "synthetic";
   int64_t n_vocab = 512, n_embd = 64, n_layer = 2, n_head = 4, n_head_kv = 2, n_ff = 128, n_ctx = 256;
   float rope_base = 10000.0f, rms_eps = 1e-5f;
   bool tied = false;     // no output.weight: the token embedding is reused
   bool qkv_bias = false; // attn_q/k/v.bias (qwen2)
   float init_std = 0.02f;
+  float yarn_factor = 0;      // > 0: rope.scaling.type yarn with this factor (>= 1)
+  int64_t yarn_orig_ctx = 0;  // rope.scaling.original_context_length under YaRN
   uint64_t seed = 1;
   int64_t head_dim() const { return n_embd / n_head; }
 };

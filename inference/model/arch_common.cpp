@@ -65,6 +65,16 @@ int64_t blocks_in_file(const gguf::file& f) {
 }
 }  // namespace
 
+float opt_float(const gguf::file& f, const std::string& key, float dflt, float lo, float hi) {
+  if (!f.find(key)) return dflt;
+  const auto v = f.get_float(key);
+  if (!v) throw model_error("metadata '" + key + "' is not a number");
+  if (!std::isfinite(*v) || *v < lo || *v > hi)
+    throw model_error("metadata '" + key + "' = " + std::to_string(*v) + " is out of range (" + std::to_string(lo) +
+                      ".." + std::to_string(hi) + ")");
+  return static_cast<float>(*v);
+}
+
 void read_llama_like_hparams(const gguf::file& f, hparams& hp) {
   const std::string a = hp.arch + ".";
   hp.n_embd = require_int(f, a + "embedding_length", k_max_embd);
@@ -94,15 +104,28 @@ void read_llama_like_hparams(const gguf::file& f, hparams& hp) {
   if (auto base = f.get_float(a + "rope.freq_base")) hp.rope_freq_base = static_cast<float>(*base);
   if (!(hp.rope_freq_base > 0) || !std::isfinite(hp.rope_freq_base)) throw model_error("invalid rope.freq_base");
   hp.rope_freq_scale = 1.0f;
+  hp.n_ctx_orig = hp.n_ctx_train;
   const auto type = f.get_string(a + "rope.scaling.type");
   if (type && *type != "none") {
-    if (*type != "linear")
-      throw model_error("rope scaling type '" + *type + "' is not supported (supported: none, linear)");
+    if (*type != "linear" && *type != "yarn")
+      throw model_error("rope scaling type '" + *type + "' is not supported (supported: none, linear, yarn)");
     auto factor = f.get_float(a + "rope.scaling.factor");
     if (factor && *factor > 0 && std::isfinite(*factor)) hp.rope_freq_scale = static_cast<float>(1.0 / *factor);
+    if (*type == "yarn") {
+      if (!factor || !(*factor >= 1) || !std::isfinite(*factor))
+        throw model_error("rope scaling type 'yarn' needs '" + a + "rope.scaling.factor' >= 1");
+      hp.n_ctx_orig = opt_int(f, a + "rope.scaling.original_context_length", hp.n_ctx_train, k_max_ctx);
+      hp.rope_ext_factor = opt_float(f, a + "rope.scaling.yarn_ext_factor", 1.0f, 0.0f, 1.0f);
+      hp.yarn_beta_fast = opt_float(f, a + "rope.scaling.yarn_beta_fast", 32.0f, 1e-3f, 1e4f);
+      hp.yarn_beta_slow = opt_float(f, a + "rope.scaling.yarn_beta_slow", 1.0f, 1e-3f, 1e4f);
+    }
   } else if (auto fs = f.get_float(a + "rope.scale_linear"); fs && *fs > 0 && std::isfinite(*fs)) {  // older key
     hp.rope_freq_scale = static_cast<float>(1.0 / *fs);
   }
+  // llama.cpp writes the YaRN magnitude as rope.scaling.attn_factor (older
+  // files: yarn_attn_factor); it multiplies cos and sin whatever the scaling.
+  hp.rope_attn_factor = opt_float(f, a + "rope.scaling.attn_factor",
+                                  opt_float(f, a + "rope.scaling.yarn_attn_factor", 1.0f, 1e-3f, 1e3f), 1e-3f, 1e3f);
   const gguf::tensor_info* embd = f.find_tensor("token_embd.weight");
   if (!embd) throw model_error("missing tensor 'token_embd.weight'");
   if (embd->ne.empty() || embd->ne[0] != hp.n_embd)
@@ -116,48 +139,70 @@ void read_llama_like_hparams(const gguf::file& f, hparams& hp) {
 
 namespace {
 // One pass over the tensor set; see load_llama_like_weights.
-void llama_like_tensors(weight_loader& ld, hparams& hp, model_weights& w, bool biases) {
+void llama_like_tensors(weight_loader& ld, hparams& hp, model_weights& w, const tensor_set& ts) {
   const int64_t E = hp.n_embd, Q = hp.n_embd_q(), KV = hp.n_embd_kv(), F = hp.n_ff, V = hp.n_vocab;
   w.tok_embd = ld.matrix("token_embd.weight", V, E);
   w.output_norm = ld.vector("output_norm.weight", E);
-  if (ld.has("rope_freqs.weight")) w.rope_freqs = ld.vector("rope_freqs.weight", hp.n_rot / 2);
-  hp.tied_embeddings = !ld.has("output.weight");
+  if (ts.norm_bias) w.output_norm_b = ld.vector("output_norm.bias", E);
+  if (ts.rope_freqs && ld.has("rope_freqs.weight")) w.rope_freqs = ld.vector("rope_freqs.weight", hp.n_rot / 2);
+  hp.tied_embeddings = !ts.output || !ld.has("output.weight");
   if (!hp.tied_embeddings) w.output = ld.matrix("output.weight", V, E);
   w.layers.resize(static_cast<size_t>(hp.n_layer));
   for (int64_t il = 0; il < hp.n_layer; ++il) {
     const std::string p = "blk." + std::to_string(il) + ".";
     layer_weights& L = w.layers[static_cast<size_t>(il)];
     L.attn_norm = ld.vector(p + "attn_norm.weight", E);
+    if (ts.norm_bias) L.attn_norm_b = ld.vector(p + "attn_norm.bias", E);
     L.wq = ld.matrix(p + "attn_q.weight", Q, E);
     L.wk = ld.matrix(p + "attn_k.weight", KV, E);
     L.wv = ld.matrix(p + "attn_v.weight", KV, E);
-    if (biases) {
+    if (ts.qkv_bias) {
       L.bq = ld.vector(p + "attn_q.bias", Q);
       L.bk = ld.vector(p + "attn_k.bias", KV);
       L.bv = ld.vector(p + "attn_v.bias", KV);
     }
+    if (ts.qk_norm) {
+      L.q_norm = ld.vector(p + "attn_q_norm.weight", hp.head_dim);
+      L.k_norm = ld.vector(p + "attn_k_norm.weight", hp.head_dim);
+    }
     L.wo = ld.matrix(p + "attn_output.weight", E, Q);
+    if (ts.o_bias) L.bo = ld.vector(p + "attn_output.bias", E);
     L.ffn_norm = ld.vector(p + "ffn_norm.weight", E);
-    L.ffn_gate = ld.matrix(p + "ffn_gate.weight", F, E);
+    if (ts.norm_bias) L.ffn_norm_b = ld.vector(p + "ffn_norm.bias", E);
+    if (ts.ffn_gate) L.ffn_gate = ld.matrix(p + "ffn_gate.weight", F, E);
     L.ffn_up = ld.matrix(p + "ffn_up.weight", F, E);
+    if (ts.ffn_bias) L.ffn_up_b = ld.vector(p + "ffn_up.bias", F);
     L.ffn_down = ld.matrix(p + "ffn_down.weight", E, F);
+    if (ts.ffn_bias) L.ffn_down_b = ld.vector(p + "ffn_down.bias", E);
   }
 }
 }  // namespace
 
-void load_llama_like_weights(weight_loader& ld, hparams& hp, model_weights& w, bool biases) {
-  // The first pass only checks every tensor (presence, shape, type), so a file
-  // that fails anywhere fails before anything is uploaded; the second uploads.
+void load_llama_like_weights(weight_loader& ld, hparams& hp, model_weights& w, const tensor_set& ts) {
+  // The first pass only checks every tensor (presence, shape, type) and then
+  // that the file has no tensor the architecture does not use, so a file that
+  // fails anywhere fails before anything is uploaded; the second uploads.
   model_weights checked;
   ld.set_check_only(true);
-  llama_like_tensors(ld, hp, checked, biases);
+  llama_like_tensors(ld, hp, checked, ts);
+  ld.require_all_used(hp.arch);
   ld.set_check_only(false);
-  llama_like_tensors(ld, hp, w, biases);
+  llama_like_tensors(ld, hp, w, ts);
 }
 
 rope_params rope_params_of(const model& m) {
   const hparams& hp = m.hp();
-  return rope_params{hp.rope, hp.n_rot, hp.rope_freq_base, hp.rope_freq_scale, m.weights().rope_freqs.get()};
+  rope_params rp{hp.rope, hp.n_rot, hp.rope_freq_base, hp.rope_freq_scale, m.weights().rope_freqs.get()};
+  rp.ext_factor = hp.rope_ext_factor;
+  rp.attn_factor = hp.rope_attn_factor;
+  if (rp.ext_factor != 0)
+    yarn_corr_dims(hp.n_rot, hp.n_ctx_orig, hp.rope_freq_base, hp.yarn_beta_fast, hp.yarn_beta_slow, rp.corr_low,
+                   rp.corr_high);
+  return rp;
+}
+
+float hparams::kq_scale() const {
+  return attn_scale > 0 ? attn_scale : 1.0f / std::sqrt(static_cast<float>(head_dim));
 }
 
 }  // namespace qf::infer

@@ -31,7 +31,7 @@ class llama_arch final : public architecture {
   }
 
   void load(const gguf::file&, weight_loader& ld, hparams& hp, model_weights& w) const override {
-    load_llama_like_weights(ld, hp, w, /*biases=*/false);
+    load_llama_like_weights(ld, hp, w, tensor_set{});
   }
 
   bool forward(const model& m, context_state& s, const forward_batch& b) const override {

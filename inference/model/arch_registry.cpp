@@ -4,7 +4,8 @@
 namespace qf::infer {
 
 namespace {
-const architecture* const k_all[] = {&llama_architecture(), &qwen2_architecture()};
+const architecture* const k_all[] = {&llama_architecture(), &qwen2_architecture(), &qwen3_architecture(),
+                                     &starcoder2_architecture(), &gemma_architecture(), &granite_architecture()};
 }
 
 const architecture* find_architecture(std::string_view name) {

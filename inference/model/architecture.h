@@ -1,11 +1,13 @@
 // The seam between the generic engine (model loading, context, KV cache) and
 // one model architecture. Each architecture lives in its own file
-// (arch_llama.cpp, arch_qwen2.cpp) and provides:
+// (arch_llama.cpp, arch_qwen2.cpp, arch_qwen3.cpp, arch_starcoder2.cpp,
+// arch_gemma.cpp, arch_granite.cpp) and provides:
 //  - read_hparams(): hyperparameters from "{arch}.*" metadata, each bounded
 //    and checked against the tensors before anything is sized by it (no
 //    backend needed: a bad file fails before a device is started);
 //  - load(): the weights, every tensor checked by name, shape and type before
-//    any is uploaded;
+//    any is uploaded, and every tensor of the file consumed (an unexpected
+//    tensor is an error naming it);
 //  - forward(): the layers over one ubatch, reading top to bottom as a
 //    sequence of backend ops.
 // find_architecture() maps general.architecture to one of them.
@@ -49,8 +51,12 @@ class architecture {
 
 const architecture& llama_architecture();  // arch_llama.cpp
 const architecture& qwen2_architecture();  // arch_qwen2.cpp
+const architecture& qwen3_architecture();       // arch_qwen3.cpp
+const architecture& starcoder2_architecture();  // arch_starcoder2.cpp
+const architecture& gemma_architecture();       // arch_gemma.cpp
+const architecture& granite_architecture();     // arch_granite.cpp
 const architecture* find_architecture(std::string_view name);  // nullptr if unknown
-std::string supported_architectures();                          // "llama, qwen2"
+std::string supported_architectures();                          // "llama, qwen2, ..."
 
 // Reads the hyperparameters every llama-like architecture shares from
 // "{arch}.*" metadata; n_vocab comes from token_embd. Every count and size is
@@ -58,10 +64,27 @@ std::string supported_architectures();                          // "llama, qwen2
 // against the blocks the file has tensors for. Throws model_error naming a
 // missing, out-of-range or inconsistent key and its value.
 void read_llama_like_hparams(const gguf::file& f, hparams& hp);
-// Loads the tensors every llama-like architecture shares (with q/k/v biases
-// when `biases`), checking shapes against hp; sets hp.tied_embeddings. Every
-// tensor is checked before the first is uploaded.
-void load_llama_like_weights(weight_loader& ld, hparams& hp, model_weights& w, bool biases);
+// An optional float "{arch}.*" key: dflt when absent; throws model_error when
+// it is not a number or outside [lo, hi].
+float opt_float(const gguf::file& f, const std::string& key, float dflt, float lo, float hi);
+
+// Which of llama.cpp's per-layer tensors an architecture has, beyond the
+// llama set (attn_norm, attn_q/k/v/output, ffn_norm, ffn_gate/up/down).
+struct tensor_set {
+  bool qkv_bias = false;   // attn_q/k/v.bias
+  bool o_bias = false;     // attn_output.bias
+  bool qk_norm = false;    // attn_q_norm.weight, attn_k_norm.weight [head_dim]
+  bool norm_bias = false;  // attn_norm/ffn_norm/output_norm.bias (LayerNorm)
+  bool ffn_gate = true;    // ffn_gate.weight; false: up -> activation -> down
+  bool ffn_bias = false;   // ffn_up.bias, ffn_down.bias
+  bool output = true;      // output.weight may be present (absent: tied); false: always tied
+  bool rope_freqs = true;  // rope_freqs.weight may be present
+};
+// Loads the tensors of `ts`, checking shapes against hp; sets
+// hp.tied_embeddings. Every tensor is checked, and the file checked for
+// tensors outside the set (model_error naming the first), before the first
+// is uploaded.
+void load_llama_like_weights(weight_loader& ld, hparams& hp, model_weights& w, const tensor_set& ts);
 // RoPE parameters of a loaded model (style, dims, base, scaling, frequency factors).
 rope_params rope_params_of(const model& m);
 

@@ -30,7 +30,7 @@ class architecture;   // inference/model/architecture.h
 struct model_weights; // inference/model/weights.h
 
 struct hparams {
-  std::string arch;              // "llama" | "qwen2"
+  std::string arch;              // "llama" | "qwen2" | "qwen3" | "starcoder2" | "gemma" | "granite"
   int64_t n_vocab = 0;           // rows of token_embd
   int64_t n_embd = 0;            // {arch}.embedding_length
   int64_t n_layer = 0;           // {arch}.block_count
@@ -40,11 +40,24 @@ struct hparams {
   int64_t n_rot = 0;             // {arch}.rope.dimension_count, else head_dim
   int64_t n_ff = 0;              // {arch}.feed_forward_length
   int64_t n_ctx_train = 0;       // {arch}.context_length
-  float rms_eps = 1e-5f;         // {arch}.attention.layer_norm_rms_epsilon
+  float rms_eps = 1e-5f;         // {arch}.attention.layer_norm_rms_epsilon (layer_norm_epsilon for LayerNorm archs)
   float rope_freq_base = 10000;  // {arch}.rope.freq_base
-  float rope_freq_scale = 1;     // 1 / {arch}.rope.scaling.factor when scaling.type == "linear"
+  float rope_freq_scale = 1;     // 1 / {arch}.rope.scaling.factor when scaling.type is linear or yarn
   rope_style rope = rope_style::norm;
+  // YaRN ({arch}.rope.scaling.type == "yarn"; rope.h has the formula).
+  float rope_ext_factor = 0;     // {arch}.rope.scaling.yarn_ext_factor, 1 by default under YaRN
+  float rope_attn_factor = 1;    // {arch}.rope.scaling.attn_factor (or yarn_attn_factor)
+  float yarn_beta_fast = 32;     // {arch}.rope.scaling.yarn_beta_fast
+  float yarn_beta_slow = 1;      // {arch}.rope.scaling.yarn_beta_slow
+  int64_t n_ctx_orig = 0;        // {arch}.rope.scaling.original_context_length, else n_ctx_train
   bool tied_embeddings = false;  // output.weight absent -> token_embd reused as classifier
+  // Multipliers (1 unless the architecture defines them).
+  float embd_scale = 1;          // x = embed(tokens) * embd_scale (gemma: sqrt(n_embd); granite.embedding_scale)
+  float residual_scale = 1;      // x += block(x) * residual_scale (granite.residual_scale)
+  float attn_scale = 0;          // q.k scale (granite.attention.scale); 0: 1 / sqrt(head_dim)
+  float logit_scale = 1;         // logits = ... / logit_scale (granite.logit_scale)
+
+  float kq_scale() const;        // attn_scale, or 1 / sqrt(head_dim)
 
   int64_t n_embd_q() const { return n_head * head_dim; }      // width of Q / attention output
   int64_t n_embd_kv() const { return n_head_kv * head_dim; }  // width of K and V rows

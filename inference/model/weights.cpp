@@ -35,8 +35,16 @@ void check_shape(const gguf::tensor_info& t, const std::vector<int64_t>& want) {
 
 bool weight_loader::has(const std::string& name) const { return f_.find_tensor(name) != nullptr; }
 
+void weight_loader::require_all_used(const std::string& arch) const {
+  for (const auto& t : f_.tensors())
+    if (!used_.count(t.name))
+      throw model_error("unexpected tensor '" + t.name + "' in " + f_.path() + ": the " + arch +
+                        " architecture has no such tensor (a different or modified model?)");
+}
+
 weight_ptr weight_loader::matrix(const std::string& name, int64_t rows, int64_t cols) {
   const gguf::tensor_info& t = require(f_, name);
+  used_.insert(name);
   check_shape(t, {cols, rows});
   if (!be_.supports_weight_type(t.type))
     throw model_error("tensor '" + name + "' has type " + std::string(traits(t.type).name) + ", which the " +
@@ -52,6 +60,7 @@ weight_ptr weight_loader::matrix(const std::string& name, int64_t rows, int64_t 
 
 buffer_ptr weight_loader::vector(const std::string& name, int64_t n) {
   const gguf::tensor_info& t = require(f_, name);
+  used_.insert(name);
   check_shape(t, {n});
   if (t.type != ggml_type::f32 && t.type != ggml_type::f16 && t.type != ggml_type::bf16)
     throw model_error("tensor '" + name + "' has type " + std::string(traits(t.type).name) +

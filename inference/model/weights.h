@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -16,22 +17,30 @@ namespace qf::infer {
 
 namespace gguf { class file; }
 
+// Tensors an architecture does not have stay null.
 struct layer_weights {
   buffer_ptr attn_norm;            // f32 [n_embd]
+  buffer_ptr attn_norm_b;          // f32 [n_embd] (layer norm bias: starcoder2)
   weight_ptr wq;                   // [n_embd_q][n_embd]
   weight_ptr wk;                   // [n_embd_kv][n_embd]
   weight_ptr wv;                   // [n_embd_kv][n_embd]
-  buffer_ptr bq, bk, bv;           // f32 [n_embd_q], [n_embd_kv], [n_embd_kv] (qwen2 only)
+  buffer_ptr bq, bk, bv;           // f32 [n_embd_q], [n_embd_kv], [n_embd_kv] (qwen2, starcoder2)
+  buffer_ptr q_norm, k_norm;       // f32 [head_dim] per-head RMSNorm of q and k (qwen3)
   weight_ptr wo;                   // [n_embd][n_embd_q]
+  buffer_ptr bo;                   // f32 [n_embd] (starcoder2)
   buffer_ptr ffn_norm;             // f32 [n_embd]
-  weight_ptr ffn_gate;             // [n_ff][n_embd]
+  buffer_ptr ffn_norm_b;           // f32 [n_embd] (starcoder2)
+  weight_ptr ffn_gate;             // [n_ff][n_embd] (none in starcoder2)
   weight_ptr ffn_up;               // [n_ff][n_embd]
+  buffer_ptr ffn_up_b;             // f32 [n_ff] (starcoder2)
   weight_ptr ffn_down;             // [n_embd][n_ff]
+  buffer_ptr ffn_down_b;           // f32 [n_embd] (starcoder2)
 };
 
 struct model_weights {
   weight_ptr tok_embd;     // [n_vocab][n_embd]
   buffer_ptr output_norm;  // f32 [n_embd]
+  buffer_ptr output_norm_b;  // f32 [n_embd] (starcoder2)
   weight_ptr output;       // [n_vocab][n_embd]; null when tied to tok_embd
   buffer_ptr rope_freqs;   // f32 [n_rot/2] Llama 3.1 rope frequency factors; null when absent
   std::vector<layer_weights> layers;
@@ -51,6 +60,10 @@ class weight_loader {
   weight_ptr matrix(const std::string& name, int64_t rows, int64_t cols);
   // A vector of n floats (stored as f32, f16 or bf16), uploaded as f32.
   buffer_ptr vector(const std::string& name, int64_t n);
+  // Throws model_error naming the first tensor of the file that no matrix()
+  // or vector() call asked for: every tensor must be consumed by its
+  // architecture (a file with extra tensors is another model, not this one).
+  void require_all_used(const std::string& arch) const;
 
   size_t bytes() const { return bytes_; }
   int64_t n_params() const { return n_params_; }
@@ -64,6 +77,7 @@ class weight_loader {
   size_t bytes_ = 0;
   int64_t n_params_ = 0;
   std::map<std::string, size_t> bytes_by_type_;
+  std::set<std::string> used_;  // names asked for, in either pass
 };
 
 }  // namespace qf::infer

@@ -2,6 +2,7 @@
 // (see inference/convert/synth_model.h). The q4_k_m mix is produced by writing
 // an unquantized temporary file and running the same quantizer as
 // `quickfill gguf quantize`.
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <filesystem>
@@ -18,11 +19,12 @@ int gguf_synth(std::span<char*> args) {
   std::string arch, preset = "tiny", out, type = "f32", name;
   int64_t vocab = 0, dim = 0, layers = 0, heads = 0, kv_heads = 0, ff = 0, ctx = 0;
   uint64_t seed = 1;
-  float init_std = 0;
+  float init_std = 0, yarn = 0;
+  int64_t yarn_orig_ctx = 0;
   arg_parser p("quickfill gguf synth",
                "Writes a GGUF model with random weights and the exact shapes of a preset\n"
                "(qwen2.5-coder-0.5b, qwen2.5-coder-1.5b, tiny); shape options override the preset.");
-  p.add_string({"--arch"}, &arch, "llama or qwen2 (the Qwen presets imply qwen2; tiny defaults to llama)");
+  p.add_string({"--arch"}, &arch, "llama, qwen2, qwen3, starcoder2, gemma or granite (the Qwen presets imply qwen2; tiny defaults to llama)");
   p.add_string({"--preset"}, &preset, "qwen2.5-coder-0.5b | qwen2.5-coder-1.5b | tiny (default)");
   p.add_string({"--type"}, &type, "f32 (default) | f16 | q8_0 | q4_0 | q4_1 | q5_0 | q5_1 | q4_k | q6_k | q4_k_m");
   p.add_string({"-o", "--output"}, &out, "output GGUF path (required)");
@@ -36,6 +38,8 @@ int gguf_synth(std::span<char*> args) {
   p.add_int({"--ctx"}, &ctx, "training context length written to the metadata");
   p.add_float({"--std"}, &init_std, "standard deviation of the weights (default 0.02)");
   p.add_string({"--name"}, &name, "general.name");
+  p.add_float({"--yarn"}, &yarn, "YaRN rope scaling with this factor (>= 1; default: none)");
+  p.add_int({"--yarn-orig-ctx"}, &yarn_orig_ctx, "YaRN's original context length (default: --ctx / factor)");
   if (!p.parse(args)) return p.exit_code();
   if (out.empty()) {
     std::fprintf(stderr, "quickfill gguf synth: -o OUT.gguf is required\n");
@@ -60,6 +64,8 @@ int gguf_synth(std::span<char*> args) {
     if (ctx) s.n_ctx = ctx;
     if (init_std != 0) s.init_std = init_std;
     if (!name.empty()) s.name = name;
+    s.yarn_factor = yarn;
+    s.yarn_orig_ctx = yarn_orig_ctx ? yarn_orig_ctx : static_cast<int64_t>(static_cast<float>(s.n_ctx) / std::max(1.0f, yarn));
     s.seed = seed;
     infer::convert::validate(s);
     if (direct) {

@@ -18,12 +18,20 @@ struct family_tokens {
   const char* sep;   // may be nullptr
   const char* eot;   // may be nullptr
   fim_order order;
+  bool sep_required = false;  // the family is told apart from another with the same FIM texts by `sep`
 };
 
 // Token texts as the models' vocabularies spell them. DeepSeek-Coder uses
 // fullwidth bars and U+2581; CodeLlama's SentencePiece pieces carry a leading
-// U+2581 ("▁<PRE>"), which also appears decoded as a space.
-constexpr std::array<family_tokens, 5> k_families{{
+// U+2581 ("▁<PRE>"), which also appears decoded as a space. CodeGemma spells
+// its FIM tokens as Qwen does but has no repo marker and separates files with
+// <|file_separator|>, which also ends a completion; it is tried first, and
+// only matches with that token. Qwen3's vocabulary carries Qwen2.5-Coder's
+// FIM, repo and file tokens with the same texts, so it is detected as that
+// family.
+constexpr std::array<family_tokens, 6> k_families{{
+    {"codegemma", "<|fim_prefix|>", "<|fim_suffix|>", "<|fim_middle|>", nullptr, nullptr, "<|file_separator|>",
+     "<|file_separator|>", fim_order::psm, true},
     {"qwen2.5-coder", "<|fim_prefix|>", "<|fim_suffix|>", "<|fim_middle|>", "<|fim_pad|>", "<|repo_name|>",
      "<|file_sep|>", "<|endoftext|>", fim_order::psm},
     {"starcoder2", "<fim_prefix>", "<fim_suffix>", "<fim_middle>", "<fim_pad>", "<repo_name>", "<file_sep>",
@@ -60,6 +68,7 @@ fim_format detect_fim_format(const lm_vocab& vocab, bool prefer_spm) {
   for (const family_tokens& fam : k_families) {
     int32_t pre = find(vocab, fam.pre), suf = find(vocab, fam.suf), mid = find(vocab, fam.mid);
     if (pre < 0 || suf < 0 || mid < 0) continue;
+    if (fam.sep_required && find(vocab, fam.sep) < 0) continue;
     matched = &fam;
     // The metadata wins where it has ids; the family fills the gaps.
     if (f.pre < 0 || f.suf < 0 || f.mid < 0) {

@@ -1,15 +1,21 @@
 #!/usr/bin/python3
-"""Independent NumPy forward pass of the `llama` and `qwen2` architectures.
+"""Independent NumPy forward pass of the llama, qwen2, qwen3, starcoder2,
+gemma and granite architectures.
 
 Written from the architecture definitions, not from the C++ engine: token
-embedding; per block RMSNorm -> Q/K/V projections (+ biases for qwen2) ->
-rotary embedding (llama: adjacent pairs (2i, 2i+1); qwen2: NEOX halves
-(i, i + n_rot/2); theta_i = base^(-2i/n_rot), position scaled by the linear
-rope scale) -> causal softmax attention with 1/sqrt(head_dim) scaling and
-grouped KV heads (query head h reads KV head h // (n_head / n_head_kv)) ->
-output projection -> residual; RMSNorm -> SwiGLU feed-forward
-(down(silu(gate(x)) * up(x))) -> residual; final RMSNorm; classifier
-(output.weight, or the token embedding when tied). Everything in float64.
+embedding (gemma: times sqrt(n_embd); granite: times embedding_scale); per
+block a norm (RMSNorm; starcoder2: LayerNorm with bias) -> Q/K/V projections
+(+ biases for qwen2 and starcoder2; qwen3: per-head RMSNorm of q and k) ->
+rotary embedding (llama, granite: adjacent pairs (2i, 2i+1); the others: NEOX
+halves (i, i + n_rot/2); theta_i = base^(-2i/n_rot), position scaled by the
+linear rope scale, or YaRN's ramp and magnitude) -> causal softmax attention
+with 1/sqrt(head_dim) scaling (granite: attention.scale) and grouped KV heads
+(query head h reads KV head h // (n_head / n_head_kv)) -> output projection
+(+ bias for starcoder2) -> residual (granite: times residual_scale); norm ->
+feed-forward: SwiGLU down(silu(gate(x)) * up(x)), gemma's GeGLU with GELU's
+tanh approximation, or starcoder2's down(gelu(up(x) + b) ) + b -> residual;
+final norm; classifier (output.weight, or the token embedding when tied;
+granite: divided by logit_scale). Everything in float64.
 
 Usage:
   reference_forward.py MODEL.gguf --compare DUMP [--rtol R]
@@ -39,7 +45,7 @@ class Model:
         f = GGUFFile(path)
         self.f = f
         a = f.arch()
-        if a not in ("llama", "qwen2"):
+        if a not in ("llama", "qwen2", "qwen3", "starcoder2", "gemma", "granite"):
             raise SystemExit(f"reference: unsupported architecture {a}")
         self.arch = a
         g = lambda k, d=None: f.get(f"{a}.{k}", d)
@@ -49,36 +55,75 @@ class Model:
         self.n_head_kv = int(g("attention.head_count_kv", self.n_head))
         self.head_dim = int(g("attention.key_length", self.n_embd // self.n_head))
         self.n_rot = int(g("rope.dimension_count", self.head_dim))
-        self.eps = float(g("attention.layer_norm_rms_epsilon", 1e-5))
-        self.base = float(g("rope.freq_base", 10000.0))
+        self.layer_norm = a == "starcoder2"
+        self.eps = float(g("attention.layer_norm_epsilon" if self.layer_norm else "attention.layer_norm_rms_epsilon",
+                           1e-5))
+        self.base = float(g("rope.freq_base", 1e6 if a in ("qwen2", "qwen3") else 10000.0))
         scale = 1.0
-        if g("rope.scaling.type") == "linear" and g("rope.scaling.factor"):
+        if g("rope.scaling.type") in ("linear", "yarn") and g("rope.scaling.factor"):
             scale = 1.0 / float(g("rope.scaling.factor"))
         self.pos_scale = scale
-        self.neox = a == "qwen2"
+        self.yarn = g("rope.scaling.type") == "yarn"
+        if self.yarn:  # ggml's YaRN: a ramp between the correction dims, cos/sin times mscale
+            orig = float(g("rope.scaling.original_context_length", g("context_length", 2048)))
+            fast, slow = float(g("rope.scaling.yarn_beta_fast", 32.0)), float(g("rope.scaling.yarn_beta_slow", 1.0))
+            dim = lambda turns: self.n_rot * np.log(orig / (turns * 2 * np.pi)) / (2 * np.log(self.base))
+            self.corr = (max(0.0, np.floor(dim(fast))), min(self.n_rot - 1.0, np.ceil(dim(slow))))
+            self.ext = float(g("rope.scaling.yarn_ext_factor", 1.0))
+        self.mscale = float(g("rope.scaling.attn_factor", g("rope.scaling.yarn_attn_factor", 1.0)))
+        if self.yarn and self.ext != 0:
+            self.mscale *= 1.0 + 0.1 * np.log(1.0 / scale)
+        self.neox = a not in ("llama", "granite")
+        granite = a == "granite"
+        self.embd_scale = float(g("embedding_scale")) if granite else np.sqrt(self.n_embd) if a == "gemma" else 1.0
+        self.res_scale = float(g("residual_scale")) if granite else 1.0
+        self.kq_scale = float(g("attention.scale")) if granite else 1.0 / np.sqrt(self.head_dim)
+        self.logit_scale = float(g("logit_scale")) if granite else 1.0
+        self.gelu_act = a in ("starcoder2", "gemma")
         self.emb = f.tensor("token_embd.weight")  # (n_vocab, n_embd)
         self.out = f.tensor("output.weight") if f.has("output.weight") else self.emb
         self.out_norm = f.tensor("output_norm.weight")
+        self.out_norm_b = f.tensor("output_norm.bias") if f.has("output_norm.bias") else None
         self.layers = []
         for l in range(self.n_layer):
             t = lambda n: f.tensor(f"blk.{l}.{n}")
             opt = lambda n: f.tensor(f"blk.{l}.{n}") if f.has(f"blk.{l}.{n}") else None
             self.layers.append(dict(
-                attn_norm=t("attn_norm.weight"), wq=t("attn_q.weight"), wk=t("attn_k.weight"),
-                wv=t("attn_v.weight"), wo=t("attn_output.weight"), bq=opt("attn_q.bias"),
-                bk=opt("attn_k.bias"), bv=opt("attn_v.bias"), ffn_norm=t("ffn_norm.weight"),
-                gate=t("ffn_gate.weight"), up=t("ffn_up.weight"), down=t("ffn_down.weight")))
+                attn_norm=t("attn_norm.weight"), attn_norm_b=opt("attn_norm.bias"), wq=t("attn_q.weight"),
+                wk=t("attn_k.weight"), wv=t("attn_v.weight"), wo=t("attn_output.weight"), bo=opt("attn_output.bias"),
+                bq=opt("attn_q.bias"), bk=opt("attn_k.bias"), bv=opt("attn_v.bias"),
+                q_norm=opt("attn_q_norm.weight"), k_norm=opt("attn_k_norm.weight"),
+                ffn_norm=t("ffn_norm.weight"), ffn_norm_b=opt("ffn_norm.bias"), gate=opt("ffn_gate.weight"),
+                up=t("ffn_up.weight"), up_b=opt("ffn_up.bias"), down=t("ffn_down.weight"),
+                down_b=opt("ffn_down.bias")))
         self.n_vocab = self.emb.shape[0]
 
     def rms_norm(self, x, w):
         return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + self.eps) * w
 
+    def norm(self, x, w, b):
+        if not self.layer_norm:
+            return self.rms_norm(x, w)
+        c = x - x.mean(axis=-1, keepdims=True)
+        y = c / np.sqrt(np.mean(c * c, axis=-1, keepdims=True) + self.eps) * w
+        return y if b is None else y + b
+
+    @staticmethod
+    def gelu(x):
+        return 0.5 * x * (1.0 + np.tanh(np.sqrt(2.0 / np.pi) * (x + 0.044715 * x ** 3)))
+
     def rope(self, x, positions):
         """x: (T, heads, head_dim); rotates the first n_rot dims of each head."""
         half = self.n_rot // 2
         inv = self.base ** (-2.0 * np.arange(half) / self.n_rot)
-        ang = (positions[:, None] * self.pos_scale) * inv[None, :]  # (T, half)
-        cos, sin = np.cos(ang)[:, None, :], np.sin(ang)[:, None, :]
+        if self.yarn:
+            extrap = positions[:, None] * inv[None, :]
+            ramp = 1.0 - np.clip((np.arange(half) - self.corr[0]) / max(0.001, self.corr[1] - self.corr[0]), 0, 1)
+            mix = ramp * self.ext
+            ang = extrap * self.pos_scale * (1 - mix) + extrap * mix
+        else:
+            ang = (positions[:, None] * self.pos_scale) * inv[None, :]  # (T, half)
+        cos, sin = np.cos(ang)[:, None, :] * self.mscale, np.sin(ang)[:, None, :] * self.mscale
         y = x.copy()
         if self.neox:
             a, b = x[..., :half], x[..., half:2 * half]
@@ -99,15 +144,19 @@ class Model:
         T = len(tokens)
         p0 = cache[0]["k"].shape[0]
         pos = np.arange(p0, p0 + T, dtype=np.float64)
-        x = self.emb[np.asarray(tokens)]
+        x = self.emb[np.asarray(tokens)] * self.embd_scale
         group = self.n_head // self.n_head_kv
         for L, c in zip(self.layers, cache):
-            h = self.rms_norm(x, L["attn_norm"])
+            h = self.norm(x, L["attn_norm"], L["attn_norm_b"])
             q, k, v = h @ L["wq"].T, h @ L["wk"].T, h @ L["wv"].T
             if L["bq"] is not None:
                 q, k, v = q + L["bq"], k + L["bk"], v + L["bv"]
-            q = self.rope(q.reshape(T, self.n_head, self.head_dim), pos)
-            k = self.rope(k.reshape(T, self.n_head_kv, self.head_dim), pos)
+            q = q.reshape(T, self.n_head, self.head_dim)
+            k = k.reshape(T, self.n_head_kv, self.head_dim)
+            if L["q_norm"] is not None:  # per-head RMSNorm
+                q, k = self.rms_norm(q, L["q_norm"]), self.rms_norm(k, L["k_norm"])
+            q = self.rope(q, pos)
+            k = self.rope(k, pos)
             v = v.reshape(T, self.n_head_kv, self.head_dim)
             c["k"] = np.concatenate([c["k"], k])
             c["v"] = np.concatenate([c["v"], v])
@@ -116,16 +165,29 @@ class Model:
             mask = np.arange(S)[None, :] > (p0 + np.arange(T))[:, None]  # (T, S) future keys
             for hh in range(self.n_head):
                 kv = hh // group
-                s = q[:, hh, :] @ c["k"][:, kv, :].T / np.sqrt(self.head_dim)
+                s = q[:, hh, :] @ c["k"][:, kv, :].T * self.kq_scale
                 s = np.where(mask, -np.inf, s)
                 s = np.exp(s - s.max(axis=1, keepdims=True))
                 s /= s.sum(axis=1, keepdims=True)
                 att_out[:, hh, :] = s @ c["v"][:, kv, :]
-            x = x + att_out.reshape(T, -1) @ L["wo"].T
-            h = self.rms_norm(x, L["ffn_norm"])
-            g = h @ L["gate"].T
-            x = x + ((g / (1.0 + np.exp(-g))) * (h @ L["up"].T)) @ L["down"].T
-        return self.rms_norm(x, self.out_norm) @ self.out.T
+            o = att_out.reshape(T, -1) @ L["wo"].T
+            if L["bo"] is not None:
+                o = o + L["bo"]
+            x = x + o * self.res_scale
+            h = self.norm(x, L["ffn_norm"], L["ffn_norm_b"])
+            u = h @ L["up"].T
+            if L["up_b"] is not None:
+                u = u + L["up_b"]
+            if L["gate"] is None:
+                a = self.gelu(u)
+            else:
+                g = h @ L["gate"].T
+                a = (self.gelu(g) if self.gelu_act else g / (1.0 + np.exp(-g))) * u
+            d = a @ L["down"].T
+            if L["down_b"] is not None:
+                d = d + L["down_b"]
+            x = x + d * self.res_scale
+        return self.norm(x, self.out_norm, self.out_norm_b) @ self.out.T / self.logit_scale
 
 
 def read_dump(path):

@@ -28,6 +28,28 @@ void silu_mul(const float* gate, const float* up, float* out, int64_t n) {
   detail::active_kernels().silu_mul(gate, up, out, n);
 }
 
+void gelu_mul(const float* x, const float* up, float* out, int64_t n) {
+  detail::active_kernels().gelu_mul(x, up, out, n);
+}
+
+void layer_norm(const float* x, const float* weight, const float* bias, float* y, int64_t n, float eps) {
+  // Two passes in double (mean, then the centred sum of squares), as ggml_norm
+  // centres before squaring; a row is n_embd long, so this is not a hot loop.
+  double sum = 0;
+  for (int64_t i = 0; i < n; ++i) sum += x[i];
+  const double mean = sum / static_cast<double>(n);
+  double ss = 0;
+  for (int64_t i = 0; i < n; ++i) ss += (x[i] - mean) * (x[i] - mean);
+  const float inv = static_cast<float>(1.0 / std::sqrt(ss / static_cast<double>(n) + eps));
+  const float m = static_cast<float>(mean);
+  if (bias)
+    for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - m) * inv * weight[i] + bias[i];
+  else
+    for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - m) * inv * weight[i];
+}
+
+void scale(float* x, float s, int64_t n) { detail::active_kernels().scale(x, s, n); }
+
 void add(const float* a, const float* b, float* out, int64_t n) { detail::active_kernels().add(a, b, out, n); }
 float dot_f32(const float* a, const float* b, int64_t n) { return detail::active_kernels().vec_dot_f32(a, b, n); }
 float dot_f16_f32(const fp16_t* a, const float* b, int64_t n) {

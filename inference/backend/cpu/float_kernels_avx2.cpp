@@ -155,6 +155,33 @@ void silu_mul(const float* gate, const float* up, float* out, int64_t n) {
   for (; i < n; ++i) out[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
 }
 
+// gelu(x) = 0.5 x (1 + tanh(z)) = x / (1 + exp(-2z)), z = sqrt(2/pi) (x +
+// 0.044715 x^3): the sigmoid form has no cancellation near 0 and saturates to
+// x and to 0 at exp8's clamps.
+inline __m256 gelu8(__m256 x) {
+  const __m256 one = _mm256_set1_ps(1.0f);
+  const __m256 x2 = _mm256_mul_ps(x, x);
+  const __m256 z2 = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(-2.0f * 0.79788456080286535588f), x),
+                                  _mm256_fmadd_ps(_mm256_set1_ps(0.044715f), x2, one));
+  return _mm256_div_ps(x, _mm256_add_ps(one, exp8(z2)));
+}
+
+void gelu_mul(const float* x, const float* up, float* out, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 g = gelu8(_mm256_loadu_ps(x + i));
+    _mm256_storeu_ps(out + i, up ? _mm256_mul_ps(g, _mm256_loadu_ps(up + i)) : g);
+  }
+  for (; i < n; ++i) out[i] = up ? gelu_tanh(x[i]) * up[i] : gelu_tanh(x[i]);
+}
+
+void scale(float* x, float s, int64_t n) {
+  const __m256 vs = _mm256_set1_ps(s);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(x + i, _mm256_mul_ps(_mm256_loadu_ps(x + i), vs));
+  for (; i < n; ++i) x[i] *= s;
+}
+
 float exp_sub_sum(float* x, float max, int64_t n) {
   const __m256 vmax = _mm256_set1_ps(max);
   __m256 acc = _mm256_setzero_ps();
@@ -176,6 +203,8 @@ float exp_sub_sum(float* x, float max, int64_t n) {
 
 void fill_avx2_float_kernels(kernel_table& t) {
   t.silu_mul = silu_mul;
+  t.gelu_mul = gelu_mul;
+  t.scale = scale;
   t.exp_sub_sum = exp_sub_sum;
   t.dot_f32 = row_f32;
   t.dot_f16 = row_f16;

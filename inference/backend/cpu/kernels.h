@@ -9,6 +9,7 @@
 // accelerates; missing entries fall back to the level below.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 
@@ -17,6 +18,13 @@
 namespace qf::infer::cpu::detail {
 
 inline constexpr int k_max_tile = 4;
+
+// GELU, tanh approximation (as ggml_gelu and GPT-2's "gelu_new"):
+// 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+inline float gelu_tanh(float x) {
+  constexpr float k_sqrt_2_over_pi = 0.79788456080286535588f;
+  return 0.5f * x * (1.0f + std::tanh(k_sqrt_2_over_pi * x * (1.0f + 0.044715f * x * x)));
+}
 
 using row_dot_fn = void (*)(int64_t n, const void* w_row, const uint8_t* acts, size_t act_stride, int nt,
                             float* out);
@@ -42,6 +50,9 @@ struct kernel_table {
   void (*add)(const float*, const float*, float*, int64_t) = nullptr;
   void (*scale_mul)(const float*, const float*, float, float*, int64_t) = nullptr;  // y = x * w * s
   void (*silu_mul)(const float*, const float*, float*, int64_t) = nullptr;
+  // out = gelu(x) * up (tanh approximation); up == nullptr: out = gelu(x).
+  void (*gelu_mul)(const float*, const float*, float*, int64_t) = nullptr;
+  void (*scale)(float*, float, int64_t) = nullptr;  // x *= s
   // x[i] = exp(x[i] - max) in place; returns the sum of the results.
   float (*exp_sub_sum)(float*, float, int64_t) = nullptr;
   // Activation quantizers (layouts in quants.h).

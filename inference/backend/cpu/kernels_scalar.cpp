@@ -237,6 +237,15 @@ void silu_mul(const float* gate, const float* up, float* out, int64_t n) {
     out[i] = g / (1.0f + std::exp(-g)) * up[i];
   }
 }
+void gelu_mul(const float* x, const float* up, float* out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float g = gelu_tanh(x[i]);
+    out[i] = up ? g * up[i] : g;
+  }
+}
+void scale(float* x, float s, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) x[i] *= s;
+}
 float exp_sub_sum(float* x, float max, int64_t n) {
   double sum = 0;
   for (int64_t i = 0; i < n; ++i) {
@@ -268,6 +277,8 @@ kernel_table make_scalar() {
   t.add = add;
   t.scale_mul = scale_mul;
   t.silu_mul = silu_mul;
+  t.gelu_mul = gelu_mul;
+  t.scale = scale;
   t.exp_sub_sum = exp_sub_sum;
   t.quantize_act_q8_0 = quantize_act_q8_0;
   t.quantize_act_q8_k = quantize_act_q8_k;

@@ -44,6 +44,11 @@ void quantize_row(ggml_type type, const float* src, void* dst, int64_t n);    //
 void rms_norm(const float* x, const float* weight, float* y, int64_t n, float eps);
 void softmax(float* x, int64_t n);  // in place, max-subtracted
 void silu_mul(const float* gate, const float* up, float* out, int64_t n);  // out = silu(gate) * up
+// out = gelu(x) * up with GELU's tanh approximation (ggml_gelu); up == nullptr: out = gelu(x).
+void gelu_mul(const float* x, const float* up, float* out, int64_t n);
+// y = (x - mean) / sqrt(var + eps) * weight + bias (bias may be null); mean and var over the row.
+void layer_norm(const float* x, const float* weight, const float* bias, float* y, int64_t n, float eps);
+void scale(float* x, float s, int64_t n);  // x *= s in place
 void add(const float* a, const float* b, float* out, int64_t n);
 float dot_f32(const float* a, const float* b, int64_t n);
 float dot_f16_f32(const fp16_t* a, const float* b, int64_t n);           // KV cache (F16) · query

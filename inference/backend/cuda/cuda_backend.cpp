@@ -212,10 +212,21 @@ class cuda_backend final : public backend {
   void swiglu(f32_ref gate, f32_ref up, f32_ref out, int64_t n) override {
     cu::silu_mul(f32(gate), f32(up), f32(out), n, stream_);
   }
+  void layer_norm(f32_ref x, const buffer& w, const buffer* b, f32_ref y, int64_t n_rows, int64_t n_cols,
+                  float eps) override {
+    cu::layer_norm(f32(x), reinterpret_cast<const float*>(dev(w)), b ? reinterpret_cast<const float*>(dev(*b)) : nullptr,
+                   f32(y), n_rows, n_cols, eps, stream_);
+  }
+  void gelu(f32_ref x, f32_ref out, int64_t n) override { cu::gelu_mul(f32(x), nullptr, f32(out), n, stream_); }
+  void geglu(f32_ref gate, f32_ref up, f32_ref out, int64_t n) override {
+    cu::gelu_mul(f32(gate), f32(up), f32(out), n, stream_);
+  }
+  void scale(f32_ref x, float s, int64_t n) override { cu::scale(f32(x), s, n, stream_); }
   void rope(f32_ref x, const buffer& pos, int64_t n_tokens, int64_t n_heads, int64_t head_dim,
             const rope_params& rp) override {
     cu::rope(f32(x), n_tokens, n_heads, head_dim, rp.n_rot, reinterpret_cast<const int32_t*>(dev(pos)),
-             rp.freq_base, rp.freq_scale, factors(rp), rp.style == rope_style::neox, stream_);
+             rp.freq_base, rp.freq_scale, factors(rp), rp.style == rope_style::neox, stream_, rp.ext_factor,
+             rp.attn_factor, rp.corr_low, rp.corr_high);
   }
 
   void kv_store(f32_ref src, int64_t n_rows, int64_t row_len, buffer& cache, ggml_type kv_type,
@@ -273,7 +284,8 @@ class cuda_backend final : public backend {
     const size_t es = kv_elem_size(kv_type);
     check_range(k_cache, size_t((first + n) * row_len) * es, 0, "kv_rope_shift");
     cu::rope_shift(dev(k_cache) + size_t(first * row_len) * es, kv_type, n, n_head_kv, head_dim, rp.n_rot,
-                   int32_t(delta), rp.freq_base, rp.freq_scale, factors(rp), rp.style == rope_style::neox, stream_);
+                   int32_t(delta), rp.freq_base, rp.freq_scale, factors(rp), rp.style == rope_style::neox, stream_,
+                   rp.ext_factor, rp.corr_low, rp.corr_high);
   }
 
   step_graph_ptr capture(const std::function<void()>& record) override {

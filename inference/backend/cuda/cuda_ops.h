@@ -57,6 +57,9 @@ void gemm(cublasContext* handle, ggml_type type, const void* w, int64_t rows, in
 // --- norm.cu ---
 void rms_norm(const float* x, const float* weight, float* y, int64_t n_rows, int64_t dim, float eps,
               stream_t stream);
+// y = (x - mean) / sqrt(var + eps) * weight + bias per row; bias may be null.
+void layer_norm(const float* x, const float* weight, const float* bias, float* y, int64_t n_rows, int64_t dim,
+                float eps, stream_t stream);
 
 // --- rope.cu ---
 // x: [n_tokens][n_heads][head_dim] rotated in place; pos: [n_tokens] device ints.
@@ -64,12 +67,18 @@ void rms_norm(const float* x, const float* weight, float* y, int64_t n_rows, int
 // (llama), neox = true pairs (i, i + n_rot/2) (qwen2); theta_i = pos *
 // freq_scale / freq_base^(2i/n_rot), divided by factors[i] when `factors`
 // (Llama 3.1 rope_freqs, n_rot/2 floats on the device) is not null.
+// YaRN (ext_factor != 0; rope.h has the formula): the ramp over pairs
+// [corr_low, corr_high] and cos/sin scaled by attn_factor * (1 + 0.1 ln(1 /
+// freq_scale)); without YaRN cos/sin are scaled by attn_factor.
 void rope(float* x, int64_t n_tokens, int64_t n_heads, int64_t head_dim, int64_t n_rot, const int32_t* pos,
-          float freq_base, float freq_scale, const float* factors, bool neox, stream_t stream);
+          float freq_base, float freq_scale, const float* factors, bool neox, stream_t stream, float ext_factor = 0,
+          float attn_factor = 1, float corr_low = 0, float corr_high = 0);
 // Re-rotates cached keys (kv_type F16 or F32) in place by `delta` positions:
 // rows [n_rows][n_heads][head_dim].
+// A pure rotation: YaRN's angles, without its magnitude.
 void rope_shift(void* k, ggml_type kv_type, int64_t n_rows, int64_t n_heads, int64_t head_dim, int64_t n_rot,
-                int32_t delta, float freq_base, float freq_scale, const float* factors, bool neox, stream_t stream);
+                int32_t delta, float freq_base, float freq_scale, const float* factors, bool neox, stream_t stream,
+                float ext_factor = 0, float corr_low = 0, float corr_high = 0);
 
 // --- kv_store.cu ---
 // cache cells [pos[0], pos[0] + n_rows) = src [n_rows][row_len] as kv_type (F16
@@ -79,6 +88,9 @@ void kv_store(const float* src, int64_t n_rows, int64_t row_len, void* cache, gg
 
 // --- elementwise.cu ---
 void silu_mul(const float* gate, const float* up, float* out, int64_t n, stream_t stream);
+// out = gelu(x) * up (GELU's tanh approximation); up null: out = gelu(x).
+void gelu_mul(const float* x, const float* up, float* out, int64_t n, stream_t stream);
+void scale(float* x, float s, int64_t n, stream_t stream);  // x *= s
 void add(const float* a, const float* b, float* out, int64_t n, stream_t stream);
 // x[r][c] += bias[c]
 void add_bias(float* x, const float* bias, int64_t n_rows, int64_t dim, stream_t stream);

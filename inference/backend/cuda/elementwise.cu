@@ -1,4 +1,5 @@
-// Elementwise and reduction kernels: SwiGLU, add, bias, row softmax, argmax.
+// Elementwise and reduction kernels: SwiGLU, GELU / GeGLU, scale, add, bias,
+// row softmax, argmax.
 #include <math_constants.h>
 
 #include "inference/backend/cuda/common.cuh"
@@ -12,6 +13,22 @@ __global__ void silu_mul_kernel(const float* g, const float* u, float* o, int64_
     const float x = g[i];
     o[i] = x / (1.0f + __expf(-x)) * u[i];
   }
+}
+
+// gelu(x) = 0.5 x (1 + tanh(z)) = x / (1 + exp(-2z)), z = sqrt(2/pi) (x + 0.044715 x^3).
+__global__ void gelu_mul_kernel(const float* x, const float* u, float* o, int64_t n) {
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) {
+    const float v = x[i];
+    const float z = 0.79788456080286535588f * v * (1.0f + 0.044715f * v * v);
+    const float g = v / (1.0f + __expf(-2.0f * z));
+    o[i] = u ? g * u[i] : g;
+  }
+}
+
+__global__ void scale_kernel(float* x, float s, int64_t n) {
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) x[i] *= s;
 }
 
 __global__ void add_kernel(const float* a, const float* b, float* o, int64_t n) {
@@ -91,6 +108,18 @@ __global__ void argmax_kernel(const float* xs, int64_t n, int32_t* outs) {
 void silu_mul(const float* gate, const float* up, float* out, int64_t n, stream_t stream) {
   if (n == 0) return;
   silu_mul_kernel<<<grid_1d(n, 256), 256, 0, stream>>>(gate, up, out, n);
+  QF_CUDA_CHECK(cudaGetLastError());
+}
+
+void gelu_mul(const float* x, const float* up, float* out, int64_t n, stream_t stream) {
+  if (n == 0) return;
+  gelu_mul_kernel<<<grid_1d(n, 256), 256, 0, stream>>>(x, up, out, n);
+  QF_CUDA_CHECK(cudaGetLastError());
+}
+
+void scale(float* x, float s, int64_t n, stream_t stream) {
+  if (n == 0) return;
+  scale_kernel<<<grid_1d(n, 256), 256, 0, stream>>>(x, s, n);
   QF_CUDA_CHECK(cudaGetLastError());
 }
 

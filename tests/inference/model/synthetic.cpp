@@ -116,37 +116,54 @@ std::vector<uint8_t> f32_bytes(const std::vector<float>& v) {
   return out;
 }
 
+bool bpe_arch(const std::string& a) { return a == "qwen2" || a == "qwen3" || a == "starcoder2"; }
+
 }  // namespace
+
+int64_t head_dim_of(const synth_config& c) { return c.head_dim > 0 ? c.head_dim : c.n_embd / c.n_head; }
 
 synth_model make_synth(const synth_config& cfg) {
   synth_model m;
   m.cfg = cfg;
-  m.tokens = cfg.arch == "qwen2" ? bpe_vocab().tokens : spm_vocab().tokens;
+  m.tokens = bpe_arch(cfg.arch) ? bpe_vocab().tokens : spm_vocab().tokens;
   m.n_vocab = static_cast<int64_t>(m.tokens.size());
   std::mt19937 g(cfg.seed);
-  const int64_t E = cfg.n_embd, hd = E / cfg.n_head, Q = cfg.n_head * hd, KV = cfg.n_head_kv * hd, F = cfg.n_ff;
+  const int64_t E = cfg.n_embd, hd = head_dim_of(cfg), Q = cfg.n_head * hd, KV = cfg.n_head_kv * hd, F = cfg.n_ff;
+  const bool sc2 = cfg.arch == "starcoder2";
   const float se = 1.0f / std::sqrt(static_cast<float>(E)), sf = 1.0f / std::sqrt(static_cast<float>(F));
   m.tok_embd = rnd(g, m.n_vocab * E, 1.0f);
   m.output_norm = norm_weights(g, E);
+  if (sc2) m.output_norm_b = rnd(g, E, 0.3f);
   if (!cfg.tied) m.output = rnd(g, m.n_vocab * E, se);
   if (cfg.rope_freqs)
     for (int64_t i = 0; i < hd / 2; ++i) m.rope_freqs.push_back(1.0f + static_cast<float>(i % 4) * 2.5f);
   for (int64_t l = 0; l < cfg.n_layer; ++l) {
     synth_layer L;
     L.attn_norm = norm_weights(g, E);
+    if (sc2) L.attn_norm_b = rnd(g, E, 0.3f);
     L.wq = rnd(g, Q * E, se * 2);  // larger q/k spread makes attention non-uniform
     L.wk = rnd(g, KV * E, se * 2);
     L.wv = rnd(g, KV * E, se);
-    if (cfg.arch == "qwen2") {
+    if (cfg.arch == "qwen2" || sc2) {
       L.bq = rnd(g, Q, 0.5f);
       L.bk = rnd(g, KV, 0.5f);
       L.bv = rnd(g, KV, 0.5f);
     }
+    if (cfg.arch == "qwen3") {
+      // Spread so that a forgotten norm, or one over the wrong rows, shows.
+      std::uniform_real_distribution<float> d(0.3f, 2.5f);
+      for (int64_t i = 0; i < hd; ++i) L.q_norm.push_back(d(g));
+      for (int64_t i = 0; i < hd; ++i) L.k_norm.push_back(d(g));
+    }
     L.wo = rnd(g, E * Q, se);
+    if (sc2) L.bo = rnd(g, E, 0.3f);
     L.ffn_norm = norm_weights(g, E);
-    L.gate = rnd(g, F * E, se);
+    if (sc2) L.ffn_norm_b = rnd(g, E, 0.3f);
+    if (!sc2) L.gate = rnd(g, F * E, se);
     L.up = rnd(g, F * E, se);
+    if (sc2) L.up_b = rnd(g, F, 0.5f);
     L.down = rnd(g, E * F, sf);
+    if (sc2) L.down_b = rnd(g, E, 0.3f);
     m.layers.push_back(std::move(L));
   }
   return m;
@@ -165,10 +182,31 @@ void write_gguf(const synth_model& m, const std::string& path, const write_optio
   w.add_u32(a + "feed_forward_length", static_cast<uint32_t>(c.n_ff));
   w.add_u32(a + "attention.head_count", static_cast<uint32_t>(c.n_head));
   w.add_u32(a + "attention.head_count_kv", static_cast<uint32_t>(c.n_head_kv));
-  w.add_f32(a + "attention.layer_norm_rms_epsilon", c.rms_eps);
+  if (c.arch == "starcoder2")
+    w.add_f32(a + "attention.layer_norm_epsilon", c.rms_eps);
+  else
+    w.add_f32(a + "attention.layer_norm_rms_epsilon", c.rms_eps);
   w.add_f32(a + "rope.freq_base", c.rope_base);
+  if (c.head_dim > 0) {
+    w.add_u32(a + "attention.key_length", static_cast<uint32_t>(c.head_dim));
+    w.add_u32(a + "attention.value_length", static_cast<uint32_t>(c.head_dim));
+  }
+  if (c.yarn) {
+    w.add_string(a + "rope.scaling.type", "yarn");
+    w.add_f32(a + "rope.scaling.factor", c.yarn_factor);
+    w.add_u32(a + "rope.scaling.original_context_length", static_cast<uint32_t>(c.yarn_orig_ctx));
+    if (c.yarn_attn_factor > 0) w.add_f32(a + "rope.scaling.attn_factor", c.yarn_attn_factor);
+    w.add_f32(a + "rope.scaling.yarn_beta_fast", c.yarn_beta_fast);
+    w.add_f32(a + "rope.scaling.yarn_beta_slow", c.yarn_beta_slow);
+  }
+  if (c.arch == "granite") {
+    w.add_f32(a + "embedding_scale", c.embd_scale);
+    w.add_f32(a + "residual_scale", c.residual_scale);
+    w.add_f32(a + "attention.scale", c.attn_scale);
+    w.add_f32(a + "logit_scale", c.logit_scale);
+  }
 
-  if (c.arch == "qwen2") {
+  if (bpe_arch(c.arch)) {
     vocab v = bpe_vocab();
     w.add_string("tokenizer.ggml.model", "gpt2");
     w.add_string("tokenizer.ggml.pre", "qwen2");
@@ -204,29 +242,39 @@ void write_gguf(const synth_model& m, const std::string& path, const write_optio
     if (opts.omit.count(name)) return;
     w.add_tensor(name, infer::ggml_type::f32, {static_cast<int64_t>(v.size())}, f32_bytes(v));
   };
-  const int64_t E = c.n_embd, hd = E / c.n_head, Q = c.n_head * hd, KV = c.n_head_kv * hd, F = c.n_ff;
+  const int64_t E = c.n_embd, hd = head_dim_of(c), Q = c.n_head * hd, KV = c.n_head_kv * hd, F = c.n_ff;
+  auto opt_vec = [&](const std::string& name, const std::vector<float>& v) {
+    if (!v.empty()) vec(name, v);
+  };
   matrix("token_embd.weight", m.tok_embd, m.n_vocab, E);
   vec("output_norm.weight", m.output_norm);
+  opt_vec("output_norm.bias", m.output_norm_b);
   if (!c.tied) matrix("output.weight", m.output, m.n_vocab, E);
   if (!m.rope_freqs.empty()) vec("rope_freqs.weight", m.rope_freqs);
   for (int64_t l = 0; l < c.n_layer; ++l) {
     const synth_layer& L = m.layers[l];
     const std::string p = "blk." + std::to_string(l) + ".";
     vec(p + "attn_norm.weight", L.attn_norm);
+    opt_vec(p + "attn_norm.bias", L.attn_norm_b);
     matrix(p + "attn_q.weight", L.wq, Q, E);
     matrix(p + "attn_k.weight", L.wk, KV, E);
     matrix(p + "attn_v.weight", L.wv, KV, E);
-    if (!L.bq.empty()) {
-      vec(p + "attn_q.bias", L.bq);
-      vec(p + "attn_k.bias", L.bk);
-      vec(p + "attn_v.bias", L.bv);
-    }
+    opt_vec(p + "attn_q.bias", L.bq);
+    opt_vec(p + "attn_k.bias", L.bk);
+    opt_vec(p + "attn_v.bias", L.bv);
+    opt_vec(p + "attn_q_norm.weight", L.q_norm);
+    opt_vec(p + "attn_k_norm.weight", L.k_norm);
     matrix(p + "attn_output.weight", L.wo, E, Q);
+    opt_vec(p + "attn_output.bias", L.bo);
     vec(p + "ffn_norm.weight", L.ffn_norm);
-    matrix(p + "ffn_gate.weight", L.gate, F, E);
+    opt_vec(p + "ffn_norm.bias", L.ffn_norm_b);
+    if (!L.gate.empty()) matrix(p + "ffn_gate.weight", L.gate, F, E);
     matrix(p + "ffn_up.weight", L.up, F, E);
+    opt_vec(p + "ffn_up.bias", L.up_b);
     matrix(p + "ffn_down.weight", L.down, E, F);
+    opt_vec(p + "ffn_down.bias", L.down_b);
   }
+  for (const auto& [name, len] : opts.extra) vec(name, std::vector<float>(static_cast<size_t>(len), 1.0f));
   w.write(path);
 }
 

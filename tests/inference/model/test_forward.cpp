@@ -1,6 +1,6 @@
 // Forward pass: engine logits against the double-precision reference, prefill
 // against token-by-token decode, ubatch splitting, logits modes, quantized vs
-// float weights, for both architectures.
+// float weights, for every architecture.
 #include <gtest/gtest.h>
 
 #include "inference/model/context.h"
@@ -19,9 +19,14 @@ using infer::logits_mode;
 synth_config cfg_for(const std::string& arch) {
   synth_config c;
   c.arch = arch;
-  if (arch == "qwen2") {
+  if (arch == "qwen2" || arch == "qwen3") {
     c.tied = true;
     c.rope_base = 1000000.0f;
+    c.rms_eps = 1e-6f;
+  } else if (arch == "starcoder2") {
+    c.rope_base = 100000.0f;
+  } else if (arch == "gemma") {
+    c.tied = true;  // always: gemma files have no output.weight
     c.rms_eps = 1e-6f;
   }
   return c;
@@ -45,7 +50,8 @@ TEST_P(forward, hparams_from_metadata) {
   EXPECT_FLOAT_EQ(hp.rms_eps, sm.cfg.rms_eps);
   EXPECT_FLOAT_EQ(hp.rope_freq_base, sm.cfg.rope_base);
   EXPECT_EQ(hp.tied_embeddings, sm.cfg.tied);
-  EXPECT_EQ(hp.rope, GetParam() == "qwen2" ? infer::rope_style::neox : infer::rope_style::norm);
+  const bool adjacent = GetParam() == "llama" || GetParam() == "granite";
+  EXPECT_EQ(hp.rope, adjacent ? infer::rope_style::norm : infer::rope_style::neox);
   EXPECT_EQ(m->vocab().n_vocab(), sm.n_vocab);
   EXPECT_NE(m->describe().find(GetParam()), std::string::npos) << m->describe();
   EXPECT_NE(m->describe().find("on cpu"), std::string::npos) << m->describe();
@@ -153,7 +159,7 @@ TEST_P(forward, rejects_bad_tokens_and_overflow) {
   EXPECT_EQ(ctx.kv_bytes(), size_t{2} * 2 * 8 * 32 * 2);  // layers * (K,V) * cells * n_embd_kv * f16
 }
 
-INSTANTIATE_TEST_SUITE_P(archs, forward, ::testing::Values("llama", "qwen2"));
+INSTANTIATE_TEST_SUITE_P(archs, forward, ::testing::Values("llama", "qwen2", "qwen3", "starcoder2", "gemma", "granite"));
 
 // A llama with a tied classifier (as llama2.c checkpoints) also matches the reference.
 TEST(forward_llama, tied_classifier_matches_reference) {

@@ -1,7 +1,8 @@
-// RoPE math: both pair layouts, and rotations compose (the basis of moving a
-// cached range to new positions).
+// RoPE math: both pair layouts, YaRN, and rotations compose (the basis of
+// moving a cached range to new positions).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -64,6 +65,51 @@ TEST(rope, shifts_compose) {
     const auto at_13 = rotated(x, 13, p, 2, 16);
     for (size_t i = 0; i < x.size(); ++i) EXPECT_NEAR(moved[i], at_13[i], 2e-5) << i;
   }
+}
+
+// YaRN's correction range, as ggml computes it: n_rot 128, base 1e6, original
+// context 32768, betas 32 / 1 give floor(23.60) = 23 and ceil(39.65) = 40.
+TEST(rope, yarn_corr_dims_follow_the_formula) {
+  float low = 0, high = 0;
+  yarn_corr_dims(128, 32768, 1000000.0f, 32.0f, 1.0f, low, high);
+  auto dim = [](double turns) { return 128 * std::log(32768 / (turns * 2 * M_PI)) / (2 * std::log(1e6)); };
+  EXPECT_EQ(low, std::floor(dim(32)));
+  EXPECT_EQ(high, std::ceil(dim(1)));
+  EXPECT_EQ(low, 23.0f);
+  EXPECT_EQ(high, 40.0f);
+  yarn_corr_dims(16, 1 << 20, 10.0f, 32.0f, 1.0f, low, high);  // clamped to [0, n_rot - 1]
+  EXPECT_EQ(high, 15.0f);
+}
+
+// Pair by pair: below the range the angle is the original one, above it the
+// interpolated one (pos / factor), and cos/sin carry mscale; a shift is a
+// pure rotation, so rotate-then-shift equals rotating at the sum.
+TEST(rope, yarn_ramps_between_extrapolation_and_interpolation) {
+  rope_params p{rope_style::neox, 16, 10000.0f, 0.25f};
+  p.ext_factor = 1;
+  p.attn_factor = 1;
+  p.corr_low = 2;
+  p.corr_high = 5;
+  std::vector<float> cs(16);
+  rope_cos_sin(100, p, cs.data());
+  const double mscale = 1 + 0.1 * std::log(4.0);
+  EXPECT_FLOAT_EQ(rope_mscale(p), static_cast<float>(mscale));
+  for (int i = 0; i < 8; ++i) {
+    const double freq = std::pow(10000.0, -2.0 * i / 16), ramp = 1 - std::clamp((i - 2.0) / 3.0, 0.0, 1.0);
+    const double theta = 100 * freq * 0.25 * (1 - ramp) + 100 * freq * ramp;
+    EXPECT_NEAR(cs[2 * i], std::cos(theta) * mscale, 2e-5) << i;
+    EXPECT_NEAR(cs[2 * i + 1], std::sin(theta) * mscale, 2e-5) << i;
+  }
+  std::vector<float> x(32);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = std::cos(0.3f * i);
+  auto at = [&](int64_t pos, std::vector<float> v, bool shift) {
+    std::vector<float> t(16);
+    rope_cos_sin(pos, p, t.data(), nullptr, shift);
+    rope_apply(v.data(), 2, 16, t.data(), p);
+    return v;
+  };
+  const auto moved = at(-17, at(40, x, false), true), direct = at(23, x, false);
+  for (size_t i = 0; i < x.size(); ++i) EXPECT_NEAR(moved[i], direct[i], 5e-5) << i;
 }
 
 }  // namespace

@@ -75,6 +75,13 @@ class replaying_backend final : public backend {
   }
   void add(f32_ref a, f32_ref b, f32_ref out, int64_t n) override { op([=, this] { in_->add(a, b, out, n); }); }
   void swiglu(f32_ref g, f32_ref u, f32_ref out, int64_t n) override { op([=, this] { in_->swiglu(g, u, out, n); }); }
+  void layer_norm(f32_ref x, const buffer& w, const buffer* b, f32_ref y, int64_t n_rows, int64_t n_cols,
+                  float eps) override {
+    op([=, this, &w] { in_->layer_norm(x, w, b, y, n_rows, n_cols, eps); });
+  }
+  void gelu(f32_ref x, f32_ref out, int64_t n) override { op([=, this] { in_->gelu(x, out, n); }); }
+  void geglu(f32_ref g, f32_ref u, f32_ref out, int64_t n) override { op([=, this] { in_->geglu(g, u, out, n); }); }
+  void scale(f32_ref x, float s, int64_t n) override { op([=, this] { in_->scale(x, s, n); }); }
   void rope(f32_ref x, const buffer& pos, int64_t n_tokens, int64_t n_heads, int64_t head_dim,
             const rope_params& rp) override {
     op([=, this, &pos] { in_->rope(x, pos, n_tokens, n_heads, head_dim, rp); });

@@ -1,11 +1,12 @@
 // The engine against an independent NumPy forward pass
-// (tools/reference/reference_forward.py) on small synthetic llama and qwen2
-// models written by `quickfill gguf synth`: `quickfill run --dump-logits`
+// (tools/reference/reference_forward.py) on small synthetic models of every
+// architecture (llama, qwen2, qwen3, starcoder2, gemma, granite) written by `quickfill gguf synth`: `quickfill run --dump-logits`
 // records the logits of every prompt position (one prefill) and of every
 // decode step; the reference recomputes them (as one prefill and token by
 // token) in float64 and checks each row within a relative tolerance. Variants
 // cover GQA, q/k/v biases, NEOX vs adjacent-pair RoPE, tied and untied
-// classifiers, F16 weights, prefill split into several ubatches, and F16 vs
+// classifiers, qwen3's q/k norms, starcoder2's LayerNorm and GELU MLP,
+// gemma's embedding scale and GeGLU, granite's multipliers, F16 weights, prefill split into several ubatches, and F16 vs
 // F32 KV cache. Skips when /usr/bin/python3 with numpy is absent.
 #include <gtest/gtest.h>
 
@@ -21,6 +22,7 @@ struct variant {
   const char* kv_type;   // run --kv-type
   const char* ubatch;    // run --ubatch
   const char* rtol;      // reference tolerance (relative to the row's max |logit|)
+  const char* yarn = nullptr;  // synth --yarn FACTOR (original context: --ctx / factor)
 };
 
 // F32 KV: only float rounding differences remain (measured ~4e-7); F16 KV adds
@@ -32,6 +34,16 @@ const variant k_variants[] = {
     {"qwen2_f32_kv32", "qwen2", "f32", "f32", "512", "1e-5"},
     {"qwen2_f32_kv16_ubatch7", "qwen2", "f32", "f16", "7", "2e-3"},
     {"qwen2_f16_kv16", "qwen2", "f16", "f16", "512", "2e-3"},
+    {"qwen3_f32_kv32", "qwen3", "f32", "f32", "512", "1e-5"},
+    {"qwen3_f32_kv16_ubatch5", "qwen3", "f32", "f16", "5", "2e-3"},
+    {"starcoder2_f32_kv32", "starcoder2", "f32", "f32", "512", "1e-5"},
+    {"starcoder2_f16_kv16_ubatch7", "starcoder2", "f16", "f16", "7", "2e-3"},
+    {"gemma_f32_kv32", "gemma", "f32", "f32", "512", "1e-5"},
+    {"gemma_f16_kv16", "gemma", "f16", "f16", "512", "2e-3"},
+    {"granite_f32_kv32", "granite", "f32", "f32", "512", "1e-5"},
+    {"granite_f32_kv16_ubatch5", "granite", "f32", "f16", "5", "2e-3"},
+    {"llama_yarn4_f32_kv32", "llama", "f32", "f32", "512", "1e-5", "4"},
+    {"qwen3_yarn8_f32_kv16", "qwen3", "f32", "f16", "512", "2e-3", "8"},
 };
 
 void PrintTo(const variant& v, std::ostream* os) { *os << v.name; }
@@ -45,8 +57,10 @@ TEST_P(ReferenceForward, LogitsAgreeAtEveryPosition) {
   std::string dir = scratch_dir(std::string("ref_") + v.name);
   std::string model = dir + "/model.gguf", dump = dir + "/logits.bin";
   // A larger init std than the default makes the layers' nonlinearities matter.
-  run_result s = run_quickfill({"gguf", "synth", "--arch", v.arch, "--preset", "tiny", "--type", v.type, "--std",
-                                "0.08", "--seed", "7", "-o", model});
+  std::vector<std::string> synth = {"gguf", "synth", "--arch", v.arch, "--preset", "tiny", "--type", v.type,
+                                    "--std", "0.08", "--seed", "7", "-o", model};
+  if (v.yarn) synth.insert(synth.end(), {"--yarn", v.yarn});
+  run_result s = run_quickfill(synth);
   ASSERT_EQ(s.exit_code, 0) << s.err;
   run_result r = run_quickfill({"run", "-m", model, "-p",
                                 "def fib(n):\n    return n if n < 2 else fib(n - 1) + fib(n - 2)\n", "-n", "16",

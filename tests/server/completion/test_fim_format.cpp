@@ -70,6 +70,56 @@ TEST(fim_format, starcoder2_fallback_by_text) {
   EXPECT_EQ(f.order, fim_order::psm);
 }
 
+TEST(fim_format, starcoder2_ids_and_stops) {
+  fake_vocab v = text_only_vocab({{300, "<fim_prefix>"}, {301, "<fim_suffix>"}, {302, "<fim_middle>"},
+                                  {304, "<fim_pad>"}, {305, "<repo_name>"}, {306, "<file_sep>"},
+                                  {307, "<|endoftext|>"}});
+  fim_format f = detect_fim_format(v);
+  EXPECT_EQ(f.pre, 300);
+  EXPECT_EQ(f.suf, 301);
+  EXPECT_EQ(f.mid, 302);
+  EXPECT_EQ(f.repo, 305);
+  EXPECT_EQ(f.file_sep, 306);
+  for (int32_t id : {304, 305, 306, 307}) EXPECT_TRUE(stops_at(f, id)) << id;
+}
+
+// CodeGemma: Qwen's FIM texts, no repo marker, <|file_separator|> between
+// files; a completion ends at <|file_separator|>.
+TEST(fim_format, codegemma_fallback_by_text) {
+  fake_vocab v = text_only_vocab({{300, "<|fim_prefix|>"}, {301, "<|fim_suffix|>"}, {302, "<|fim_middle|>"},
+                                  {308, "<|file_separator|>"}});
+  fim_format f = detect_fim_format(v);
+  EXPECT_EQ(f.family, "codegemma");
+  EXPECT_TRUE(f.has_fim);
+  EXPECT_EQ(f.order, fim_order::psm);
+  EXPECT_EQ(f.pre, 300);
+  EXPECT_EQ(f.suf, 301);
+  EXPECT_EQ(f.mid, 302);
+  EXPECT_FALSE(f.repo_level());  // no repo marker: files are not laid out as a repository
+  EXPECT_TRUE(stops_at(f, 308));
+  EXPECT_TRUE(stops_at(f, fake_vocab::k_eos));
+}
+
+// The same three texts without <|file_separator|> are Qwen's, not CodeGemma's.
+TEST(fim_format, qwen_texts_without_file_separator_are_not_codegemma) {
+  fake_vocab v = text_only_vocab({{300, "<|fim_prefix|>"}, {301, "<|fim_suffix|>"}, {302, "<|fim_middle|>"}});
+  EXPECT_EQ(detect_fim_format(v).family, "qwen2.5-coder");
+}
+
+// Qwen3's vocabulary carries Qwen2.5-Coder's FIM and repository tokens.
+TEST(fim_format, qwen3_vocabulary_uses_the_qwen_tokens) {
+  fake_vocab v = text_only_vocab({{300, "<|fim_prefix|>"}, {301, "<|fim_middle|>"}, {302, "<|fim_suffix|>"},
+                                  {304, "<|fim_pad|>"}, {305, "<|repo_name|>"}, {306, "<|file_sep|>"},
+                                  {308, "<|im_end|>"}, {307, "<|endoftext|>"}});
+  fim_format f = detect_fim_format(v);
+  EXPECT_EQ(f.family, "qwen2.5-coder");
+  EXPECT_EQ(f.pre, 300);
+  EXPECT_EQ(f.mid, 301);
+  EXPECT_EQ(f.suf, 302);
+  EXPECT_TRUE(f.repo_level());
+  EXPECT_TRUE(stops_at(f, 307));
+}
+
 TEST(fim_format, deepseek_fallback_by_text) {
   fake_vocab v = text_only_vocab({{300, "<\xEF\xBD\x9C" "fim\xE2\x96\x81" "begin\xEF\xBD\x9C>"},
                                   {301, "<\xEF\xBD\x9C" "fim\xE2\x96\x81" "hole\xEF\xBD\x9C>"},

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <string>
 
+#include "inference/backend/backend.h"
 #include "inference/backend/cpu/ops.h"
 #include "tests/inference/backend/cpu/kernel_test_util.h"
 
@@ -235,6 +236,44 @@ TEST_P(elementwise_levels, ops_match_definitions) {
   EXPECT_NEAR(sat[0], 100.0f, 1e-4);
   EXPECT_NEAR(sat[1], 0.0f, 1e-30);
 
+  // GELU (tanh approximation), alone and gating `up`, against the formula in double.
+  auto gelu_ref = [](double x) {
+    return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / 3.14159265358979323846) * (x + 0.044715 * x * x * x)));
+  };
+  std::vector<float> wide_x(n);
+  for (int64_t i = 0; i < n; ++i) wide_x[i] = a[i] * 12.0f;  // past the tanh saturation both ways
+  gelu_mul(wide_x.data(), nullptr, out.data(), n);
+  for (int64_t i = 0; i < n; ++i) ASSERT_NEAR(out[i], gelu_ref(wide_x[i]), 2e-6 * std::fabs(wide_x[i]) + 1e-7) << i;
+  gelu_mul(a.data(), b.data(), out.data(), n);
+  for (int64_t i = 0; i < n; ++i) {
+    const double ref = gelu_ref(a[i]) * b[i];
+    ASSERT_NEAR(out[i], ref, 2e-6 * std::fabs(ref) + 1e-7) << i;
+  }
+  const float ext[3] = {40.0f, -40.0f, 0.0f};
+  float ge[3];
+  gelu_mul(ext, nullptr, ge, 3);
+  EXPECT_FLOAT_EQ(ge[0], 40.0f);
+  EXPECT_NEAR(ge[1], 0.0f, 1e-30);
+  EXPECT_EQ(ge[2], 0.0f);
+
+  // LayerNorm with and without bias: centred, unit variance, then w and b.
+  std::vector<float> shifted(n);
+  for (int64_t i = 0; i < n; ++i) shifted[i] = a[i] + 3.0f;  // a mean far from 0
+  double mean = 0, var = 0;
+  for (float v : shifted) mean += v;
+  mean /= n;
+  for (float v : shifted) var += (v - mean) * (v - mean);
+  var /= n;
+  const double linv = 1.0 / std::sqrt(var + 1e-5);
+  layer_norm(shifted.data(), w.data(), b.data(), out.data(), n, 1e-5f);
+  for (int64_t i = 0; i < n; ++i) ASSERT_NEAR(out[i], (shifted[i] - mean) * linv * w[i] + b[i], 1e-5) << i;
+  layer_norm(shifted.data(), w.data(), nullptr, out.data(), n, 1e-5f);
+  for (int64_t i = 0; i < n; ++i) ASSERT_NEAR(out[i], (shifted[i] - mean) * linv * w[i], 1e-5) << i;
+
+  out = a;
+  scale(out.data(), -2.5f, n);
+  for (int64_t i = 0; i < n; ++i) ASSERT_EQ(out[i], a[i] * -2.5f);
+
   out = a;
   softmax(out.data(), n);
   double sum = 0, mx = -1e30;
@@ -261,4 +300,46 @@ TEST(cpu, detection_is_consistent) {
   level_guard g;
   set_kernel_level("auto");
   std::printf("[ info ] auto kernel level: %s\n", std::string(kernel_level()).c_str());
+}
+
+// The CPU backend's LayerNorm, GELU, GeGLU and scale over sizes that split
+// across threads, with the output aliasing the input, against the kernels
+// called directly on one thread.
+TEST(cpu_backend_ops, layer_norm_gelu_geglu_scale_split_over_threads) {
+  auto be = qf::infer::make_cpu_backend(2);
+  const int64_t rows = 9, cols = 96, n = int64_t{1} << 17;  // above the parallel thresholds
+  const auto x = qf::test::random_floats(static_cast<size_t>(n), 11, 3.0f);
+  const auto u = qf::test::random_floats(static_cast<size_t>(n), 12);
+  const auto w = qf::test::random_floats(static_cast<size_t>(cols), 13), b = qf::test::random_floats(static_cast<size_t>(cols), 14);
+  auto buf = [&](const std::vector<float>& v) {
+    auto p = be->alloc(v.size() * sizeof(float));
+    be->upload(*p, 0, v.data(), v.size() * sizeof(float));
+    return p;
+  };
+  auto get = [&](const qf::infer::buffer& p, size_t count) {
+    std::vector<float> v(count);
+    be->download(p, 0, v.data(), count * sizeof(float));
+    return v;
+  };
+  auto bx = buf(x), bu = buf(u), bw = buf(w), bb = buf(b);
+  be->layer_norm(*bx, *bw, bb.get(), *bx, rows, cols, 1e-5f);  // in place
+  std::vector<float> ref(static_cast<size_t>(rows * cols));
+  for (int64_t r = 0; r < rows; ++r) layer_norm(x.data() + r * cols, w.data(), b.data(), ref.data() + r * cols, cols, 1e-5f);
+  EXPECT_EQ(get(*bx, ref.size()), ref);
+
+  bx = buf(x);
+  be->gelu(*bx, *bx, n);
+  std::vector<float> g(static_cast<size_t>(n));
+  gelu_mul(x.data(), nullptr, g.data(), n);
+  EXPECT_EQ(get(*bx, g.size()), g);
+
+  bx = buf(x);
+  be->geglu(*bx, *bu, *bx, n);
+  gelu_mul(x.data(), u.data(), g.data(), n);
+  EXPECT_EQ(get(*bx, g.size()), g);
+
+  bx = buf(x);
+  be->scale(*bx, 0.125f, n);
+  const auto s = get(*bx, static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) ASSERT_EQ(s[i], x[i] * 0.125f) << i;
 }

@@ -93,10 +93,10 @@ void compare_backends(const std::string& path, const std::vector<int32_t>& promp
   std::printf("[cuda vs cpu] %s: %zu/%zu greedy tokens identical\n", path.c_str(), same, tc.size());
 }
 
-TEST(CudaModel, SyntheticQwen2AndLlamaMatchCpu) {
+TEST(CudaModel, SyntheticModelsOfEveryArchitectureMatchCpu) {
   if (cuda::device_count() == 0) GTEST_SKIP() << "no CUDA device";
   const auto dir = scratch_dir();
-  for (const std::string arch : {"qwen2", "llama"}) {
+  for (const std::string arch : {"qwen2", "llama", "qwen3", "starcoder2", "gemma", "granite"}) {
     auto spec = convert::synth_preset("tiny", arch);
     spec.init_std = 0.2f;  // peaked logits so greedy choices are well separated
     for (ggml_type t : {ggml_type::f32, ggml_type::f16}) {
@@ -115,7 +115,7 @@ TEST(CudaModel, SyntheticQwen2AndLlamaMatchCpu) {
 TEST(CudaModel, StepGraphsMatchDirectLaunches) {
   if (cuda::device_count() == 0) GTEST_SKIP() << "no CUDA device";
   const auto dir = scratch_dir();
-  for (const std::string arch : {"qwen2", "llama"}) {
+  for (const std::string arch : {"qwen2", "llama", "qwen3", "starcoder2", "gemma", "granite"}) {
     auto spec = convert::synth_preset("tiny", arch);
     spec.init_std = 0.2f;
     const auto path = (dir / (arch + "_graphs.gguf")).string();

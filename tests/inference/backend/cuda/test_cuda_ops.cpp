@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "inference/backend/cpu/ops.h"
+#include "inference/backend/rope.h"
 #include "inference/backend/cuda/cuda_ops.h"
 
 namespace qf::infer {
@@ -283,6 +284,68 @@ TEST(CudaOps, RopeFrequencyFactors) {
         r[2 * i + 1] = x0 * std::sin(th) + x1 * std::cos(th);
       }
   EXPECT_LT(nmse(dx.download(), ref), 1e-8);
+}
+
+// LayerNorm (with and without bias), GELU, GeGLU and scale against the CPU ops.
+TEST(CudaOps, LayerNormGeluScaleMatchCpu) {
+  REQUIRE_DEVICE();
+  const int64_t rows = 5, dim = 1000;
+  auto x = random_floats(size_t(rows * dim), 31);
+  for (auto& v : x) v += 2.0f;  // a mean far from zero
+  const auto w = random_floats(size_t(dim), 32), b = random_floats(size_t(dim), 33), u = random_floats(size_t(rows * dim), 34);
+  dev_buf<float> dx(x), dw(w), db(b), du(u), dy(size_t(rows * dim));
+  for (bool bias : {true, false}) {
+    cu::layer_norm(dx.p, dw.p, bias ? db.p : nullptr, dy.p, rows, dim, 1e-5f, nullptr);
+    std::vector<float> cpu_y(x.size());
+    for (int64_t r = 0; r < rows; ++r)
+      cpu::layer_norm(x.data() + r * dim, w.data(), bias ? b.data() : nullptr, cpu_y.data() + r * dim, dim, 1e-5f);
+    EXPECT_LT(nmse(dy.download(), std::vector<double>(cpu_y.begin(), cpu_y.end())), 1e-10) << bias;
+  }
+  std::vector<float> cpu_g(x.size());
+  cu::gelu_mul(dx.p, nullptr, dy.p, int64_t(x.size()), nullptr);
+  cpu::gelu_mul(x.data(), nullptr, cpu_g.data(), int64_t(x.size()));
+  EXPECT_LT(nmse(dy.download(), std::vector<double>(cpu_g.begin(), cpu_g.end())), 1e-10);
+  cu::gelu_mul(dx.p, du.p, dy.p, int64_t(x.size()), nullptr);
+  cpu::gelu_mul(x.data(), u.data(), cpu_g.data(), int64_t(x.size()));
+  EXPECT_LT(nmse(dy.download(), std::vector<double>(cpu_g.begin(), cpu_g.end())), 1e-10);
+  cu::scale(dx.p, -0.5f, int64_t(x.size()), nullptr);
+  const auto scaled = dx.download();
+  for (size_t i = 0; i < x.size(); ++i) ASSERT_EQ(scaled[i], x[i] * -0.5f) << i;
+}
+
+// YaRN rope against the host math of inference/backend/rope.cpp, and the
+// shift as a pure rotation (no second mscale).
+TEST(CudaOps, RopeYarnMatchesHost) {
+  REQUIRE_DEVICE();
+  const int64_t nt = 3, nh = 2, hd = 64;
+  const std::vector<int32_t> pos = {3, 700, 9000};
+  rope_params rp;
+  rp.style = rope_style::neox;
+  rp.n_rot = hd;
+  rp.freq_base = 1000000.0f;
+  rp.freq_scale = 0.25f;
+  rp.ext_factor = 1.0f;
+  rp.attn_factor = 0.9f;
+  yarn_corr_dims(hd, 4096, rp.freq_base, 32.0f, 1.0f, rp.corr_low, rp.corr_high);
+  const auto x = random_floats(size_t(nt * nh * hd), 41);
+  dev_buf<float> dx(x);
+  dev_buf<int32_t> dp(pos);
+  cu::rope(dx.p, nt, nh, hd, hd, dp.p, rp.freq_base, rp.freq_scale, nullptr, true, nullptr, rp.ext_factor,
+           rp.attn_factor, rp.corr_low, rp.corr_high);
+  std::vector<float> host = x;
+  std::vector<float> cs(static_cast<size_t>(hd));
+  for (int64_t t = 0; t < nt; ++t) {
+    rope_cos_sin(pos[size_t(t)], rp, cs.data());
+    rope_apply(host.data() + t * nh * hd, nh, hd, cs.data(), rp);
+  }
+  EXPECT_LT(nmse(dx.download(), std::vector<double>(host.begin(), host.end())), 1e-9);
+  dev_buf<float> dk(x);
+  cu::rope_shift(dk.p, ggml_type::f32, nt, nh, hd, hd, 5, rp.freq_base, rp.freq_scale, nullptr, true, nullptr,
+                 rp.ext_factor, rp.corr_low, rp.corr_high);
+  host = x;
+  rope_cos_sin(5, rp, cs.data(), nullptr, /*shift=*/true);
+  for (int64_t t = 0; t < nt; ++t) rope_apply(host.data() + t * nh * hd, nh, hd, cs.data(), rp);
+  EXPECT_LT(nmse(dk.download(), std::vector<double>(host.begin(), host.end())), 1e-9);
 }
 
 // Three ways to run the same attention: an F16 cache with the position as a

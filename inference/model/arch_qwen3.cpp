@@ -1,0 +1,92 @@
+// qwen3: Qwen3 (dense).
+//
+// The qwen2 block without the q/k/v biases and with a per-head RMSNorm of the
+// queries and keys (attn_q_norm / attn_k_norm, head_dim weights each) after
+// the projections and before rope; NEOX rope, base from qwen3.rope.freq_base
+// (1e6 when absent); head_dim from qwen3.attention.key_length (128 in every
+// size, not n_embd / n_head); tied classifier in the small sizes.
+//
+//   x = embed(tokens)
+//   for each layer:
+//     h = rmsnorm(x) ; q, k, v = h Wq, h Wk, h Wv
+//     q, k = rmsnorm_per_head(q), rmsnorm_per_head(k) ; rope(q, k) (halves)
+//     x += attention(q, K, V) Wo                   (causal, grouped-query)
+//     h = rmsnorm(x) ; x += (silu(h Wgate) * h Wup) Wdown
+//   logits = rmsnorm(x) Wout                       (Wout = embed when tied)
+#include "inference/gguf/gguf.h"
+#include "inference/model/architecture.h"
+
+namespace qf::infer {
+
+namespace {
+
+class qwen3_arch final : public architecture {
+ public:
+  std::string_view name() const override { return "qwen3"; }
+
+  void read_hparams(const gguf::file& f, hparams& hp) const override {
+    hp.rope_freq_base = 1000000.0f;  // Qwen3 default when the key is absent
+    read_llama_like_hparams(f, hp);
+    hp.rope = rope_style::neox;
+  }
+
+  void load(const gguf::file&, weight_loader& ld, hparams& hp, model_weights& w) const override {
+    load_llama_like_weights(ld, hp, w, tensor_set{.qk_norm = true, .rope_freqs = false});
+  }
+
+  bool forward(const model& m, context_state& s, const forward_batch& b) const override {
+    backend& be = m.be();
+    const hparams& hp = m.hp();
+    const model_weights& w = m.weights();
+    const int64_t n = b.n_tokens;
+    const int64_t E = hp.n_embd, F = hp.n_ff, KV = hp.n_embd_kv(), hd = hp.head_dim;
+    const rope_params rp = rope_params_of(m);
+    const attention_params ap{n, b.pos0, hp.n_head, hp.n_head_kv, hd, hp.kq_scale(), s.kv_type, s.pos.get()};
+
+    be.get_rows(*w.tok_embd, *s.ids, n, *s.x);  // x [n][E]
+
+    for (int64_t il = 0; il < hp.n_layer; ++il) {
+      if (b.cancel && b.cancel->is_cancelled()) return false;
+      const layer_weights& L = w.layers[static_cast<size_t>(il)];
+
+      // attention block
+      be.rms_norm(*s.x, *L.attn_norm, *s.xb, n, E, hp.rms_eps);  // xb [n][E]
+      be.matmul(*L.wq, *s.xb, n, *s.q);                           // q  [n][n_head][hd]
+      be.matmul(*L.wk, *s.xb, n, *s.k);                           // k  [n][n_head_kv][hd]
+      be.matmul(*L.wv, *s.xb, n, *s.v);                           // v  [n][n_head_kv][hd]
+      be.rms_norm(*s.q, *L.q_norm, *s.q, n * hp.n_head, hd, hp.rms_eps);     // each head's row of hd
+      be.rms_norm(*s.k, *L.k_norm, *s.k, n * hp.n_head_kv, hd, hp.rms_eps);
+      be.rope(*s.q, *s.pos, n, hp.n_head, hd, rp);
+      be.rope(*s.k, *s.pos, n, hp.n_head_kv, hd, rp);
+      be.kv_store(*s.k, n, KV, *s.k_cache[il], s.kv_type, *s.pos);  // cache cells pos0..pos0+n
+      be.kv_store(*s.v, n, KV, *s.v_cache[il], s.kv_type, *s.pos);
+      be.attention(*s.q, *s.k_cache[il], *s.v_cache[il], *s.att, ap);  // att [n][n_head][hd]
+      be.matmul(*L.wo, *s.att, n, *s.xb);                               // xb  [n][E]
+      be.add(*s.x, *s.xb, *s.x, n * E);                                 // residual
+
+      // feed-forward block (SwiGLU)
+      be.rms_norm(*s.x, *L.ffn_norm, *s.xb, n, E, hp.rms_eps);
+      be.matmul(*L.ffn_gate, *s.xb, n, *s.gate);
+      be.matmul(*L.ffn_up, *s.xb, n, *s.up);
+      be.swiglu(*s.gate, *s.up, *s.gate, n * F);
+      be.matmul(*L.ffn_down, *s.gate, n, *s.xb);
+      be.add(*s.x, *s.xb, *s.x, n * E);
+    }
+
+    if (b.n_out > 0) {
+      const f32_ref last(*s.x, (n - b.n_out) * E);
+      be.rms_norm(last, *w.output_norm, *s.xb, b.n_out, E, hp.rms_eps);
+      be.matmul(w.classifier(), *s.xb, b.n_out, *s.logits);
+    }
+    return true;
+  }
+};
+
+}  // namespace
+
+const architecture& qwen3_architecture() {
+  static const qwen3_arch a;
+  return a;
+}
+
+}  // namespace qf::infer
