@@ -146,16 +146,17 @@ local function run()
   local elines = vim.api.nvim_buf_get_lines(ebuf, 0, -1, false)
   local etext = table.concat(elines, '\n')
   check(elines[1]:find('^quickfill prompt: %S+ format, %d+ tokens in %d+ parts') ~= nil, 'explanation header: ' .. elines[1])
-  check(etext:find('\nprefix +%d+  ' .. vim.pesc(vim.uri_from_bufnr(bufnr))) ~= nil, 'a prefix part from the buffer: ' .. etext)
+  check(etext:find('\nprefix +%d+  ' .. vim.pesc(vim.uri_from_bufnr(bufnr))) ~= nil, 'a prefix part from the buffer')
   check(etext:find('----- prompt -----\n', 1, true) ~= nil and etext:find('def read_lines(path):\n    with open(path) as f:', 1, true) ~= nil,
         'the prompt holds the text above the cursor')
-  local ex = qf.explain(bufnr)
-  local sum = 0
-  for _, p in ipairs(ex.parts) do sum = sum + p.tokens end
-  check(sum == ex.tokens, 'the parts add up to the prompt: ' .. sum .. ' of ' .. ex.tokens)
   vim.cmd('bwipeout')
   vim.api.nvim_set_current_win(src_win)
   check(vim.api.nvim_get_current_buf() == bufnr, 'back in the source buffer')
+  local ex = qf.explain(bufnr)
+  local sum, joined_parts = 0, ''
+  for _, p in ipairs(ex.parts) do sum, joined_parts = sum + p.tokens, joined_parts .. p.text end
+  check(sum == ex.tokens and joined_parts == ex.prompt, 'the parts add up to the prompt: ' .. sum .. ' of ' .. ex.tokens)
+  check(elines[1]:find(' ' .. ex.tokens .. ' tokens', 1, true) ~= nil, 'the buffer showed the same prompt')
 
   -- Type "print(" on line 10 character by character, as a user would.
   -- The script runs in normal mode: 'virtualedit' lets the cursor sit after the
