@@ -20,7 +20,9 @@
 ;; `eglot-initialization-options' method sends {"quickfill": {...}} built from
 ;; the quickfill-* variables, it answers workspace/configuration for the
 ;; "quickfill" section with the same object, and `quickfill-update-settings'
-;; re-sends it with workspace/didChangeConfiguration.  Works with Debian's
+;; re-sends it with workspace/didChangeConfiguration.  `quickfill-explain'
+;; shows quickfill/explainCompletion at point (the prompt a completion there
+;; would give the model) in *quickfill-explain*.  Works with Debian's
 ;; elpa-eglot 1.9 on Emacs 28 and with the eglot built into Emacs 29+.
 
 ;;; Code:

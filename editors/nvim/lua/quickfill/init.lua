@@ -16,6 +16,8 @@
 -- the `nvim_lsp` source instead (see docs/editors.md). Optional ghost text
 -- asks textDocument/inlineCompletion while typing and draws the first line as
 -- virtual text (extmarks), further lines as virtual lines; a key accepts it.
+-- :QuickfillExplain shows quickfill/explainCompletion at the cursor (the
+-- prompt a completion there would give the model) in a scratch buffer.
 local M = {}
 
 local NAME = 'quickfill'
