@@ -65,6 +65,9 @@ void lsp_server::register_handlers() {
         const bool explicit_trigger = p.context && p.context->triggerKind == 1;
         start_completion(p.textDocument.uri, p.position, explicit_trigger, true, r);
       });
+  rpc_.on_request<lsp::completion_params>(
+      "quickfill/explainCompletion",
+      [this](const lsp::completion_params& p, const lsp::reply_once& r) { start_explain(p.textDocument.uri, p.position, r); });
   rpc_.on_request("quickfill/stats", [this](const json::value& p, const lsp::reply_once& r) { on_stats(p, r); });
   rpc_.on_request("quickfill/status", [this](const json::value&, const lsp::reply_once& r) { on_status(r); });
 }

@@ -64,7 +64,13 @@ class lsp_server {
   void on_stats(const boost::json::value& params, const lsp::reply_once& reply);
   void on_status(const lsp::reply_once& reply);
 
-  // Completion (lsp_server_completion.cpp).
+  // Completion (lsp_server_completion.cpp). make_request: the document's
+  // snapshot and the request for a position (throws rpc_error for a document
+  // that is not open, stale or not tracked).
+  completion_request make_request(const std::string& uri, const lsp::position& pos,
+                                  index::document_store::snapshot& doc);
+  // quickfill/explainCompletion (lsp_server_explain.cpp).
+  void start_explain(const std::string& uri, const lsp::position& pos, const lsp::reply_once& reply);
   void start_completion(const std::string& uri, const lsp::position& pos, bool explicit_trigger,
                         bool inline_request, const lsp::reply_once& reply);
   boost::json::value build_reply(const index::document& doc, const completion_result& result,

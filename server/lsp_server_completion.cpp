@@ -69,9 +69,8 @@ json::value lsp_server::build_reply(const index::document& doc, const completion
   return json::value_from(list);
 }
 
-void lsp_server::start_completion(const std::string& uri, const lsp::position& pos, bool explicit_trigger,
-                                  bool inline_request, const lsp::reply_once& reply) {
-  const clock::time_point received = clock::now();
+completion_request lsp_server::make_request(const std::string& uri, const lsp::position& pos,
+                                            index::document_store::snapshot& doc_out) {
   const index::document_store::lookup_result found = core_.documents().lookup(uri);
   switch (found.state) {
     case index::doc_state::open: break;
@@ -86,6 +85,7 @@ void lsp_server::start_completion(const std::string& uri, const lsp::position& p
                            "document is not tracked: " + uri + " (" + found.reason + "); close it and open it again");
   }
   const index::document_store::snapshot doc = found.doc;
+  doc_out = doc;
 
   // Cursor: a line past the end clamps to the end of the document, a
   // character past the end of its line to the line's end.
@@ -98,18 +98,26 @@ void lsp_server::start_completion(const std::string& uri, const lsp::position& p
     byte_col = *index::offset_of(doc->text, doc->lines, line, pos.character, encoding_) - doc->lines.line_start(line);
   }
 
-  const server_settings s = core_.settings();
   completion_request req;
   req.uri = uri;
   req.version = doc->version;
   req.language_id = doc->language_id;
   req.text = index::shared_text(doc);  // shared with the store, not copied
   req.cursor = text_pos{static_cast<int64_t>(line), static_cast<int64_t>(byte_col)};
+  core_.add_context(req);
+  return req;
+}
+
+void lsp_server::start_completion(const std::string& uri, const lsp::position& pos, bool explicit_trigger,
+                                  bool inline_request, const lsp::reply_once& reply) {
+  const clock::time_point received = clock::now();
+  index::document_store::snapshot doc;
+  completion_request req = make_request(uri, pos, doc);
+  const server_settings s = core_.settings();
   req.explicit_trigger = explicit_trigger;
   req.inline_request = inline_request;
   req.received = received;
   req.deadline = received + std::chrono::milliseconds(explicit_trigger ? s.explicit_deadline_ms : s.auto_deadline_ms);
-  core_.add_context(req);
 
   request_record base;
   base.uri = uri;

@@ -97,6 +97,7 @@ const char* server_usage() {
          "                                               type through a file against the real server\n"
          "       quickfill run|perplexity|bench|gguf ...  engine tools (see `quickfill <cmd> --help`)\n"
          "       quickfill settings --markdown            the settings reference (docs/configuration.md)\n"
+         "       quickfill prompt FILE LINE COL           the prompt a completion there would use, part by part\n"
          "\n"
          "server options:\n"
          "  --model PATH             GGUF model (default: the quickfill.model setting, then the\n"

@@ -194,4 +194,23 @@ void server_core::complete(const std::string& key, completion_request req,
   worker_.submit(std::move(j));
 }
 
+void server_core::explain(const std::string& key, completion_request req,
+                          std::function<void(std::optional<prompt_explanation>, bool no_model)> done,
+                          std::function<void(cancel_reason)> on_cancel) {
+  scheduler::job j;
+  j.key = key;
+  j.uri = req.uri;
+  j.group = req.uri + "#explain";
+  auto post = post_;
+  j.run = [req = std::move(req), done = std::move(done), post](completion_provider* provider, const cancel_token& cancel) {
+    std::optional<prompt_explanation> e;
+    if (provider) e = provider->explain(req);
+    if (cancel.is_cancelled()) return;  // already answered by on_cancel
+    const bool no_model = provider == nullptr;
+    post([done, e = std::move(e), no_model]() mutable { done(std::move(e), no_model); });
+  };
+  j.on_cancel = std::move(on_cancel);
+  worker_.submit(std::move(j));
+}
+
 }  // namespace qf::server

@@ -13,6 +13,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -104,6 +105,15 @@ class server_core {
   };
   void complete(const std::string& key, completion_request req,
                 std::function<void(completion_outcome)> done, std::function<void(cancel_reason)> on_cancel);
+
+  // Queues an explanation of the prompt `req` would get (quickfill/explainCompletion):
+  // a job on the worker like a completion (after a model load in progress,
+  // cancellable, cancelled by edits), never preempting completions. `done`
+  // runs on the dispatcher with nullopt when there is no model (no_model) or
+  // the provider cannot say.
+  void explain(const std::string& key, completion_request req,
+               std::function<void(std::optional<prompt_explanation>, bool no_model)> done,
+               std::function<void(cancel_reason)> on_cancel);
 
   // Fills context_docs with other open documents, most recently used first.
   void add_context(completion_request& req) const;

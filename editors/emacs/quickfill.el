@@ -20,7 +20,9 @@
 ;; `eglot-initialization-options' method sends {"quickfill": {...}} built from
 ;; the quickfill-* variables, it answers workspace/configuration for the
 ;; "quickfill" section with the same object, and `quickfill-update-settings'
-;; re-sends it with workspace/didChangeConfiguration.  Works with Debian's
+;; re-sends it with workspace/didChangeConfiguration.  `quickfill-explain'
+;; shows quickfill/explainCompletion at point (the prompt a completion there
+;; would give the model) in *quickfill-explain*.  Works with Debian's
 ;; elpa-eglot 1.9 on Emacs 28 and with the eglot built into Emacs 29+.
 
 ;;; Code:
@@ -163,6 +165,36 @@ most recent requests (:recent, oldest first)."
         (insert (pp-to-string (list :status (quickfill-status) :stats stats)))
         (display-buffer (current-buffer))))
     stats))
+
+(defun quickfill-explanation ()
+  "The server's quickfill/explainCompletion answer at point.
+A plist: :format, :prompt (the whole prompt), :tokens and :parts, a vector
+of plists (:kind :origin :text :tokens) in prompt order."
+  (jsonrpc-request (quickfill--current-server) :quickfill/explainCompletion
+                   (eglot--TextDocumentPositionParams)))
+
+(defun quickfill-explain ()
+  "Show the prompt a completion at point would give the model.
+The *quickfill-explain* buffer lists the prompt's parts (kind, tokens,
+origin), then the prompt itself."
+  (interactive)
+  (let* ((e (quickfill-explanation))
+         (parts (append (plist-get e :parts) nil)))
+    (with-current-buffer (get-buffer-create "*quickfill-explain*")
+      (let ((inhibit-read-only t))
+        (erase-buffer)
+        (insert (format "quickfill prompt: %s format, %d tokens in %d parts\n\n"
+                        (plist-get e :format) (plist-get e :tokens) (length parts)))
+        (insert (format "%-10s %7s  %s\n" "part" "tokens" "origin"))
+        (dolist (p parts)
+          (let ((origin (plist-get p :origin)))
+            (insert (format "%-10s %7d  %s\n" (plist-get p :kind) (plist-get p :tokens)
+                            (if (equal origin "") "-" origin)))))
+        (insert "\n----- prompt -----\n" (plist-get e :prompt) "\n----- end of prompt -----\n")
+        (goto-char (point-min)))
+      (special-mode)
+      (display-buffer (current-buffer)))
+    e))
 
 (defun quickfill-show-log ()
   "Show the server's stderr log (and its protocol events buffer)."

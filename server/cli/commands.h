@@ -13,5 +13,6 @@ int cmd_perplexity(std::span<char*> args);  // cmd_perplexity.cpp
 int cmd_bench(std::span<char*> args);       // cmd_bench.cpp: pp/tg tokens per second
 int cmd_gguf(std::span<char*> args);        // cmd_gguf.cpp: convert, quantize, synthesize, inspect
 int cmd_settings(std::span<char*> args);    // cmd_settings.cpp: the settings reference from the schema
+int cmd_prompt(std::span<char*> args);      // cmd_prompt.cpp: the prompt a completion would use, explained
 
 }  // namespace qf::cli

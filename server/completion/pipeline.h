@@ -39,6 +39,9 @@ class pipeline final : public completion_provider {
 
   completion_result complete(const completion_request& req, const cancel_token& cancel) override;
   bool background_step(const cancel_token& cancel) override;
+  // explain.cpp: the prompt complete() would build, from a scratch copy of
+  // the document's layout (no evaluation, no change to layouts or KV slots).
+  std::optional<prompt_explanation> explain(const completion_request& req) override;
   void document_closed(const std::string& uri) override;
   void configure(const completion_settings& settings) override;
   std::string describe() const override;

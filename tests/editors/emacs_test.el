@@ -114,6 +114,9 @@
     (pcase-let ((`(,beg ,end ,table . ,_) (run-hook-with-args-until-success 'completion-at-point-functions)))
       (should (null (all-completions (buffer-substring beg end) table))))
     (should (>= (plist-get (quickfill-stats) :noModel) 1))
+    ;; Without a model there is no prompt to explain: an error saying so.
+    (let ((err (should-error (quickfill-explain) :type 'jsonrpc-error)))
+      (should (string-match-p "no model is loaded" (format "%S" err))))
     ;; quickfill-update-settings sends the settings to the running server,
     ;; which then loads the model it names.
     (when qf-test-model
@@ -132,6 +135,21 @@
     (let ((status (qf-test--wait #'qf-test--load-finished)))
       (should status)
       (should (eq (plist-get status :modelLoaded) t)))
+    ;; M-x quickfill-explain at the end of "    " in main().
+    (goto-char (point-min))
+    (forward-line 9)
+    (end-of-line)
+    (let* ((e (call-interactively #'quickfill-explain))
+           (parts (append (plist-get e :parts) nil))
+           (text (with-current-buffer "*quickfill-explain*" (buffer-string))))
+      (should (string-match-p "\\`quickfill prompt: [^ ]+ format, [0-9]+ tokens in [0-9]+ parts" text))
+      (should (string-match-p (concat "\nprefix +[0-9]+  " (regexp-quote (eglot--path-to-uri buffer-file-name))) text))
+      (should (string-match-p (regexp-quote "----- prompt -----\n") text))
+      (should (string-match-p (regexp-quote "def read_lines(path):\n    with open(path) as f:") text))
+      (should (with-current-buffer "*quickfill-explain*" buffer-read-only))
+      (should (= (apply #'+ (mapcar (lambda (p) (plist-get p :tokens)) parts)) (plist-get e :tokens)))
+      (should (equal (mapconcat (lambda (p) (plist-get p :text)) parts "") (plist-get e :prompt)))
+      (should (string-match-p (regexp-quote (format " %d tokens" (plist-get e :tokens))) text)))
     ;; Type "print(" at the end of main's body, one character at a time.
     (goto-char (point-min))
     (forward-line 9)

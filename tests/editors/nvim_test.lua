@@ -127,10 +127,36 @@ local function run()
     -- Without a model the server answers an empty list, never fake items.
     local start, items = qf.request_completion(bufnr, true)
     check(start ~= nil and #items == 0, 'no items without a model')
+    local ex, ex_err = qf.explain(bufnr)
+    check(ex == nil and tostring(ex_err):find('no model is loaded') ~= nil,
+          'quickfill/explainCompletion says that no model is loaded: ' .. tostring(ex_err))
     out('SKIP: no model file (set QUICKFILL_MODEL); completion items were not checked')
     return 77
   end
   check(status.modelLoaded == true, 'model loaded: ' .. vim.inspect(status))
+
+  -- :QuickfillExplain at the end of "    " in main(): a scratch buffer with the parts and the prompt.
+  local src_win = vim.api.nvim_get_current_win()
+  vim.o.virtualedit = 'onemore'
+  vim.api.nvim_win_set_cursor(0, { 10, 4 })
+  vim.cmd('QuickfillExplain')
+  local ebuf = vim.api.nvim_get_current_buf()
+  check(ebuf ~= bufnr, ':QuickfillExplain opens its own buffer')
+  check(vim.bo[ebuf].buftype == 'nofile' and vim.bo[ebuf].modifiable == false, 'the explanation buffer is a read-only scratch buffer')
+  local elines = vim.api.nvim_buf_get_lines(ebuf, 0, -1, false)
+  local etext = table.concat(elines, '\n')
+  check(elines[1]:find('^quickfill prompt: %S+ format, %d+ tokens in %d+ parts') ~= nil, 'explanation header: ' .. elines[1])
+  check(etext:find('\nprefix +%d+  ' .. vim.pesc(vim.uri_from_bufnr(bufnr))) ~= nil, 'a prefix part from the buffer')
+  check(etext:find('----- prompt -----\n', 1, true) ~= nil and etext:find('def read_lines(path):\n    with open(path) as f:', 1, true) ~= nil,
+        'the prompt holds the text above the cursor')
+  vim.cmd('bwipeout')
+  vim.api.nvim_set_current_win(src_win)
+  check(vim.api.nvim_get_current_buf() == bufnr, 'back in the source buffer')
+  local ex = qf.explain(bufnr)
+  local sum, joined_parts = 0, ''
+  for _, p in ipairs(ex.parts) do sum, joined_parts = sum + p.tokens, joined_parts .. p.text end
+  check(sum == ex.tokens and joined_parts == ex.prompt, 'the parts add up to the prompt: ' .. sum .. ' of ' .. ex.tokens)
+  check(elines[1]:find(' ' .. ex.tokens .. ' tokens', 1, true) ~= nil, 'the buffer showed the same prompt')
 
   -- Type "print(" on line 10 character by character, as a user would.
   -- The script runs in normal mode: 'virtualedit' lets the cursor sit after the

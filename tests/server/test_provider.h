@@ -18,6 +18,7 @@
 #include <cctype>
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -69,6 +70,27 @@ class test_provider final : public completion_provider {
     out.metrics.total_ms = 2;
     out.metrics.cache_hit = true;
     return out;
+  }
+
+  // One "prefix" part: the text before the cursor. In a "STUBBORN" document
+  // it waits until the test releases it (explain() sees no cancel token), so
+  // tests can cancel an explanation while it runs.
+  std::optional<prompt_explanation> explain(const completion_request& req) override {
+    say("explaining " + req.uri + " " + std::to_string(req.cursor.line) + ":" + std::to_string(req.cursor.byte_col));
+    const std::string_view text = req.text;
+    if (text.find("STUBBORN") != std::string::npos) {
+      const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+      while (!release_stubborn.load() && std::chrono::steady_clock::now() < give_up)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      say("stubborn explanation released");
+    }
+    const std::size_t cursor = index::line_start_offset(text, req.cursor.line) + static_cast<std::size_t>(req.cursor.byte_col);
+    prompt_explanation e;
+    e.format = "test";
+    e.text = std::string(text.substr(0, cursor));
+    e.tokens = static_cast<int64_t>(e.text.size());
+    e.parts.push_back(prompt_part{"prefix", req.uri, e.text, e.tokens});
+    return e;
   }
 
   bool background_step(const cancel_token& cancel) override {

@@ -12,7 +12,9 @@
 //   - the suggestion list (textDocument/completion) behind quickfill.suggest.enable;
 //   - a status-bar item (model state from quickfill/status, last latency from
 //     quickfill/stats);
-//   - commands restart / enable / disable / toggle / showLog / showStats;
+//   - commands restart / enable / disable / toggle / showLog / showStats, and
+//     explainCompletion (quickfill/explainCompletion at the cursor, shown in a
+//     read-only document of the quickfill-explain scheme);
 //   - an output channel that receives the server's stderr log.
 import * as vscode from 'vscode';
 import {
@@ -28,6 +30,7 @@ import {
   inlineItems, completionItems, usableAsGhost, GhostItem,
 } from './inline';
 import { ServerState, parseStats, statusText, stateFromStats, StatsView } from './status';
+import { ExplainMethod, ExplainScheme, explainParams, parseExplanation, explanationText } from './explain';
 
 const ContentModified = -32801;
 const RequestCancelled = -32800;
@@ -222,6 +225,41 @@ async function showStats(): Promise<void> {
   }
 }
 
+// Explanations by document path (the documents of the quickfill-explain scheme).
+const explanations = new Map<string, string>();
+let explainCount = 0;
+const explainContent: vscode.TextDocumentContentProvider = {
+  provideTextDocumentContent(uri) { return explanations.get(uri.path) ?? ''; },
+};
+
+async function explainCompletion(): Promise<void> {
+  const editor = vscode.window.activeTextEditor;
+  if (!editor) {
+    void vscode.window.showInformationMessage('quickfill: open a file and place the cursor first.');
+    return;
+  }
+  if (!client || client.state !== State.Running) {
+    void vscode.window.showInformationMessage('quickfill: the server is not running.');
+    return;
+  }
+  const document = editor.document;
+  const pos = editor.selection.active;
+  const uri = client.code2ProtocolConverter.asUri(document.uri);
+  let text: string;
+  try {
+    const result = await client.sendRequest(ExplainMethod, explainParams(uri, pos));
+    text = explanationText(parseExplanation(result), `${uri}:${pos.line + 1}:${pos.character + 1}`);
+  } catch (err) {
+    const message = (err as { message?: string } | undefined)?.message ?? String(err);
+    void vscode.window.showWarningMessage(`quickfill: cannot explain the prompt: ${message}`);
+    return;
+  }
+  const path = `/prompt-${++explainCount}.txt`;
+  explanations.set(path, text);
+  const doc = await vscode.workspace.openTextDocument(vscode.Uri.parse(`${ExplainScheme}:${path}`));
+  await vscode.window.showTextDocument(doc, { preview: true });
+}
+
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   output = vscode.window.createOutputChannel('quickfill');
   statusItem = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Right, 100);
@@ -234,6 +272,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand('quickfill.toggle', () => setEnabled(!settings.enable)),
     vscode.commands.registerCommand('quickfill.showLog', () => output.show(true)),
     vscode.commands.registerCommand('quickfill.showStats', showStats),
+    vscode.commands.registerCommand('quickfill.explainCompletion', explainCompletion),
+    vscode.workspace.registerTextDocumentContentProvider(ExplainScheme, explainContent),
     vscode.languages.registerInlineCompletionItemProvider(documentSelector, inlineProvider),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (e.affectsConfiguration('quickfill')) void onConfigurationChanged();

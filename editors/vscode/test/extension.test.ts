@@ -68,7 +68,7 @@ test('the extension end to end: activation, ghost text, status bar, commands, se
       assert.ok(status, 'a status-bar item');
       assert.equal(status.command, 'quickfill.showLog');
       for (const id of ['quickfill.restart', 'quickfill.enable', 'quickfill.disable', 'quickfill.toggle',
-                        'quickfill.showLog', 'quickfill.showStats']) {
+                        'quickfill.showLog', 'quickfill.showStats', 'quickfill.explainCompletion']) {
         assert.ok(recorded.commands.has(id), `command ${id} registered`);
       }
       assert.equal(recorded.inlineProviders.length, 1, 'one inline-completion provider');
@@ -118,6 +118,20 @@ test('the extension end to end: activation, ghost text, status bar, commands, se
       assert.ok(Array.isArray(listItems) && listItems.length > 0, 'with quickfill.suggest.enable the list has the server items');
       assert.ok(listItems.every((it: any) => typeof it.insertText === 'string' || typeof it.textEdit?.newText === 'string'
         || (it.range && typeof it.label === 'string')), `list items carry their text: ${JSON.stringify(listItems)}`);
+
+      // explainCompletion: quickfill/explainCompletion at the cursor, shown in a read-only document.
+      vscodeDouble.window.activeTextEditor = { document: doc, selection: { active: pos } };
+      await commands.executeCommand('quickfill.explainCompletion');
+      const shown = recorded.shownDocuments.at(-1);
+      assert.ok(shown, 'the explanation is shown');
+      assert.equal(shown.uri.scheme, 'quickfill-explain', 'in a document of the read-only quickfill-explain scheme');
+      const explained = shown.getText();
+      assert.match(explained, /^quickfill prompt: \S+ format, \d+ tokens in \d+ parts\n/);
+      assert.match(explained, new RegExp(`\\nprefix +\\d+  ${doc.uri.toString().replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\n`));
+      assert.ok(explained.includes('----- prompt -----\n'), explained);
+      assert.ok(explained.includes('def read_lines(path):\n    with open(path) as f:\n'), explained);
+      assert.ok(explained.includes('    print(\n----- end of prompt -----'), `the prompt ends at the cursor: ${explained}`);
+      vscodeDouble.window.activeTextEditor = undefined;
 
       // showStats writes quickfill/status and quickfill/stats to the output channel.
       await commands.executeCommand('quickfill.showStats');

@@ -142,6 +142,8 @@ export const recorded = {
   statusBarItems: [] as StatusBarItem[],
   messages: [] as { kind: string; message: string }[],
   settings: new Map<string, unknown>(),
+  contentProviders: new Map<string, any>(),
+  shownDocuments: [] as TextDocument[],
 };
 
 const configEmitter = new EventEmitter<{ affectsConfiguration(s: string): boolean }>();
@@ -252,6 +254,16 @@ export const workspace = withFallback('workspace', {
   workspaceFolders: undefined,
   getWorkspaceFolder() { return undefined; },
   createFileSystemWatcher() { return anything('watcher'); },
+  registerTextDocumentContentProvider(scheme: string, provider: unknown) {
+    recorded.contentProviders.set(scheme, provider);
+    return new Disposable(() => recorded.contentProviders.delete(scheme));
+  },
+  // Documents of a registered scheme come from its content provider (read-only in VS Code).
+  async openTextDocument(uri: Uri) {
+    const provider = recorded.contentProviders.get(uri.scheme);
+    if (!provider) throw new Error(`no content provider for ${uri.scheme}`);
+    return new TextDocument(uri, 'plaintext', await provider.provideTextDocumentContent(uri));
+  },
 });
 
 export const languages = withFallback('languages', {
@@ -311,7 +323,8 @@ export const window = withFallback('window', {
   async withProgress(_opts: unknown, task: (p: unknown, t: unknown) => Promise<unknown>) {
     return task({ report() {} }, new CancellationTokenSource().token);
   },
-  activeTextEditor: undefined,
+  async showTextDocument(doc: TextDocument) { recorded.shownDocuments.push(doc); return { document: doc }; },
+  activeTextEditor: undefined as unknown,
   visibleTextEditors: [],
   tabGroups: { all: [], onDidChangeTabs: () => new Disposable(() => undefined) },
   onDidChangeActiveTextEditor: () => new Disposable(() => undefined),

@@ -16,6 +16,8 @@
 -- the `nvim_lsp` source instead (see docs/editors.md). Optional ghost text
 -- asks textDocument/inlineCompletion while typing and draws the first line as
 -- virtual text (extmarks), further lines as virtual lines; a key accepts it.
+-- :QuickfillExplain shows quickfill/explainCompletion at the cursor (the
+-- prompt a completion there would give the model) in a scratch buffer.
 local M = {}
 
 local NAME = 'quickfill'
@@ -317,6 +319,54 @@ function M.request_completion(bufnr, explicit)
   return start, items, resp.result
 end
 
+-- quickfill/explainCompletion at the cursor: the prompt a completion there
+-- would give the model ({format, prompt, tokens, parts = {{kind, origin, text,
+-- tokens}}}), or nil and a message.
+function M.explain(bufnr, timeout_ms)
+  bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
+  local cur = vim.api.nvim_win_get_cursor(0)
+  local params = {
+    textDocument = { uri = vim.uri_from_bufnr(bufnr) },
+    position = lsp_position(bufnr, cur[1] - 1, cur[2]),
+  }
+  return request_sync('quickfill/explainCompletion', params, bufnr, timeout_ms or M.config.timeout_ms)
+end
+
+-- The lines :QuickfillExplain shows: a table of the parts, then the prompt.
+function M.explanation_lines(result)
+  local lines = {
+    string.format('quickfill prompt: %s format, %d tokens in %d parts', result.format, result.tokens, #result.parts),
+    '',
+    string.format('%-10s %7s  %s', 'part', 'tokens', 'origin'),
+  }
+  for _, p in ipairs(result.parts) do
+    table.insert(lines, string.format('%-10s %7d  %s', p.kind, p.tokens, p.origin ~= '' and p.origin or '-'))
+  end
+  table.insert(lines, '')
+  table.insert(lines, '----- prompt -----')
+  vim.list_extend(lines, vim.split(result.prompt, '\n', { plain = true }))
+  table.insert(lines, '----- end of prompt -----')
+  return lines
+end
+
+-- :QuickfillExplain: the explanation in a scratch buffer (read-only, wiped when hidden).
+function M.explain_buffer()
+  local result, err = M.explain(0)
+  if not result then
+    vim.notify('quickfill: ' .. tostring(err), vim.log.levels.ERROR)
+    return nil, err
+  end
+  vim.cmd('new')
+  local buf = vim.api.nvim_get_current_buf()
+  vim.bo[buf].buftype = 'nofile'
+  vim.bo[buf].bufhidden = 'wipe'
+  vim.bo[buf].swapfile = false
+  pcall(vim.api.nvim_buf_set_name, buf, 'quickfill://explain')
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, M.explanation_lines(result))
+  vim.bo[buf].modifiable = false
+  return buf
+end
+
 -- 'completefunc' (see :help complete-functions).
 function M.completefunc(findstart, base)
   if findstart == 1 then
@@ -513,6 +563,8 @@ function M.setup(opts)
     local s = M.stats()
     print(st and vim.inspect({ status = st, stats = s }) or ('quickfill: ' .. tostring(err)))
   end, { desc = 'Show quickfill/status and quickfill/stats' })
+  vim.api.nvim_create_user_command('QuickfillExplain', function() M.explain_buffer() end,
+    { desc = 'Show the prompt a completion at the cursor would give the model' })
   vim.api.nvim_create_user_command('QuickfillLog', function()
     vim.cmd('tabnew ' .. vim.fn.fnameescape(M.config.log_file and expand(M.config.log_file) or vim.lsp.get_log_path()))
   end, { desc = "Open the server's log" })
