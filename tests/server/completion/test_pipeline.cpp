@@ -128,15 +128,20 @@ TEST(pipeline, type_through_answers_without_the_model) {
     return n >= 3 && h[n - 1] == 'q' && h[n - 2] == 'q' && h[n - 3] == 'q' ? '\n' : 'q';
   });
   std::string text = source();
-  // End of "    total = 0": an automatic, single-line completion.
-  completion_result r = f.p->complete(request(text, k_line - 1, 13), {});
+  // End of "    total = 0": an automatic, single-line completion. ("0qqq" is
+  // no Python: the document is plain text here, so that no syntax rule cuts it.)
+  auto plain = [](completion_request r) {
+    r.uri = "file:///w/src/notes.txt";
+    return r;
+  };
+  completion_result r = f.p->complete(plain(request(text, k_line - 1, 13)), {});
   ASSERT_FALSE(r.items.empty());
   const completion_candidate& c = r.items[0];
   const std::string suggestion = c.insert_text.substr(static_cast<size_t>(c.replace_end.byte_col - c.replace_begin.byte_col));
   ASSERT_EQ(suggestion, "qqq");
   const int64_t evals = f.stats->eval_calls;
   text.insert(offset_of(text, k_line - 1, 13), suggestion.substr(0, 1));
-  completion_result t = f.p->complete(request(text, k_line - 1, 14), {});
+  completion_result t = f.p->complete(plain(request(text, k_line - 1, 14)), {});
   EXPECT_TRUE(t.metrics.type_through);
   EXPECT_EQ(f.stats->eval_calls, evals);
   ASSERT_EQ(t.items.size(), 1u);
