@@ -17,6 +17,7 @@ std::chrono::microseconds thread_cpu_time() {
 #if QF_HAVE_TREE_SITTER
 #include <tree_sitter/api.h>
 
+#include <algorithm>
 #include <memory>
 #include <vector>
 
@@ -58,19 +59,25 @@ TSParser* thread_parser(const syntax_language& language) {
   return parser.get();
 }
 
-void count_errors(TSNode root, syntax_check& out) {
+void note_error(std::size_t start, std::size_t end, byte_span span, syntax_check& out) {
+  if (end < span.begin) {
+    ++out.errors_before;
+  } else if (start > span.end) {
+    ++out.errors_after;
+  } else {
+    ++(start >= span.begin && end <= span.end ? out.errors_within : out.errors_at);
+    out.error_bytes_at += std::max<std::size_t>(end - start, 1);
+  }
+}
+
+void count_errors(TSNode root, byte_span span, syntax_check& out) {
   if (!ts_node_has_error(root)) return;
   TSTreeCursor c = ts_tree_cursor_new(root);
   for (;;) {
     const TSNode n = ts_tree_cursor_current_node(&c);
     bool descend = ts_node_has_error(n);
-    if (ts_node_is_error(n)) {
-      ++out.errors;
-      out.error_bytes += ts_node_end_byte(n) - ts_node_start_byte(n);
-      descend = false;
-    } else if (ts_node_is_missing(n)) {
-      ++out.errors;
-      ++out.error_bytes;
+    if (ts_node_is_error(n) || ts_node_is_missing(n)) {
+      note_error(ts_node_start_byte(n), ts_node_end_byte(n), span, out);
       descend = false;
     }
     if (descend && ts_tree_cursor_goto_first_child(&c)) continue;
@@ -115,8 +122,8 @@ std::size_t block_end_at(TSNode root, std::string_view text, std::size_t cursor,
 
 bool syntax_checks_available() { return true; }
 
-std::optional<syntax_check> check_syntax(const syntax_language& language, std::string_view text, std::size_t cursor,
-                                         std::size_t limit, std::chrono::microseconds budget) {
+std::optional<syntax_check> check_syntax(const syntax_language& language, std::string_view text, byte_span span,
+                                         std::size_t cursor, std::size_t limit, std::chrono::microseconds budget) {
   TSParser* parser = thread_parser(language);
   if (!parser || text.size() > UINT32_MAX) return std::nullopt;
   progress_state progress{budget, thread_cpu(), std::chrono::steady_clock::now() + budget};
@@ -145,7 +152,7 @@ std::optional<syntax_check> check_syntax(const syntax_language& language, std::s
   }
   syntax_check out;
   const TSNode root = ts_tree_root_node(tree);
-  count_errors(root, out);
+  count_errors(root, span, out);
   out.block_end = block_end_at(root, text, cursor, limit);
   ts_tree_delete(tree);
   return out;
@@ -159,8 +166,8 @@ namespace qf::index {
 
 bool syntax_checks_available() { return false; }
 
-std::optional<syntax_check> check_syntax(const syntax_language&, std::string_view, std::size_t, std::size_t,
-                                         std::chrono::microseconds) {
+std::optional<syntax_check> check_syntax(const syntax_language&, std::string_view, byte_span, std::size_t,
+                                         std::size_t, std::chrono::microseconds) {
   return std::nullopt;
 }
 

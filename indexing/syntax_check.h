@@ -20,9 +20,19 @@
 
 namespace qf::index {
 
+// A byte range [begin, end] of the text (a suggestion's place).
+struct byte_span {
+  std::size_t begin = 0, end = 0;
+};
+
 struct syntax_check {
-  std::size_t errors = 0;       // ERROR nodes (outermost ones) and MISSING nodes
-  std::size_t error_bytes = 0;  // bytes covered by those ERROR nodes, plus one per MISSING node
+  // Error nodes: the outermost ERROR nodes and MISSING nodes, by where they
+  // lie relative to the span: ending before it, inside it, straddling one of
+  // its ends (an end at span.begin or a start at span.end touches), starting
+  // after it.
+  std::size_t errors_before = 0, errors_within = 0, errors_at = 0, errors_after = 0;
+  std::size_t error_bytes_at = 0;  // bytes under the errors within or at the span (a MISSING node counts 1)
+  std::size_t errors() const { return errors_before + errors_within + errors_at + errors_after; }
   // The end byte of the outermost named node other than the root with
   // start < `cursor` < end < `limit` that spans more than one line: the
   // construct being written at the cursor, when it ends before `limit`.
@@ -31,9 +41,9 @@ struct syntax_check {
 };
 
 // Parses `text` with `language` within `budget` of the thread's CPU time.
-// `cursor` and `limit` are byte offsets into `text` (see block_end).
-std::optional<syntax_check> check_syntax(const syntax_language& language, std::string_view text, std::size_t cursor,
-                                         std::size_t limit, std::chrono::microseconds budget);
+// `span`, `cursor` and `limit` are byte offsets into `text`.
+std::optional<syntax_check> check_syntax(const syntax_language& language, std::string_view text, byte_span span,
+                                         std::size_t cursor, std::size_t limit, std::chrono::microseconds budget);
 
 // True when this build can parse (tree-sitter compiled in).
 bool syntax_checks_available();

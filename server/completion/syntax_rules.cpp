@@ -27,8 +27,10 @@ bool all_blank(std::string_view s) { return std::all_of(s.begin(), s.end(), is_b
 // A run of `unit_len`-periodic text covering `len` bytes is degenerate when
 // it repeats its unit at least 4 times over 48 bytes; a run of one
 // punctuation character (a separator comment) only from 100 bytes.
+// Only primitive units count ("--" is "-" twice, judged as "-").
 bool degenerate(std::string_view unit, std::size_t len) {
   if (len / unit.size() < 4 || all_blank(unit)) return false;
+  if (unit.size() > 1 && (std::string(unit) + std::string(unit)).find(unit, 1) != unit.size()) return false;
   if (unit.size() == 1 && !std::isalnum(static_cast<unsigned char>(unit[0]))) return len >= 100;
   return len >= 48;
 }
@@ -276,6 +278,11 @@ std::string syntax_trim(std::string s, const syntax_window& w, std::chrono::micr
   if (!w.language || s.empty() || !index::syntax_checks_available()) return s;
   const auto cpu_start = index::thread_cpu_time();
   const std::size_t cursor = w.before.size();
+  // The suggestion's span starts after the last non-blank character before
+  // the cursor, so that an error ending there (the hole the suggestion
+  // fills) touches it.
+  std::size_t anchor = cursor;
+  while (anchor > 0 && (w.before[anchor - 1] == ' ' || w.before[anchor - 1] == '\t')) --anchor;
   std::string doc;
   auto parse = [&](std::string_view t, std::string_view extra) -> std::optional<index::syntax_check> {
     const auto used = index::thread_cpu_time() - cpu_start;
@@ -285,60 +292,77 @@ std::string syntax_trim(std::string s, const syntax_window& w, std::chrono::micr
     doc.append(extra);
     doc.append(w.after);
     ++st.parses;
-    return index::check_syntax(*w.language, doc, cursor, cursor + t.size(),
-                               std::chrono::duration_cast<std::chrono::microseconds>(budget - used));
+    return index::check_syntax(*w.language, doc, {anchor, cursor + t.size() + extra.size()}, cursor,
+                               cursor + t.size(), std::chrono::duration_cast<std::chrono::microseconds>(budget - used));
   };
   const std::optional<index::syntax_check> base = parse({}, {});
   if (!base) {
     st.timed_out = true;
     return s;
   }
-  auto adds_no_error = [&](const index::syntax_check& r, std::size_t len) {
-    return r.errors <= base->errors && r.error_bytes <= base->error_bytes + len;
+  // Errors before the suggestion, inside it, straddling its ends and after
+  // it may not become more, nor the bytes under those inside or straddling.
+  auto adds_no_error = [&](const index::syntax_check& r) {
+    return r.errors_before <= base->errors_before && r.errors_after <= base->errors_after &&
+           r.errors_within <= base->errors_within && r.errors_at <= base->errors_at &&
+           r.error_bytes_at <= base->error_bytes_at;
+  };
+  // The longest cut of `text` that adds no error; false when a parse ran out of budget.
+  struct found {
+    std::size_t keep = 0;
+    std::optional<index::syntax_check> check;
+  };
+  auto search = [&](std::string_view text, found& f) -> bool {
+    const bool multi = text.find('\n') != std::string_view::npos;
+    for (std::size_t p : cut_points(text)) {
+      const std::string_view t = text.substr(0, p);
+      std::optional<index::syntax_check> r = parse(t, {});
+      if (!r) return false;
+      if (adds_no_error(*r)) {
+        f = {p, r};
+        return true;
+      }
+      // A multi-line suggestion may stop inside a block it opened: accept it
+      // when closing what it left open would leave no new error.
+      if (multi) {
+        const std::string closers = virtual_closers(t);
+        if (closers.empty()) continue;
+        r = parse(t, closers);
+        if (!r) return false;
+        if (adds_no_error(*r)) {
+          f = {p, r};
+          return true;
+        }
+      }
+    }
+    f = {};
+    return true;
   };
   const bool multi_line = s.find('\n') != std::string::npos;
-  std::optional<index::syntax_check> kept;
-  std::size_t keep = 0;
-  for (std::size_t p : cut_points(s)) {
-    const std::string_view t = std::string_view(s).substr(0, p);
-    std::optional<index::syntax_check> r = parse(t, {});
-    if (!r) {
-      st.timed_out = true;
-      return s;
-    }
-    if (adds_no_error(*r, t.size())) {
-      kept = r;
-      keep = p;
-      break;
-    }
-    // A multi-line suggestion may stop inside a block it opened: accept it
-    // when closing what it left open would leave no new error.
-    if (multi_line) {
-      const std::string closers = virtual_closers(t);
-      if (closers.empty()) continue;
-      r = parse(t, closers);
-      if (!r) {
-        st.timed_out = true;
-        return s;
-      }
-      if (adds_no_error(*r, t.size() + closers.size())) {
-        kept = r;
-        keep = p;
-        break;
-      }
-    }
+  found f;
+  if (!search(s, f)) {
+    st.timed_out = true;
+    return s;
   }
-  if (keep < s.size()) st.error_cut = true;
-  if (!kept) return std::string();
-  s = without_tail(std::move(s), keep);
-  // The end of the construct being written, when the suggestion runs on past it onto further lines.
-  if (multi_line && kept->block_end > cursor && kept->block_end - cursor < s.size()) {
-    const std::size_t end = kept->block_end - cursor;
+  if (f.keep < s.size()) st.error_cut = true;
+  if (!f.check) return std::string();
+  s = without_tail(std::move(s), f.keep);
+  // The end of the construct being written, when the suggestion runs on past
+  // it onto further lines; what is left is checked again (the text after the
+  // cursor may close the construct itself).
+  if (multi_line && f.check->block_end > cursor && f.check->block_end - cursor < s.size()) {
+    const std::size_t end = f.check->block_end - cursor;
     const std::string_view rest = std::string_view(s).substr(end);
     const std::size_t nl = rest.find('\n');
     if (nl != std::string_view::npos && !all_blank(rest.substr(nl))) {
       st.block_cut = true;
       s = without_tail(std::move(s), end);
+      if (!search(s, f)) {
+        st.timed_out = true;
+        return s;
+      }
+      if (f.keep < s.size()) st.error_cut = true;
+      s = f.check ? without_tail(std::move(s), f.keep) : std::string();
     }
   }
   return s;
