@@ -66,6 +66,10 @@ void note_error(std::size_t start, std::size_t end, byte_span span, syntax_check
     ++out.errors_after;
   } else {
     ++(start >= span.begin && end <= span.end ? out.errors_within : out.errors_at);
+    if (start >= span.begin && start < out.first_error_start_within_) {
+      out.first_error_start_within_ = start;
+      out.first_error_end_within = end;
+    }
     out.error_bytes_at += std::max<std::size_t>(end - start, 1);
   }
 }

@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string_view>
 
@@ -33,6 +34,11 @@ struct syntax_check {
   std::size_t errors_before = 0, errors_within = 0, errors_at = 0, errors_after = 0;
   std::size_t error_bytes_at = 0;  // bytes under the errors within or at the span (a MISSING node counts 1)
   std::size_t errors() const { return errors_before + errors_within + errors_at + errors_after; }
+  // The end byte of the first error node that starts inside the span
+  // (SIZE_MAX: none): a cut of the span's text past that byte keeps the
+  // error too, as a rule.
+  std::size_t first_error_end_within = SIZE_MAX;
+  std::size_t first_error_start_within_ = SIZE_MAX;  // (which error that is)
   // The end byte of the outermost named node other than the root with
   // start < `cursor` < end < `limit` that spans more than one line: the
   // construct being written at the cursor, when it ends before `limit`.

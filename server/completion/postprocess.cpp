@@ -216,7 +216,7 @@ void stop_checker::scan() {
 }
 
 std::string finalize(std::string text, const cursor_context& cx, const trigger_decision& d, bool stop_rules,
-                     const syntax_window* window) {
+                     const syntax_window* window, syntax_trim_stats* stats) {
   // Model output enters here: a character cut off by the end of generation is
   // dropped, any other invalid byte becomes U+FFFD; then line breaks are normalized.
   std::string s = normalize_line_breaks(index::repair_utf8(index::without_partial_tail(text)));
@@ -251,7 +251,7 @@ std::string finalize(std::string text, const cursor_context& cx, const trigger_d
       }
     }
     if (window && window->language) {
-      s = syntax_trim(std::move(s), *window);
+      s = syntax_trim(std::move(s), *window, k_syntax_budget, stats);
     } else if (s.find('\n') != std::string::npos) {
       std::string after = cx.line_after;
       for (const std::string& l : cx.next_lines) after += "\n" + l;

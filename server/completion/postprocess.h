@@ -84,9 +84,9 @@ class stop_checker {
 };
 
 // `window`: the document around the cursor with its grammar (null: line
-// rules only).
+// rules only); `stats` (optional) receives what the syntax rules did.
 std::string finalize(std::string text, const cursor_context& cx, const trigger_decision& d, bool stop_rules,
-                     const syntax_window* window = nullptr);
+                     const syntax_window* window = nullptr, syntax_trim_stats* stats = nullptr);
 
 // Labels are at most this many bytes (cut at a character boundary) plus " ..."
 // for a multi-line candidate.

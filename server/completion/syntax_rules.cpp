@@ -244,16 +244,19 @@ std::string balance_brackets(std::string s, std::string_view after) {
 namespace {
 
 // Cut points of `s` to try, longest first: the whole text, each line end,
-// then token ends on the first line.
+// then token ends on the first line after which code can be complete.
 std::vector<std::size_t> cut_points(std::string_view s) {
   std::vector<std::size_t> out{s.size()};
   for (std::size_t i = s.size(); i-- > 0;)
     if (s[i] == '\n') out.push_back(rtrim(s.substr(0, i)).size());
   const std::size_t first_end = std::min(s.find('\n'), s.size());
   auto cls = [](char c) { return is_blank(c) ? 0 : (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || (c & 0x80)) ? 1 : 2; };
+  // Token ends after which code can be complete: a word, a closer, a quote, ';'.
   for (std::size_t i = first_end; i-- > 1;) {
-    const int a = cls(s[i - 1]), b = cls(s[i]);
-    if (a != 0 && (a != b || a == 2)) out.push_back(i);
+    const char c = s[i - 1];
+    const int a = cls(c), b = cls(s[i]);
+    if (a == 0 || (a == b && a == 1)) continue;
+    if (a == 1 || is_closer(c) || is_quote(c) || c == ';') out.push_back(i);
   }
   std::vector<std::size_t> unique;
   for (std::size_t p : out)
@@ -307,35 +310,47 @@ std::string syntax_trim(std::string s, const syntax_window& w, std::chrono::micr
            r.errors_within <= base->errors_within && r.errors_at <= base->errors_at &&
            r.error_bytes_at <= base->error_bytes_at;
   };
-  // The longest cut of `text` that adds no error; false when a parse ran out of budget.
+  // A cut of the suggestion and the parse that accepted it.
   struct found {
     std::size_t keep = 0;
     std::optional<index::syntax_check> check;
   };
-  auto search = [&](std::string_view text, found& f) -> bool {
-    const bool multi = text.find('\n') != std::string_view::npos;
-    for (std::size_t p : cut_points(text)) {
-      const std::string_view t = text.substr(0, p);
-      std::optional<index::syntax_check> r = parse(t, {});
-      if (!r) return false;
-      if (adds_no_error(*r)) {
-        f = {p, r};
-        return true;
-      }
-      // A multi-line suggestion may stop inside a block it opened: accept it
-      // when closing what it left open would leave no new error.
-      if (multi) {
-        const std::string closers = virtual_closers(t);
-        if (closers.empty()) continue;
+  // Whether `t` adds no error; nullopt when the budget ran out. A
+  // multi-line suggestion may stop inside a block it opened: it passes too
+  // when closing what it left open would leave no new error.
+  std::size_t last_first_error = SIZE_MAX;  // of the last plain parse that did not pass
+  auto passes = [&](std::string_view t, bool multi) -> std::optional<std::optional<index::syntax_check>> {
+    std::optional<index::syntax_check> r = parse(t, {});
+    if (!r) return std::nullopt;
+    last_first_error = r->first_error_end_within;
+    if (adds_no_error(*r)) return r;
+    if (multi) {
+      const std::string closers = virtual_closers(t);
+      if (!closers.empty()) {
         r = parse(t, closers);
-        if (!r) return false;
-        if (adds_no_error(*r)) {
-          f = {p, r};
-          return true;
-        }
+        if (!r) return std::nullopt;
+        if (adds_no_error(*r)) return r;
       }
     }
+    return std::optional<index::syntax_check>{};
+  };
+  // The longest cut of `text` that adds no error (tried longest first);
+  // false when a parse ran out of budget.
+  auto search = [&](std::string_view text, found& f) -> bool {
+    const bool multi = text.find('\n') != std::string_view::npos;
     f = {};
+    std::size_t below = SIZE_MAX;  // cuts past the end of the first error seen inside the suggestion are skipped
+    for (std::size_t p : cut_points(text)) {
+      if (p > below) continue;
+      auto r = passes(text.substr(0, p), multi);
+      if (!r) return false;
+      if (*r) {
+        f = {p, *r};
+        return true;
+      }
+      if (last_first_error >= cursor && last_first_error != SIZE_MAX)
+        below = std::min(below, last_first_error - cursor);
+    }
     return true;
   };
   const bool multi_line = s.find('\n') != std::string::npos;

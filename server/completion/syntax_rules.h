@@ -40,10 +40,10 @@
 
 namespace qf::server::completion {
 
-inline constexpr std::size_t k_window_lines_before = 120;
-inline constexpr std::size_t k_window_lines_after = 60;
-inline constexpr std::size_t k_window_bytes = 16 * 1024;
-inline constexpr std::chrono::microseconds k_syntax_budget{6000};  // CPU time for all parses of one suggestion
+inline constexpr std::size_t k_window_lines_before = 40;
+inline constexpr std::size_t k_window_lines_after = 20;
+inline constexpr std::size_t k_window_bytes = 2 * 1024;
+inline constexpr std::chrono::microseconds k_syntax_budget{5000};  // CPU time for all parses of one suggestion
 inline constexpr int k_max_parses = 40;
 
 // The document around the cursor, for syntax_trim. Views into the request's
