@@ -126,10 +126,11 @@ std::size_t block_end_at(TSNode root, std::string_view text, std::size_t cursor,
 
 bool syntax_checks_available() { return true; }
 
-std::optional<syntax_check> check_syntax(const syntax_language& language, std::string_view text, byte_span span,
-                                         std::size_t cursor, std::size_t limit, std::chrono::microseconds budget) {
-  TSParser* parser = thread_parser(language);
-  if (!parser || text.size() > UINT32_MAX) return std::nullopt;
+namespace {
+
+// Parses `text` (reusing `old`, already edited, when not null) within `budget`.
+TSTree* parse_text(TSParser* parser, const TSTree* old, std::string_view text, std::chrono::microseconds budget) {
+  if (text.size() > UINT32_MAX) return nullptr;
   progress_state progress{budget, thread_cpu(), std::chrono::steady_clock::now() + budget};
   TSParseOptions options{};
   options.payload = &progress;
@@ -149,15 +150,91 @@ std::optional<syntax_check> check_syntax(const syntax_language& language, std::s
     *bytes_read = static_cast<uint32_t>(s->text.size() - byte);
     return s->text.data() + byte;
   };
-  TSTree* tree = ts_parser_parse_with_options(parser, nullptr, input, options);
-  if (!tree) {
-    ts_parser_reset(parser);
-    return std::nullopt;
-  }
+  TSTree* tree = ts_parser_parse_with_options(parser, old, input, options);
+  if (!tree) ts_parser_reset(parser);
+  return tree;
+}
+
+syntax_check read_tree(const TSTree* tree, std::string_view text, byte_span span, std::size_t cursor,
+                       std::size_t limit) {
   syntax_check out;
   const TSNode root = ts_tree_root_node(tree);
   count_errors(root, span, out);
   out.block_end = block_end_at(root, text, cursor, limit);
+  return out;
+}
+
+// The point after `text`, starting from `p`.
+TSPoint advance(TSPoint p, std::string_view text) {
+  for (char c : text) {
+    if (c == '\n') {
+      ++p.row;
+      p.column = 0;
+    } else {
+      ++p.column;
+    }
+  }
+  return p;
+}
+
+}  // namespace
+
+std::optional<syntax_check> check_syntax(const syntax_language& language, std::string_view text, byte_span span,
+                                         std::size_t cursor, std::size_t limit, std::chrono::microseconds budget) {
+  TSParser* parser = thread_parser(language);
+  if (!parser) return std::nullopt;
+  TSTree* tree = parse_text(parser, nullptr, text, budget);
+  if (!tree) return std::nullopt;
+  const syntax_check out = read_tree(tree, text, span, cursor, limit);
+  ts_tree_delete(tree);
+  return out;
+}
+
+struct syntax_probe::impl {
+  const syntax_language* language;
+  std::string before, after, text;
+  TSTree* base = nullptr;
+  TSPoint cursor_point{};
+};
+
+syntax_probe::syntax_probe(const syntax_language& language, std::string_view before, std::string_view after)
+    : impl_(new impl{&language, std::string(before), std::string(after), {}, nullptr, {}}) {
+  impl_->cursor_point = advance(TSPoint{0, 0}, before);
+}
+
+syntax_probe::~syntax_probe() {
+  if (impl_->base) ts_tree_delete(impl_->base);
+  delete impl_;
+}
+
+std::optional<syntax_check> syntax_probe::base(byte_span span, std::chrono::microseconds budget) {
+  TSParser* parser = thread_parser(*impl_->language);
+  if (!parser) return std::nullopt;
+  impl_->text = impl_->before + impl_->after;
+  if (impl_->base) ts_tree_delete(impl_->base);
+  impl_->base = parse_text(parser, nullptr, impl_->text, budget);
+  if (!impl_->base) return std::nullopt;
+  const std::size_t cursor = impl_->before.size();
+  return read_tree(impl_->base, impl_->text, span, cursor, cursor);
+}
+
+std::optional<syntax_check> syntax_probe::check(std::string_view insert, byte_span span, std::size_t limit,
+                                                std::chrono::microseconds budget) {
+  TSParser* parser = thread_parser(*impl_->language);
+  if (!parser || !impl_->base) return std::nullopt;
+  const std::size_t cursor = impl_->before.size();
+  impl_->text.assign(impl_->before);
+  impl_->text.append(insert);
+  impl_->text.append(impl_->after);
+  TSTree* old = ts_tree_copy(impl_->base);
+  const TSInputEdit edit{static_cast<uint32_t>(cursor), static_cast<uint32_t>(cursor),
+                         static_cast<uint32_t>(cursor + insert.size()), impl_->cursor_point, impl_->cursor_point,
+                         advance(impl_->cursor_point, insert)};
+  ts_tree_edit(old, &edit);
+  TSTree* tree = parse_text(parser, old, impl_->text, budget);
+  ts_tree_delete(old);
+  if (!tree) return std::nullopt;
+  const syntax_check out = read_tree(tree, impl_->text, span, cursor, limit);
   ts_tree_delete(tree);
   return out;
 }
@@ -172,6 +249,14 @@ bool syntax_checks_available() { return false; }
 
 std::optional<syntax_check> check_syntax(const syntax_language&, std::string_view, byte_span, std::size_t,
                                          std::size_t, std::chrono::microseconds) {
+  return std::nullopt;
+}
+
+struct syntax_probe::impl {};
+syntax_probe::syntax_probe(const syntax_language&, std::string_view, std::string_view) : impl_(nullptr) {}
+syntax_probe::~syntax_probe() = default;
+std::optional<syntax_check> syntax_probe::base(byte_span, std::chrono::microseconds) { return std::nullopt; }
+std::optional<syntax_check> syntax_probe::check(std::string_view, byte_span, std::size_t, std::chrono::microseconds) {
   return std::nullopt;
 }
 

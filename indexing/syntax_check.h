@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "indexing/syntax_language.h"
@@ -50,6 +51,29 @@ struct syntax_check {
 // `span`, `cursor` and `limit` are byte offsets into `text`.
 std::optional<syntax_check> check_syntax(const syntax_language& language, std::string_view text, byte_span span,
                                          std::size_t cursor, std::size_t limit, std::chrono::microseconds budget);
+
+// Checks of texts inserted at one place of a fixed text: `before` + insert +
+// `after`. The text without insertion is parsed once; each check edits a
+// copy of that tree (an insertion at the cursor) and reparses incrementally,
+// so it costs about the region the insertion changes. Offsets in spans and
+// results are into before + insert + after; the cursor is before.size().
+class syntax_probe {
+ public:
+  syntax_probe(const syntax_language& language, std::string_view before, std::string_view after);
+  ~syntax_probe();
+  syntax_probe(const syntax_probe&) = delete;
+  syntax_probe& operator=(const syntax_probe&) = delete;
+
+  // The text without insertion; nullopt when the parse did not finish in `budget`.
+  std::optional<syntax_check> base(byte_span span, std::chrono::microseconds budget);
+  // `insert` at the cursor (after a successful base()); `limit` as in check_syntax.
+  std::optional<syntax_check> check(std::string_view insert, byte_span span, std::size_t limit,
+                                    std::chrono::microseconds budget);
+
+ private:
+  struct impl;
+  impl* impl_;
+};
 
 // True when this build can parse (tree-sitter compiled in).
 bool syntax_checks_available();

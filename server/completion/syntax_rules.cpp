@@ -175,7 +175,7 @@ syntax_window make_syntax_window(std::string_view text, std::size_t cursor, cons
     const char c = text[next];
     if (!is_blank(c) && !is_closer(c)) break;
     const std::size_t next_end = text.find('\n', next);
-    if ((next_end == std::string_view::npos ? text.size() : next_end) - cursor > k_window_bytes) break;
+    if ((next_end == std::string_view::npos ? text.size() : next_end) - cursor > k_window_bytes_after) break;
     end = next_end;
   }
   if (end == std::string_view::npos) end = text.size();
@@ -183,8 +183,15 @@ syntax_window make_syntax_window(std::string_view text, std::size_t cursor, cons
   return w;
 }
 
+// A cut moved back to a character boundary.
+std::size_t at_boundary(std::string_view s, std::size_t cut) {
+  if (cut >= s.size()) return cut;
+  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
+  return cut;
+}
+
 std::size_t repetition_cut(std::string_view s) {
-  return std::min(char_repetition_cut(s), line_repetition_cut(s));
+  return at_boundary(s, std::min(char_repetition_cut(s), line_repetition_cut(s)));
 }
 
 std::size_t repetition_cut_at_end(std::string_view s) {
@@ -197,7 +204,7 @@ std::size_t repetition_cut_at_end(std::string_view s) {
     if (k < s.size() && degenerate(s.substr(run_start, p), s.size() - run_start))
       best = std::min(best, run_start + p);
   }
-  if (best != std::string_view::npos) return best;
+  if (best != std::string_view::npos) return at_boundary(s, best);
   // Line groups, checked when a line has just ended.
   if (!s.empty() && s.back() == '\n') return line_repetition_cut(s.substr(0, s.size() - 1));
   return std::string_view::npos;
@@ -286,19 +293,23 @@ std::string syntax_trim(std::string s, const syntax_window& w, std::chrono::micr
   // fills) touches it.
   std::size_t anchor = cursor;
   while (anchor > 0 && (w.before[anchor - 1] == ' ' || w.before[anchor - 1] == '\t')) --anchor;
-  std::string doc;
-  auto parse = [&](std::string_view t, std::string_view extra) -> std::optional<index::syntax_check> {
+  index::syntax_probe probe(*w.language, w.before, w.after);
+  auto remaining = [&]() -> std::optional<std::chrono::microseconds> {
     const auto used = index::thread_cpu_time() - cpu_start;
     if (used >= budget || st.parses >= k_max_parses) return std::nullopt;
-    doc.assign(w.before);
-    doc.append(t);
-    doc.append(extra);
-    doc.append(w.after);
     ++st.parses;
-    return index::check_syntax(*w.language, doc, {anchor, cursor + t.size() + extra.size()}, cursor,
-                               cursor + t.size(), std::chrono::duration_cast<std::chrono::microseconds>(budget - used));
+    return std::chrono::duration_cast<std::chrono::microseconds>(budget - used);
   };
-  const std::optional<index::syntax_check> base = parse({}, {});
+  auto parse = [&](std::string_view t, std::string_view extra) -> std::optional<index::syntax_check> {
+    const auto left = remaining();
+    if (!left) return std::nullopt;
+    std::string insert(t);
+    insert.append(extra);
+    return probe.check(insert, {anchor, cursor + insert.size()}, cursor + t.size(), *left);
+  };
+  const auto base_left = remaining();
+  const std::optional<index::syntax_check> base =
+      base_left ? probe.base({anchor, cursor}, *base_left) : std::optional<index::syntax_check>{};
   if (!base) {
     st.timed_out = true;
     return s;

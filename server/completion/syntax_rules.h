@@ -17,8 +17,8 @@
 //
 // syntax_trim (languages with a grammar) parses a window of the document
 // around the cursor (from a line at column 0 at most k_window_lines_before
-// lines up, to one at most k_window_lines_after lines down, each side at most
-// k_window_bytes) without and with the suggestion inserted, within a budget
+// lines up, to one at most k_window_lines_after lines down, at most k_window_bytes
+// before and k_window_bytes_after after the cursor) without and with the suggestion inserted, within a budget
 // of CPU time, and
 //  * cuts the suggestion to its longest prefix, at a line end or else at a
 //    token boundary of its first line, that adds no error node (no more
@@ -41,8 +41,9 @@
 namespace qf::server::completion {
 
 inline constexpr std::size_t k_window_lines_before = 40;
-inline constexpr std::size_t k_window_lines_after = 20;
-inline constexpr std::size_t k_window_bytes = 2 * 1024;
+inline constexpr std::size_t k_window_lines_after = 12;
+inline constexpr std::size_t k_window_bytes = 2 * 1024;        // before the cursor
+inline constexpr std::size_t k_window_bytes_after = 1024;      // after it
 inline constexpr std::chrono::microseconds k_syntax_budget{5000};  // CPU time for all parses of one suggestion
 inline constexpr int k_max_parses = 40;
 

@@ -173,7 +173,7 @@ TEST(syntax_rules, window_is_bounded_and_starts_at_column_zero) {
   for (int i = 0; i < 5000; ++i) big += "    line_" + std::to_string(i) + " = 1\n";
   const syntax_window b = make_syntax_window(big, big.size() / 2, nullptr);
   EXPECT_LE(b.before.size(), k_window_bytes);
-  EXPECT_LE(b.after.size(), k_window_bytes);
+  EXPECT_LE(b.after.size(), k_window_bytes_after);
 }
 
 TEST(syntax_rules, hostile_inputs_end_with_a_prefix) {
