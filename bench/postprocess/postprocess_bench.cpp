@@ -186,7 +186,6 @@ int main(int argc, char** argv) {
       syntax_trim_stats st;
       const std::string out_syntax = finalize(streamed(), cx, d, true, &w, &st);
       auto t2 = qf::index::thread_cpu_time();
-      if (std::getenv("QF_PP_DEBUG")) std::fprintf(stderr, "%s %zu parses %d us %lld to %d\n", std::string(lang->name).c_str(), w.before.size() + w.after.size(), st.parses, (long long)(t2 - t1).count(), st.timed_out);
       cost_line_us.push_back(static_cast<double>((t1 - t0).count()));
       cost_syntax_us.push_back(static_cast<double>((t2 - t1).count()));
       parses.push_back(st.parses);
