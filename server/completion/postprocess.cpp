@@ -250,9 +250,11 @@ std::string finalize(std::string text, const cursor_context& cx, const trigger_d
         s = std::string(rtrim(std::string_view(s).substr(0, cut > 0 ? cut - 1 : 0)));
       }
     }
-    if (window && window->language) {
-      s = syntax_trim(std::move(s), *window, k_syntax_budget, stats);
-    } else if (s.find('\n') != std::string::npos) {
+    syntax_trim_stats local;
+    syntax_trim_stats& st = stats ? *stats : local;
+    if (window && window->language) s = syntax_trim(std::move(s), *window, k_syntax_budget, &st);
+    // Without a grammar, or when its parses ran out of budget: the bracket balance.
+    if ((!window || !window->language || st.timed_out) && s.find('\n') != std::string::npos) {
       std::string after = cx.line_after;
       for (const std::string& l : cx.next_lines) after += "\n" + l;
       s = balance_brackets(std::move(s), after);

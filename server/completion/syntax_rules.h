@@ -28,7 +28,8 @@
 //    ends (the outermost node that began before the cursor and ends inside
 //    the suggestion), when the suggestion runs on past it onto further lines.
 // When a parse does not finish in the budget the suggestion is returned as
-// the rules before left it.
+// the rules before left it (finalize then applies the bracket balance, as
+// for a language without a grammar).
 #pragma once
 
 #include <chrono>
