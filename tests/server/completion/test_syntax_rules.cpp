@@ -148,7 +148,7 @@ TEST(syntax_rules, repetition) {
   for (int i = 0; i < 20; ++i) list += "1, ";
   EXPECT_EQ(cut_repetition(list), "[1,");
   // Not degenerate: short runs, separators under 100 characters, indentation, distinct lines.
-  for (const std::string s : {std::string("0xFFFFFFFFFFFFFFFF"), "# " + std::string(78, '-'),
+  for (const std::string& s : {std::string("0xFFFFFFFFFFFFFFFF"), "# " + std::string(78, '-'),
                               std::string("if x:\n                y = 1"), std::string("a = 1\nb = 2\na = 1\nb = 3")})
     EXPECT_EQ(cut_repetition(s), s);
   // While streaming: the checker stops at the run.
