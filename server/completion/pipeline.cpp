@@ -7,6 +7,7 @@
 #include <chrono>
 
 #include "indexing/lines.h"
+#include "indexing/syntax_language.h"
 #include "server/completion/generator.h"
 #include "server/completion/postprocess.h"
 
@@ -234,7 +235,9 @@ void pipeline::run(const completion_request& req, const cancel_token& cancel, co
     return;
   }
   drop_tasks(req.uri, task_kind::warm);
-  std::string text = finalize(out.text, cx, dec, s_.stop_rules);
+  const syntax_window window =
+      make_syntax_window(req.text, cursor_off, index::find_syntax_language(req.language_id, req.uri));
+  std::string text = finalize(out.text, cx, dec, s_.stop_rules, &window);
   res.incomplete = out.deadline_hit;
   if (!text.empty()) res.items.push_back(make_candidate(text, cx));
   if (prefetch) return;

@@ -134,6 +134,13 @@ bool stop_checker::push(std::string_view text) {
     text_.push_back(after_cr_ ? '\n' : c);
   }
   scan();
+  if (rules_ && !stopped_) {
+    const size_t cut = repetition_cut_at_end(std::string_view(text_).substr(0, keep_));
+    if (cut != std::string_view::npos) {
+      keep_ = cut;
+      stopped_ = true;
+    }
+  }
   return stopped_;
 }
 
@@ -208,17 +215,20 @@ void stop_checker::scan() {
   }
 }
 
-std::string finalize(std::string text, const cursor_context& cx, const trigger_decision& d, bool stop_rules) {
+std::string finalize(std::string text, const cursor_context& cx, const trigger_decision& d, bool stop_rules,
+                     const syntax_window* window, syntax_trim_stats* stats) {
   // Model output enters here: a character cut off by the end of generation is
   // dropped, any other invalid byte becomes U+FFFD; then line breaks are normalized.
   std::string s = normalize_line_breaks(index::repair_utf8(index::without_partial_tail(text)));
   if (stop_rules) {
-    s = std::string(rtrim(s));
+    s = cut_repetition(std::string(rtrim(s)));
     // A tail that repeats the text right of the cursor (e.g. a closing bracket the editor inserted).
     std::string_view after = trim(cx.line_after);
     if (!after.empty() && s.find('\n') == std::string::npos) {
       if (std::string_view(s).ends_with(after)) s = std::string(rtrim(std::string_view(s).substr(0, s.size() - after.size())));
     }
+    // Closing brackets and quotes the text right of the cursor already has.
+    s = drop_duplicate_closers(std::move(s), cx.line_after);
     // Trailing lines that repeat the document's next lines.
     if (d.multi_line && s.find('\n') != std::string::npos) {
       std::vector<std::string_view> gen = lines_of(s);
@@ -239,6 +249,15 @@ std::string finalize(std::string text, const cursor_context& cx, const trigger_d
         for (size_t i = 0; i + drop < gen.size(); ++i) cut += gen[i].size() + 1;
         s = std::string(rtrim(std::string_view(s).substr(0, cut > 0 ? cut - 1 : 0)));
       }
+    }
+    syntax_trim_stats local;
+    syntax_trim_stats& st = stats ? *stats : local;
+    if (window && window->language) s = syntax_trim(std::move(s), *window, k_syntax_budget, &st);
+    // Without a grammar, or when its parses ran out of budget: the bracket balance.
+    if ((!window || !window->language || st.timed_out) && s.find('\n') != std::string::npos) {
+      std::string after = cx.line_after;
+      for (const std::string& l : cx.next_lines) after += "\n" + l;
+      s = balance_brackets(std::move(s), after);
     }
     if (trim(s).empty()) s.clear();
   }

@@ -8,9 +8,13 @@
 // first newline; multi-line ones end before a line whose indentation drops
 // below the cursor line's (or returns to it after a block body, except for a
 // closing bracket), or before a line repeating the next line of the document.
-// finalize repairs the model's text to valid UTF-8, trims, drops a tail that
-// duplicates the text right of the cursor or the following lines, and
-// converts to the document's line ending. Lines are indexing/lines.h lines
+// Streaming also stops at degenerate repetition (syntax_rules.h).
+// finalize repairs the model's text to valid UTF-8, trims, cuts degenerate
+// repetition, drops a tail that duplicates the text right of the cursor
+// (closing brackets and quotes included) or the following lines, applies the
+// syntax rules of syntax_rules.h when the language has a grammar (else the
+// bracket balance of multi-line suggestions), and converts to the document's
+// line ending. Lines are indexing/lines.h lines
 // ("\r\n", "\n" or a lone "\r") in the document and in generated text.
 // make_candidate builds the edit: it replaces the word before the cursor so
 // that a client's filter keeps the item visible while the user types on.
@@ -23,6 +27,7 @@
 
 #include "server/completion/settings.h"
 #include "server/completion/completion_provider.h"
+#include "server/completion/syntax_rules.h"
 
 namespace qf::server::completion {
 
@@ -78,7 +83,10 @@ class stop_checker {
   bool after_cr_ = false;  // the last character pushed was '\r'
 };
 
-std::string finalize(std::string text, const cursor_context& cx, const trigger_decision& d, bool stop_rules);
+// `window`: the document around the cursor with its grammar (null: line
+// rules only); `stats` (optional) receives what the syntax rules did.
+std::string finalize(std::string text, const cursor_context& cx, const trigger_decision& d, bool stop_rules,
+                     const syntax_window* window = nullptr, syntax_trim_stats* stats = nullptr);
 
 // Labels are at most this many bytes (cut at a character boundary) plus " ..."
 // for a multi-line candidate.

@@ -1,6 +1,7 @@
 // Fuzz target: completion post-processing (server/completion/postprocess):
-// cursor context, trigger decision, the streaming stop rules, finalize and
-// the candidate edit.
+// cursor context, trigger decision, the streaming stop rules, finalize
+// (without and with the syntax rules of a grammar the input picks) and the
+// candidate edit.
 //
 // The input gives the settings flags, a document, a cursor (line, byte
 // column) and generated text in chunks as a model would stream it. Texts are
@@ -11,6 +12,8 @@
 // * what the stop checker keeps is a prefix of what was streamed, and what
 //   it keeps at a deadline a prefix of that;
 // * a single-line completion (with stop rules) has no line break;
+// * the syntax rules only cut: with a grammar, the result and the one
+//   without (bracket balance instead) are prefixes of one another;
 // * the candidate replaces a range on the cursor line that ends at the
 //   cursor, inserts the replaced word followed by the finalized text, and
 //   every text it carries (insert, filter, label) is valid UTF-8.
@@ -20,8 +23,11 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "indexing/syntax_language.h"
 #include "server/completion/postprocess.h"
+#include "server/completion/syntax_rules.h"
 #include "tests/fuzz/fuzz_util.h"
 
 namespace {
@@ -71,12 +77,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   settings.stop_rules = in.ConsumeBool();
   settings.auto_trigger_mid_word = in.ConsumeBool();
   const bool explicit_trigger = in.ConsumeBool();
+
   // Lone '\r' is left out: which line breaks the cursor context splits at is
   // the document store's business, and \n / \r\n are what reach it in practice.
   const std::string raw = take_text(in, 512);
   std::string text;
   for (std::size_t i = 0; i < raw.size(); ++i)
     if (raw[i] != '\r' || (i + 1 < raw.size() && raw[i + 1] == '\n')) text.push_back(raw[i]);
+  // A grammar of this build (or none), picked by the document's length so
+  // that the inputs of earlier versions of this target read as they did.
+  const std::vector<const qf::index::syntax_language*> grammars = qf::index::syntax_languages();
+  const std::size_t pick = text.size() % (grammars.size() + 1);
+  const qf::index::syntax_language* grammar = pick < grammars.size() ? grammars[pick] : nullptr;
   const auto line = in.ConsumeIntegralInRange<std::int64_t>(0, 16);
   const std::string_view cur = cursor_line(text, line);
   // A column on a character boundary of the cursor line (or past its end: it clamps).
@@ -105,9 +117,26 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   const std::string kept = stop.kept();
   QF_FUZZ_CHECK(qf::fuzz::valid_utf8(kept), kept);
-  const std::string final_text = pp::finalize(kept, cx, d, settings.stop_rules);
+  const std::string line_text = pp::finalize(kept, cx, d, settings.stop_rules);
+  QF_FUZZ_CHECK(qf::fuzz::valid_utf8(line_text), line_text);
+  if (settings.stop_rules && !d.multi_line) QF_FUZZ_CHECK(line_text.find('\n') == std::string::npos, line_text);
+  // With the grammar: the document around the cursor, the same text.
+  std::size_t cursor_off = 0;
+  for (std::int64_t l = 0; l < line && cursor_off < text.size(); ++l) {
+    const std::size_t nl = text.find('\n', cursor_off);
+    cursor_off = nl == std::string::npos ? text.size() : nl + 1;
+  }
+  cursor_off = std::min(text.size(), cursor_off + static_cast<std::size_t>(cx.col));
+  const pp::syntax_window window = pp::make_syntax_window(text, cursor_off, grammar);
+  QF_FUZZ_CHECK(window.before.size() <= cursor_off && cursor_off + window.after.size() <= text.size(), text);
+  const std::string final_text = pp::finalize(kept, cx, d, settings.stop_rules, &window);
   QF_FUZZ_CHECK(qf::fuzz::valid_utf8(final_text), final_text);
   if (settings.stop_rules && !d.multi_line) QF_FUZZ_CHECK(final_text.find('\n') == std::string::npos, final_text);
+  // The syntax rules (with a grammar) and the bracket balance (without) both
+  // only cut the same text: one result is a prefix of the other.
+  QF_FUZZ_CHECK(std::string_view(final_text).starts_with(line_text) ||
+                    std::string_view(line_text).starts_with(final_text),
+                final_text + "\n--\n" + line_text);
 
   const qf::server::completion_candidate c = pp::make_candidate(final_text, cx);
   QF_FUZZ_CHECK(c.replace_begin.line == cx.line && c.replace_end.line == cx.line, c.insert_text);

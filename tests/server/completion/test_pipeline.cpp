@@ -2,6 +2,7 @@
 // work, budgets, type-through, re-basing and prefetch.
 #include <gtest/gtest.h>
 
+#include "indexing/syntax_language.h"
 #include "server/completion/pipeline.h"
 #include "server/completion/prompt_layout.h"
 #include "tests/server/completion/fake_lm.h"
@@ -128,20 +129,46 @@ TEST(pipeline, type_through_answers_without_the_model) {
     return n >= 3 && h[n - 1] == 'q' && h[n - 2] == 'q' && h[n - 3] == 'q' ? '\n' : 'q';
   });
   std::string text = source();
-  // End of "    total = 0": an automatic, single-line completion.
-  completion_result r = f.p->complete(request(text, k_line - 1, 13), {});
+  // End of "    total = 0": an automatic, single-line completion. ("0qqq" is
+  // no Python: the document is plain text here, so that no syntax rule cuts it.)
+  auto plain = [](completion_request r) {
+    r.uri = "file:///w/src/notes.txt";
+    return r;
+  };
+  completion_result r = f.p->complete(plain(request(text, k_line - 1, 13)), {});
   ASSERT_FALSE(r.items.empty());
   const completion_candidate& c = r.items[0];
   const std::string suggestion = c.insert_text.substr(static_cast<size_t>(c.replace_end.byte_col - c.replace_begin.byte_col));
   ASSERT_EQ(suggestion, "qqq");
   const int64_t evals = f.stats->eval_calls;
   text.insert(offset_of(text, k_line - 1, 13), suggestion.substr(0, 1));
-  completion_result t = f.p->complete(request(text, k_line - 1, 14), {});
+  completion_result t = f.p->complete(plain(request(text, k_line - 1, 14)), {});
   EXPECT_TRUE(t.metrics.type_through);
   EXPECT_EQ(f.stats->eval_calls, evals);
   ASSERT_EQ(t.items.size(), 1u);
   // The edit covers the word typed so far plus the rest of the suggestion.
   EXPECT_EQ(t.items[0].insert_text.substr(t.items[0].insert_text.size() - (suggestion.size() - 1)), suggestion.substr(1));
+}
+
+TEST(pipeline, syntax_rules_follow_the_document_language) {
+  // The model says "qqq" and ends the line: at the end of "    total = 0"
+  // that makes the token "0qqq", no Python at any cut, so a Python document
+  // gets no suggestion while plain text keeps it.
+  fixture f(completion_settings{.type_through = false}, {}, 512, [](std::span<const int32_t> h) -> int32_t {
+    const size_t n = h.size();
+    return n >= 3 && h[n - 1] == 'q' && h[n - 2] == 'q' && h[n - 3] == 'q' ? '\n' : 'q';
+  });
+  const std::string text = source();
+  completion_request py = request(text, k_line - 1, 13);
+  completion_result r = f.p->complete(py, {});
+  if (qf::index::syntax_language_named("python")) {
+    EXPECT_TRUE(r.items.empty());
+  }
+  completion_request txt = request(text, k_line - 1, 13);
+  txt.uri = "file:///w/src/notes.txt";
+  r = f.p->complete(txt, {});
+  ASSERT_EQ(r.items.size(), 1u);
+  EXPECT_EQ(r.items[0].insert_text, "0qqq");  // the word before the cursor, then the suggestion
 }
 
 TEST(pipeline, no_automatic_completion_mid_word) {
