@@ -343,6 +343,7 @@ struct extractor {
   };
   declared declarator_name(TSNode d) const {
     declared r;
+    std::string_view qualified;  // the outermost Foo::bar, whose scope is all but the name
     for (int guard = 0; guard < 256 && !ts_node_is_null(d); ++guard) {
       if (is(d, "function_declarator")) r.function = true;
       TSNode next = field(d, "declarator");
@@ -351,7 +352,7 @@ struct extractor {
         continue;
       }
       if (is(d, "qualified_identifier")) {
-        if (r.scope.empty()) r.scope = text_of(field(d, "scope"));
+        if (qualified.empty()) qualified = text_of(d);
         d = field(d, "name");
         continue;
       }
@@ -363,6 +364,10 @@ struct extractor {
           is(d, "operator_name") || is(d, "primitive_type"))
         r.name = text_of(d);
       break;
+    }
+    if (!qualified.empty() && !r.name.empty() && qualified.ends_with(r.name)) {
+      r.scope = qualified.substr(0, qualified.size() - r.name.size());
+      while (!r.scope.empty() && (r.scope.back() == ':' || r.scope.back() == ' ')) r.scope.remove_suffix(1);
     }
     return r;
   }

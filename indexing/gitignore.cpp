@@ -159,9 +159,8 @@ ignore_file::ignore_file(std::string base, std::string_view contents) : base_(st
     pat.anchored = line.find('/') != std::string_view::npos;
     for (auto s : split_path(line)) pat.segments.emplace_back(s);
     if (pat.segments.empty()) continue;
-    if (pat.segments.size() > 1 || pat.segments[0] != "**") {
-      if (pat.segments.front() == "**") pat.anchored = true;  // "**/x" is anchored and leads with a run of any dirs
-    }
+    // "x/**" matches what is inside x, not x itself: one segment, then any run.
+    if (pat.segments.size() > 1 && pat.segments.back() == "**") pat.segments.insert(pat.segments.end() - 1, "*");
     patterns_.push_back(std::move(pat));
   }
 }
