@@ -205,12 +205,10 @@ void workspace_index::run() {
     }
     std::deque<file_change> changes;
     changes.swap(changes_);
-    std::vector<pending_doc> due;
+    std::vector<std::pair<std::string, std::shared_ptr<const document>>> due;  // null: closed
     for (auto it = docs_.begin(); it != docs_.end();) {
       if (waive_debounce_ || it->second.due <= now) {
-        pending_doc p = std::move(it->second);
-        if (!p.doc) p.doc = std::make_shared<const document>(it->first, "", -1, "");  // closed marker
-        due.push_back(std::move(p));
+        due.emplace_back(it->first, std::move(it->second.doc));
         it = docs_.erase(it);
       } else {
         ++it;
@@ -243,16 +241,16 @@ void workspace_index::run() {
       }
       std::this_thread::yield();
     }
-    for (const pending_doc& p : due) {
+    for (const auto& [uri, doc] : due) {
       if (cancel_) break;
-      if (p.doc->version == -1 && p.doc->text.empty() && p.doc->language_id.empty()) {
+      if (!doc) {
         // Closed: the disk version (if any) comes back.
-        auto info = store_.info(p.doc->uri);
-        if (info && info->from_document) store_.remove(p.doc->uri);
-        const std::string path = file_uri_to_path(p.doc->uri);
+        auto info = store_.info(uri);
+        if (info && info->from_document) store_.remove(uri);
+        const std::string path = file_uri_to_path(uri);
         if (!path.empty() && is_indexable_path(roots, path)) index_disk_file(path);
       } else {
-        index_document(p.doc);
+        index_document(doc);
       }
       std::this_thread::yield();
     }
