@@ -270,7 +270,9 @@ TEST(WorkspaceIndex, BadInputIsSkippedOrSurvived) {
   t.write("deep.py", "x = " + std::string(100000, '[') + std::string(100000, ']') + "\ndef after_deep(): pass\n");
   t.write("bad_utf8.py", "def caf\xC3(): pass\ndef ok_after(): pass\n");
   t.write("fine.py", "def fine(): pass\n");
-  workspace_index idx(test_options());
+  workspace_options o = test_options();
+  o.parse_budget = std::chrono::seconds(60);  // deep nesting under a sanitizer is slow, and must still parse
+  workspace_index idx(o);
   idx.set_roots({t.root()});
   ASSERT_TRUE(idx.wait_idle());
   EXPECT_TRUE(idx.lookup("hidden", 5).empty());
