@@ -309,6 +309,8 @@ initialize_params tag_invoke(json::value_to_tag<initialize_params>, const json::
   initialize_params x{};
   read_field(o, "processId", x.processId);
   read_field(o, "rootUri", x.rootUri);
+  read_field(o, "rootPath", x.rootPath);
+  read_field(o, "workspaceFolders", x.workspaceFolders);
   read_field(o, "capabilities", x.capabilities);
   read_field(o, "initializationOptions", x.initializationOptions);
   read_field(o, "trace", x.trace);
@@ -319,6 +321,8 @@ void tag_invoke(json::value_from_tag, json::value& v, const initialize_params& x
   json::object o;
   write_field(o, "processId", x.processId);
   write_field(o, "rootUri", x.rootUri);
+  write_field(o, "rootPath", x.rootPath);
+  write_field(o, "workspaceFolders", x.workspaceFolders);
   write_field(o, "capabilities", x.capabilities);
   write_field(o, "initializationOptions", x.initializationOptions);
   write_field(o, "trace", x.trace);

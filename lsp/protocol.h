@@ -168,6 +168,8 @@ QF_LSP_CONVERSIONS(cancel_params);
 struct initialize_params {
   std::optional<std::int64_t> processId;
   std::optional<std::string> rootUri;
+  std::optional<std::string> rootPath;             // deprecated in favour of rootUri
+  std::optional<json::value> workspaceFolders;     // WorkspaceFolder[] | null, read leniently
   json::object capabilities;
   std::optional<json::value> initializationOptions;
   std::optional<std::string> trace;  // "off" | "messages" | "verbose"

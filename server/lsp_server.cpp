@@ -17,7 +17,8 @@ lsp_server::lsp_server(core_options opts, std::shared_ptr<lsp::outbox> out, even
     : loop_(loop),
       out_(out),
       rpc_(out),
-      core_(std::move(opts), [&loop](std::function<void()> fn) { loop.post(std::move(fn)); }) {
+      core_(with_workspace_progress(std::move(opts), loop, this),
+            [&loop](std::function<void()> fn) { loop.post(std::move(fn)); }) {
   register_handlers();
   core_.start();
 }
@@ -70,6 +71,7 @@ void lsp_server::register_handlers() {
       [this](const lsp::completion_params& p, const lsp::reply_once& r) { start_explain(p.textDocument.uri, p.position, r); });
   rpc_.on_request("quickfill/stats", [this](const json::value& p, const lsp::reply_once& r) { on_stats(p, r); });
   rpc_.on_request("quickfill/status", [this](const json::value&, const lsp::reply_once& r) { on_status(r); });
+  register_workspace_handlers();
 }
 
 void lsp_server::handle_message(std::string_view body) {
@@ -197,6 +199,7 @@ void lsp_server::on_initialize(const lsp::initialize_params& p, const lsp::reply
   client_progress_ = lsp::bool_at(caps, "window.workDoneProgress", false);
   if (p.trace) trace_ = *p.trace;
   if (p.initializationOptions) apply_settings(*p.initializationOptions);
+  read_workspace_params(p);
 
   json::object capabilities{
       {"positionEncoding", index::encoding_name(encoding_)},
@@ -205,6 +208,7 @@ void lsp_server::on_initialize(const lsp::initialize_params& p, const lsp::reply
        json::object{{"triggerCharacters", json::array{".", ":", "(", "[", "{", ",", " ", "=", ">"}},
                     {"resolveProvider", false}}},
       {"inlineCompletionProvider", json::object{}},
+      {"workspace", json::object{{"workspaceFolders", json::object{{"supported", true}, {"changeNotifications", true}}}}},
   };
   phase_ = phase::running;
   spdlog::info("initialize: position encoding {}, work-done progress {}", index::encoding_name(encoding_),
@@ -217,6 +221,7 @@ void lsp_server::on_initialized() {
   if (initialized_notified_) return;
   initialized_notified_ = true;
   begin_model_load();
+  start_workspace();
 }
 
 void lsp_server::on_shutdown(const lsp::reply_once& reply) {
@@ -340,26 +345,29 @@ void lsp_server::on_status(const lsp::reply_once& reply) {
   reply.result(std::move(o));
 }
 
+std::string lsp_server::create_progress(const std::string& name) {
+  if (!client_progress_) return {};
+  std::string token = "quickfill/" + name + "/" + std::to_string(++progress_counter_);
+  progress_[token] = progress_state{};
+  rpc_.call("window/workDoneProgress/create", json::value_from(lsp::work_done_progress_create_params{token}),
+            [this, token](const json::value* result, const json::value* error) {
+              auto it = progress_.find(token);
+              if (it == progress_.end()) return;
+              if (error) {  // the client refused the token: nothing is sent on it
+                progress_.erase(it);
+                return;
+              }
+              it->second.created = true;
+              for (auto& v : it->second.pending)
+                rpc_.notify("$/progress", json::value_from(lsp::progress_params{token, v}));
+              it->second.pending.clear();
+              if (it->second.ended) progress_.erase(it);
+            });
+  return token;
+}
+
 void lsp_server::begin_model_load() {
-  std::string token;
-  if (client_progress_) {
-    token = "quickfill/load-model/" + std::to_string(++progress_counter_);
-    progress_[token] = progress_state{};
-    rpc_.call("window/workDoneProgress/create", json::value_from(lsp::work_done_progress_create_params{token}),
-              [this, token](const json::value* result, const json::value* error) {
-                auto it = progress_.find(token);
-                if (it == progress_.end()) return;
-                if (error) {  // the client refused the token: nothing is sent on it
-                  progress_.erase(it);
-                  return;
-                }
-                it->second.created = true;
-                for (auto& v : it->second.pending)
-                  rpc_.notify("$/progress", json::value_from(lsp::progress_params{token, v}));
-                it->second.pending.clear();
-                if (it->second.ended) progress_.erase(it);
-              });
-  }
+  const std::string token = create_progress("load-model");
   lsp::work_done_progress begin;
   begin.kind = "begin";
   begin.title = "quickfill: loading model";

@@ -64,6 +64,19 @@ class lsp_server {
   void on_stats(const boost::json::value& params, const lsp::reply_once& reply);
   void on_status(const lsp::reply_once& reply);
 
+  // The workspace index (lsp_server_workspace.cpp): roots from initialize and
+  // workspace/didChangeWorkspaceFolders, file events from
+  // workspace/didChangeWatchedFiles (registered dynamically when the client
+  // can), and one $/progress for the first walk.
+  void register_workspace_handlers();
+  void read_workspace_params(const lsp::initialize_params& p);
+  void start_workspace();
+  void on_workspace_progress(std::size_t done, std::size_t total, bool finished);
+  static core_options with_workspace_progress(core_options opts, event_loop& loop, lsp_server* self);
+  // Creates a work-done progress token (when the client supports them) and
+  // queues what is sent on it until the client accepts it; "" when not supported.
+  std::string create_progress(const std::string& name);
+
   // Completion (lsp_server_completion.cpp). make_request: the document's
   // snapshot and the request for a position (throws rpc_error for a document
   // that is not open, stale or not tracked).
@@ -115,6 +128,11 @@ class lsp_server {
   bool limit_notified_ = false;
   int progress_counter_ = 0;
   std::function<void(int)> on_exit_;
+  std::vector<std::string> workspace_roots_;  // absolute folder paths
+  bool watch_dynamic_ = false;                // the client registers didChangeWatchedFiles on request
+  std::string workspace_token_;               // progress of the first walk ("" when not reported)
+  bool workspace_progress_begun_ = false;
+  bool workspace_progress_over_ = false;
 };
 
 }  // namespace qf::server

@@ -15,7 +15,10 @@ server_core::~server_core() { stop(); }
 
 void server_core::start() { worker_.start(); }
 
-void server_core::stop() { worker_.stop(); }
+void server_core::stop() {
+  worker_.stop();
+  if (workspace_) workspace_->stop();
+}
 
 server_settings server_core::settings() const {
   std::lock_guard<std::mutex> lock(mu_);
@@ -46,6 +49,8 @@ bool server_core::apply_settings(const quickfill_settings& next) {
   worker_.post_task([completion = next.completion](scheduler::provider_slot& p) {
     if (p) p->configure(completion);
   });
+  if (workspace_requested_ && next.server.workspace_index != (workspace_ != nullptr))
+    set_workspace_roots(workspace_roots_);  // the workspace.index setting turned the index on or off
   return model_changed;
 }
 
@@ -125,6 +130,7 @@ bool server_core::open(const std::string& uri, const std::string& language_id, s
   worker_.cancel_document(uri, cancel_reason::content_modified);
   if (docs_.open(uri, language_id, version, std::move(text), error)) {
     syntax_.opened(docs_.get(uri));
+    if (workspace_) workspace_->document_updated(docs_.get(uri));
     return true;
   }
   // Refused: whatever the provider kept for an earlier version goes.
@@ -151,6 +157,7 @@ bool server_core::change(const std::string& uri, std::int64_t version,
   index::document_store::snapshot before = docs_.get(uri);
   if (!docs_.change(uri, version, changes, enc, error)) return false;
   syntax_.changed(std::move(before), docs_.get(uri), changes, enc);  // queues only; parsed off this thread
+  if (workspace_) workspace_->document_updated(docs_.get(uri));       // debounced there
   return true;
 }
 
@@ -158,6 +165,7 @@ void server_core::close(const std::string& uri) {
   worker_.cancel_document(uri, cancel_reason::content_modified);
   docs_.close(uri);
   syntax_.closed(uri);
+  if (workspace_) workspace_->document_closed(uri);
   worker_.post_task([uri](scheduler::provider_slot& p) {
     if (p) p->document_closed(uri);
   });
@@ -166,6 +174,7 @@ void server_core::close(const std::string& uri) {
 void server_core::add_context(completion_request& req) const {
   const std::size_t limit = static_cast<std::size_t>(settings().context_documents);
   for (const auto& d : docs_.recent(req.uri, limit)) req.context_docs.push_back({d->uri, index::shared_text(d)});
+  req.definitions = workspace_;
 }
 
 void server_core::complete(const std::string& key, completion_request req,

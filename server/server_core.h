@@ -19,6 +19,7 @@
 
 #include "indexing/document_store.h"
 #include "indexing/syntax_index.h"
+#include "indexing/workspace_index.h"
 #include "server/completion/provider_factory.h"
 #include "server/scheduler.h"
 #include "server/settings.h"
@@ -37,6 +38,7 @@ struct core_options {
   provider_factory factory;    // the binary injects make_completion_provider; tests a double
   bool background = true;      // run provider->background_step() when idle
   index::store_limits documents;  // --max-open-documents, --max-document-bytes
+  index::workspace_options workspace;  // the workspace index (on_progress is set by the caller)
 };
 
 struct model_state {
@@ -115,14 +117,25 @@ class server_core {
                std::function<void(std::optional<prompt_explanation>, bool no_model)> done,
                std::function<void(cancel_reason)> on_cancel);
 
-  // Fills context_docs with other open documents, most recently used first.
+  // Fills context_docs with other open documents, most recently used first,
+  // and definitions with the workspace index (when there is one).
   void add_context(completion_request& req) const;
+
+  // The workspace index (server_core_workspace.cpp). set_workspace_roots
+  // starts it when the workspace.index setting is on (and stops it when it is
+  // off); null while there is none.
+  void set_workspace_roots(std::vector<std::string> root_paths);
+  void workspace_files_changed(std::vector<index::file_change> changes);
+  std::shared_ptr<index::workspace_index> workspace() const { return workspace_; }
 
  private:
   core_options opts_;
   post_fn post_;
   index::document_store docs_;
   index::syntax_index syntax_;  // fed after each applied open/change/close
+  std::shared_ptr<index::workspace_index> workspace_;  // dispatcher thread only
+  std::vector<std::string> workspace_roots_;
+  bool workspace_requested_ = false;  // set_workspace_roots was called
   stats_collector stats_;
   scheduler worker_;
   mutable std::mutex mu_;

@@ -33,6 +33,10 @@ std::vector<setting_spec> make_schema() {
         "Budget in ms of a completion the user asked for."},
       S{"completion.contextDocuments", "Server", QF_FIELD(server.context_documents), 0, 64, {},
         "How many other open documents (most recently used first) are passed to the pipeline as context."},
+      S{"workspace.index", "Server", QF_FIELD(server.workspace_index), 0, 0, {},
+        "Index the definitions and imports of the workspace's source files in the background (lowest priority; "
+        "`.gitignore` respected; cached under `$XDG_CACHE_HOME/quickfill`) so that prompts can include definitions "
+        "from other files. Off: nothing is walked or parsed beyond the open documents' syntax trees."},
       // ---- Engine ----
       S{"device", "Engine", QF_FIELD(engine.device), 0, 0, devices,
         "Where the model runs: `auto` takes the CUDA backend when the binary has it and a GPU is present, otherwise "

@@ -45,6 +45,7 @@ struct server_settings {
   int auto_deadline_ms = 400;       // budget of automatic triggers
   int explicit_deadline_ms = 2000;  // budget of requests the user invoked
   int context_documents = 8;        // other open documents passed as context
+  bool workspace_index = true;      // index the workspace's definitions in the background
 };
 
 struct quickfill_settings {

@@ -126,6 +126,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   opts.n_threads = 1;
   opts.background = false;
   opts.factory = [](const qf::server::provider_options&, std::string*) { return std::make_unique<fuzz_provider>(); };
+  opts.workspace.cache_dir = "";  // a rootUri in an input must not write into the user's cache
   {
     qf::server::lsp_server server(std::move(opts), out, loop);
     server.set_exit_handler([](int) {});
