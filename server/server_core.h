@@ -17,6 +17,8 @@
 #include <vector>
 
 #include "indexing/document_store.h"
+#include "indexing/edit_history.h"
+#include "indexing/recent_chunks.h"
 #include "indexing/syntax_index.h"
 #include "server/completion/provider_factory.h"
 #include "server/scheduler.h"
@@ -105,14 +107,21 @@ class server_core {
   void complete(const std::string& key, completion_request req,
                 std::function<void(completion_outcome)> done, std::function<void(cancel_reason)> on_cancel);
 
-  // Fills context_docs with other open documents, most recently used first.
+  // Fills context_docs with other open documents, most recently used first,
+  // and the context sources (syntax tree, edit history, recent chunks); notes
+  // the cursor's place in the recent-chunks ring.
   void add_context(completion_request& req) const;
+  const index::edit_history& edit_history() const { return *edits_; }
+  const index::recent_chunks& recent_chunks() const { return *recent_; }
 
  private:
   core_options opts_;
   post_fn post_;
   index::document_store docs_;
   index::syntax_index syntax_;  // fed after each applied open/change/close
+  // Fed after each applied change (and open, for the ring); read by the worker.
+  std::shared_ptr<index::edit_history> edits_ = std::make_shared<index::edit_history>();
+  std::shared_ptr<index::recent_chunks> recent_ = std::make_shared<index::recent_chunks>();
   stats_collector stats_;
   scheduler worker_;
   mutable std::mutex mu_;
