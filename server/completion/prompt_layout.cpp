@@ -174,7 +174,7 @@ std::vector<int32_t> prompt_builder::item_tokens(const context_item& it, int64_t
     body_text.append(r);
     return true;
   });
-  (void)cut;
+  if (cut && (it.kind == "definition" || it.kind == "scope")) return {};  // whole or not at all
   if (text) *text = std::move(body_text);
   return out;
 }
@@ -219,6 +219,7 @@ std::vector<context_item> prompt_builder::add_context(const layout_input& in, in
   const int64_t cap = std::max<int64_t>(budget / 3, std::min<int64_t>(budget, 64));
   for (size_t i = 0; i < ranked.size() && left > 0; ++i) {
     chosen c{std::move(ranked[i]), "", {}, i};
+    // Definitions and scope headers go in whole or not at all; chunks and diffs are cut at whole lines.
     c.toks = item_tokens(c.item, std::min(cap, left), &c.text);
     const bool only_header = c.item.kind != "scope" && c.text.find('\n') + 1 == c.text.size();
     if (c.toks.empty() || only_header || c.text.empty()) continue;
