@@ -129,8 +129,10 @@ bool server_core::open(const std::string& uri, const std::string& language_id, s
                        std::string text, std::string* error) {
   worker_.cancel_document(uri, cancel_reason::content_modified);
   if (docs_.open(uri, language_id, version, std::move(text), error)) {
-    syntax_.opened(docs_.get(uri));
-    if (workspace_) workspace_->document_updated(docs_.get(uri));
+    index::document_store::snapshot doc = docs_.get(uri);
+    syntax_.opened(doc);
+    recent_->touch(uri, doc->text, 0);
+    if (workspace_) workspace_->document_updated(doc);
     return true;
   }
   // Refused: whatever the provider kept for an earlier version goes.
@@ -156,8 +158,14 @@ bool server_core::change(const std::string& uri, std::int64_t version,
   worker_.cancel_document(uri, cancel_reason::content_modified);
   index::document_store::snapshot before = docs_.get(uri);
   if (!docs_.change(uri, version, changes, enc, error)) return false;
-  syntax_.changed(std::move(before), docs_.get(uri), changes, enc);  // queues only; parsed off this thread
-  if (workspace_) workspace_->document_updated(docs_.get(uri));       // debounced there
+  index::document_store::snapshot after = docs_.get(uri);
+  if (before && after) {
+    edits_->record(uri, before->text, after->text, after->version);
+    const auto& last = changes.empty() ? std::optional<index::text_range>() : changes.back().range;
+    recent_->touch(uri, after->text, last ? last->start_line : 0);
+  }
+  if (workspace_ && after) workspace_->document_updated(after);       // debounced there
+  syntax_.changed(std::move(before), std::move(after), changes, enc);  // queues only; parsed off this thread
   return true;
 }
 
@@ -166,6 +174,8 @@ void server_core::close(const std::string& uri) {
   docs_.close(uri);
   syntax_.closed(uri);
   if (workspace_) workspace_->document_closed(uri);
+  edits_->forget(uri);
+  recent_->forget(uri);
   worker_.post_task([uri](scheduler::provider_slot& p) {
     if (p) p->document_closed(uri);
   });
@@ -175,6 +185,10 @@ void server_core::add_context(completion_request& req) const {
   const std::size_t limit = static_cast<std::size_t>(settings().context_documents);
   for (const auto& d : docs_.recent(req.uri, limit)) req.context_docs.push_back({d->uri, index::shared_text(d)});
   req.definitions = workspace_;
+  req.syntax = syntax_.latest(req.uri);
+  req.edits = edits_;
+  req.recent = recent_;
+  recent_->touch(req.uri, req.text.view(), req.cursor.line);
 }
 
 void server_core::complete(const std::string& key, completion_request req,

@@ -18,6 +18,8 @@
 #include <vector>
 
 #include "indexing/document_store.h"
+#include "indexing/edit_history.h"
+#include "indexing/recent_chunks.h"
 #include "indexing/syntax_index.h"
 #include "indexing/workspace_index.h"
 #include "server/completion/provider_factory.h"
@@ -118,8 +120,12 @@ class server_core {
                std::function<void(cancel_reason)> on_cancel);
 
   // Fills context_docs with other open documents, most recently used first,
-  // and definitions with the workspace index (when there is one).
+  // the context sources (syntax tree, edit history, recent chunks) and
+  // definitions with the workspace index (when there is one); notes the
+  // cursor's place in the recent-chunks ring.
   void add_context(completion_request& req) const;
+  const index::edit_history& edit_history() const { return *edits_; }
+  const index::recent_chunks& recent_chunks() const { return *recent_; }
 
   // The workspace index (server_core_workspace.cpp). set_workspace_roots
   // starts it when the workspace.index setting is on (and stops it when it is
@@ -136,6 +142,9 @@ class server_core {
   std::shared_ptr<index::workspace_index> workspace_;  // dispatcher thread only
   std::vector<std::string> workspace_roots_;
   bool workspace_requested_ = false;  // set_workspace_roots was called
+  // Fed after each applied change (and open, for the ring); read by the worker.
+  std::shared_ptr<index::edit_history> edits_ = std::make_shared<index::edit_history>();
+  std::shared_ptr<index::recent_chunks> recent_ = std::make_shared<index::recent_chunks>();
   stats_collector stats_;
   scheduler worker_;
   mutable std::mutex mu_;

@@ -55,6 +55,11 @@ std::vector<setting_spec> make_schema() {
         "Budget of other open files (repo-level context with `<|repo_name|>`/`<|file_sep|>` where the model has "
         "them; plain text otherwise). It comes first in the prompt, so it is computed once and shared by every "
         "layout and document that starts with it."},
+      S{"completion.contextBlockTokens", "Prompt", QF_FIELD(completion.context_block_tokens), 0, 32768, {},
+        "Budget of the context gathered per layout, ranked: headers of the enclosing scopes above the prefix window, "
+        "signatures of identifiers used near the cursor that are defined elsewhere, recently edited or viewed chunks "
+        "of other places, and recent edits as a diff. It is gathered only when a new layout is made and keeps its "
+        "order across layouts, so typing costs no extra tokens per keystroke. 0 turns it off."},
       S{"completion.middleMaxTokens", "Prompt", QF_FIELD(completion.middle_max_tokens), 8, 4096, {},
         "Text typed since the last layout stays after the middle token (appending only) until it spans lines and "
         "exceeds this; then a new layout is made at the cursor line. Bounded so that a long session of typing does "

@@ -19,9 +19,15 @@
 #include <vector>
 
 #include "indexing/definitions.h"
+#include "indexing/edit_history.h"
+#include "indexing/recent_chunks.h"
 #include "indexing/shared_text.h"
 #include "inference/core/cancellation.h"
 #include "server/completion/settings.h"
+
+namespace qf::index {
+class syntax_tree;
+}
 
 namespace qf::server {
 
@@ -51,6 +57,12 @@ struct completion_request {
   std::vector<other_doc> context_docs;
   // Definitions of the workspace (null: none indexed). Read-only, thread-safe.
   std::shared_ptr<const index::definition_source> definitions;
+  // The document's latest syntax tree (null: none; it may be a few edits old).
+  std::shared_ptr<const index::syntax_tree> syntax;
+  // Recent edits and recently edited/viewed chunks of all documents (null:
+  // none). Thread-safe; read only when a new prompt layout is made.
+  std::shared_ptr<const index::edit_history> edits;
+  std::shared_ptr<const index::recent_chunks> recent;
 };
 
 struct completion_candidate {

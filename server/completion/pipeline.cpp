@@ -8,6 +8,7 @@
 
 #include "indexing/lines.h"
 #include "indexing/syntax_language.h"
+#include "indexing/syntax_tree.h"
 #include "server/completion/generator.h"
 #include "server/completion/postprocess.h"
 
@@ -84,7 +85,8 @@ void pipeline::configure(const completion_settings& settings) {
   const bool cache_changed = next.cache_mib != s_.cache_mib || next.cache_slots != s_.cache_slots ||
                              next.context_tokens != s_.context_tokens;
   const bool layout_changed = next.prefix_tokens != s_.prefix_tokens || next.suffix_tokens != s_.suffix_tokens ||
-                              next.extra_tokens != s_.extra_tokens;
+                              next.extra_tokens != s_.extra_tokens ||
+                              next.context_block_tokens != s_.context_block_tokens;
   s_ = next;  // builder_ and pool_ hold a reference to s_
   if (cache_changed) reset_caches();
   else if (layout_changed) {
@@ -168,12 +170,7 @@ void pipeline::run(const completion_request& req, const cancel_token& cancel, co
   }
 
   doc_state& ds = docs_[req.uri];
-  ds.text = req.text;
-  ds.line = cx.line;
-  ds.col = cx.col;
-  ds.explicit_trigger = req.explicit_trigger;
-  ds.extra.clear();
-  for (const auto& d : req.context_docs) ds.extra.emplace_back(d.uri, d.text);
+  take_request(ds, req, cx.line, cx.col);
   std::vector<extra_doc> extra;
   layout_input in = input_of(ds, req.uri, extra);
   if (ds.pending_ready) {
@@ -247,6 +244,20 @@ void pipeline::run(const completion_request& req, const cancel_token& cancel, co
   if (s_.prefetch && !text.empty()) queue(task{task_kind::prefetch, req.uri, {}});
 }
 
+void pipeline::take_request(doc_state& ds, const completion_request& req, int64_t line, int64_t col) {
+  ds.text = req.text;
+  ds.line = line;
+  ds.col = col;
+  ds.explicit_trigger = req.explicit_trigger;
+  ds.extra.clear();
+  for (const auto& d : req.context_docs) ds.extra.emplace_back(d.uri, d.text);
+  ds.language_id = req.language_id;
+  ds.syntax = req.syntax;
+  ds.definitions = req.definitions;
+  ds.edits = req.edits;
+  ds.recent = req.recent;
+}
+
 layout_input pipeline::input_of(const doc_state& ds, const std::string& uri, std::vector<extra_doc>& extra) const {
   extra.clear();
   for (const auto& [u, t] : ds.extra) extra.push_back(extra_doc{u, t});
@@ -256,6 +267,11 @@ layout_input pipeline::input_of(const doc_state& ds, const std::string& uri, std
   in.cursor_col = ds.col;
   in.uri = uri;
   in.extra = extra;
+  in.ctx.language_id = ds.language_id;
+  in.ctx.tree = ds.syntax.get();
+  in.ctx.definitions = ds.definitions.get();
+  in.ctx.edits = ds.edits.get();
+  in.ctx.recent = ds.recent.get();
   return in;
 }
 
@@ -297,6 +313,10 @@ bool pipeline::run_prefetch(doc_state& ds, const std::string& uri, const cancel_
   req.cursor = text_pos{line, col};
   req.explicit_trigger = ds.explicit_trigger;
   for (const auto& [u, t] : ds.extra) req.context_docs.push_back({u, t});
+  req.language_id = ds.language_id;
+  req.definitions = ds.definitions;
+  req.edits = ds.edits;
+  req.recent = ds.recent;  // no tree: it belongs to the text without the suggestion
   completion_result res;
   run(req, cancel, res, /*prefetch=*/true);
   if (cancel.is_cancelled()) return false;

@@ -65,6 +65,12 @@ class pipeline final : public completion_provider {
     int64_t line = 0, col = 0;
     int64_t row = 0;  // the cursor's row (text_rows.h)
     std::vector<std::pair<std::string, index::shared_text>> extra;
+    // Context sources of the last request (context_block.h).
+    std::string language_id;
+    std::shared_ptr<const index::syntax_tree> syntax;
+    std::shared_ptr<const index::definition_source> definitions;
+    std::shared_ptr<const index::edit_history> edits;
+    std::shared_ptr<const index::recent_chunks> recent;
     bool explicit_trigger = false;
     std::string suggestion;  // what was answered (for prefetch)
   };
@@ -87,6 +93,7 @@ class pipeline final : public completion_provider {
   bool run_prefetch(doc_state& ds, const std::string& uri, const cancel_token& cancel);
   layout_input input_of(const doc_state& ds, const std::string& uri, std::vector<extra_doc>& extra) const;
   void reset_caches();
+  static void take_request(doc_state& ds, const completion_request& req, int64_t line, int64_t col);
   void note_prefill(const gen_outcome& out);
 
   std::unique_ptr<lm_backend> backend_;

@@ -61,44 +61,199 @@ bool prompt_builder::still_valid(const row_window& w, const layout& st) const {
   return false;
 }
 
+// The head being made, with its parts.
+struct prompt_builder::head_builder {
+  const lm_vocab& vocab;
+  std::vector<int32_t>& toks;
+  std::vector<layout_part>* parts;  // null: tokens only
+  void special(int32_t id) {
+    toks.push_back(id);
+    if (parts) parts->push_back({"special", "", vocab.piece(id), 1});
+  }
+  void add(std::string_view kind, std::string_view origin, std::string_view text, const std::vector<int32_t>& t) {
+    if (t.empty() && text.empty()) return;
+    append(toks, t);
+    if (!parts) return;
+    if (!parts->empty() && parts->back().kind == kind && parts->back().origin == origin) {
+      parts->back().text.append(text);
+      parts->back().tokens += static_cast<int64_t>(t.size());
+    } else {
+      parts->push_back({std::string(kind), std::string(origin), std::string(text), static_cast<int64_t>(t.size())});
+    }
+  }
+};
+
 std::vector<int32_t> prompt_builder::extra_block(const layout_input& in) {
   std::vector<int32_t> out;
-  if (s_.extra_tokens <= 0 && !fmt_.repo_level()) return out;
+  head_builder hb{tok_.vocab(), out, nullptr};
+  add_files(in, hb);
+  return out;
+}
+
+void prompt_builder::add_files(const layout_input& in, head_builder& hb) {
+  if (s_.extra_tokens <= 0 && !fmt_.repo_level()) return;
   const bool repo = fmt_.has_fim && fmt_.repo_level();
   if (repo) {
-    out.push_back(fmt_.repo);
-    append(out, tok_.encode_uncached(std::string(dirname_of(in.uri)) + "\n"));
+    hb.special(fmt_.repo);
+    std::string name = std::string(dirname_of(in.uri)) + "\n";
+    hb.add("file", "", name, tok_.encode_uncached(name));
   }
   int64_t budget = s_.extra_tokens;
+  struct file_block {
+    std::string uri, name, text;
+    std::vector<int32_t> name_toks, toks;
+  };
   // Most recently used last: it sits closest to the current file.
-  std::vector<std::vector<int32_t>> blocks;
+  std::vector<file_block> blocks;
   for (const extra_doc& d : in.extra) {
     if (d.uri == in.uri || budget <= 8) continue;
-    std::vector<int32_t> blk;
+    file_block blk;
+    blk.uri = d.uri;
     if (repo) {
-      blk.push_back(fmt_.file_sep);
-      append(blk, tok_.tokens(std::string(basename_of(d.uri)) + "\n"));
+      blk.name = std::string(basename_of(d.uri)) + "\n";
+      blk.name_toks = tok_.tokens(blk.name);
     }
-    size_t header = blk.size();
+    const int64_t header = repo ? 1 + static_cast<int64_t>(blk.name_toks.size()) : 0;
     // At most half of what is left per file, so that several files fit.
     int64_t cap = std::max<int64_t>(budget / 2, std::min<int64_t>(budget, 64));
     for_each_row(d.text, [&](std::string_view row) {
       const std::vector<int32_t>& t = tok_.tokens(row);
-      if (static_cast<int64_t>(blk.size() + t.size()) > cap) return false;
-      append(blk, t);
+      if (header + static_cast<int64_t>(blk.toks.size() + t.size()) > cap) return false;
+      append(blk.toks, t);
+      blk.text.append(row);
       return true;
     });
-    if (blk.size() == header) continue;
-    if (!d.text.empty() && !index::ends_with_line_break(d.text) && static_cast<int64_t>(blk.size()) < cap) append(blk, tok_.tokens("\n"));
-    budget -= static_cast<int64_t>(blk.size());
+    if (blk.toks.empty()) continue;
+    if (!d.text.empty() && !index::ends_with_line_break(blk.text) &&
+        header + static_cast<int64_t>(blk.toks.size()) < cap) {
+      append(blk.toks, tok_.tokens("\n"));
+      blk.text.append("\n");
+    }
+    budget -= header + static_cast<int64_t>(blk.toks.size());
     blocks.push_back(std::move(blk));
   }
-  for (auto it = blocks.rbegin(); it != blocks.rend(); ++it) append(out, *it);
-  if (repo) {
-    out.push_back(fmt_.file_sep);
-    append(out, tok_.tokens(std::string(basename_of(in.uri)) + "\n"));
+  for (auto it = blocks.rbegin(); it != blocks.rend(); ++it) {
+    if (repo) {
+      hb.special(fmt_.file_sep);
+      hb.add("file", it->uri, it->name, it->name_toks);
+    }
+    hb.add("file", it->uri, it->text, it->toks);
   }
+}
+
+std::vector<int32_t> prompt_builder::item_tokens(const context_item& it, int64_t cap, std::string* text) {
+  // Header: a pseudo file name (repo-level formats) or a comment line; scope headers have none.
+  std::vector<int32_t> out;
+  const bool repo = fmt_.has_fim && fmt_.repo_level();
+  std::string body_text;
+  if (it.kind != "scope") {
+    if (repo) {
+      out.push_back(fmt_.file_sep);
+      body_text = it.path + "\n";
+    } else {
+      body_text.append(comment_).append(" ").append(it.path);
+      if (it.kind != "edits") {
+        const size_t colon = it.origin.find_last_of(':');
+        if (colon != std::string::npos) body_text.append(it.origin.substr(colon));
+      }
+      body_text.append("\n");
+    }
+    append(out, tok_.tokens(body_text));
+  }
+  const bool commented = !repo && it.kind == "edits";
+  bool cut = false;
+  for_each_row(it.body, [&](std::string_view row) {
+    if (row.empty()) return true;
+    std::string r = commented ? std::string(comment_) + " " + std::string(row) : std::string(row);
+    const std::vector<int32_t>& t = tok_.tokens(r);
+    if (static_cast<int64_t>(out.size() + t.size()) > cap) {
+      cut = true;
+      return false;
+    }
+    append(out, t);
+    body_text.append(r);
+    return true;
+  });
+  if (cut && (it.kind == "definition" || it.kind == "scope")) return {};  // whole or not at all
+  if (text) *text = std::move(body_text);
   return out;
+}
+
+std::vector<context_item> prompt_builder::add_context(const layout_input& in, int64_t window_first_row,
+                                                      int64_t window_end_row, const row_window& rows,
+                                                      const std::vector<std::string>& previous, head_builder& hb,
+                                                      std::vector<std::string>& keys) {
+  std::vector<context_item> scopes;
+  const int64_t budget = s_.context_block_tokens;
+  if (budget <= 0) return scopes;
+  comment_ = line_comment_of(in.ctx.language_id, in.uri);
+  // Lines of the window (rows are lines for ordinary code; a long line's rows
+  // map to it), counted from the cursor line, never from the document's start.
+  context_view v;
+  v.uri = in.uri;
+  v.text = in.text;
+  v.cursor_line = rows.cursor_line;
+  v.cursor_line_begin = rows.cursor - static_cast<size_t>(rows.cursor_col);
+  while (v.cursor_line_begin > 0 && !index::is_line_break_char(in.text[v.cursor_line_begin - 1])) --v.cursor_line_begin;
+  v.cursor_col = static_cast<int64_t>(rows.cursor - v.cursor_line_begin);
+  auto lines_between = [&](size_t a, size_t b) { return index::line_col_of_offset(in.text.substr(a, b - a), b - a).line; };
+  v.window_begin = rows.offset_of_row(window_first_row);
+  while (v.window_begin > 0 && !index::is_line_break_char(in.text[v.window_begin - 1])) --v.window_begin;
+  v.window_first_line = v.cursor_line - lines_between(v.window_begin, v.cursor_line_begin);
+  v.window_end = rows.offset_of_row(std::min(window_end_row, rows.end_row()));
+  v.window_end_line = v.cursor_line + lines_between(v.cursor_line_begin, v.window_end) + 1;
+  // Ranked: scope headers, definitions, recent chunks, edits.
+  std::vector<context_item> ranked = scope_items(v, in.ctx);
+  for (auto* f : {&definition_items, &recent_items, &edit_items}) {
+    std::vector<context_item> more = (*f)(v, in.ctx, 8);
+    ranked.insert(ranked.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
+  }
+  struct chosen {
+    context_item item;
+    std::string text;
+    std::vector<int32_t> toks;
+    size_t rank;
+  };
+  std::vector<chosen> picked;
+  int64_t left = budget;
+  const int64_t cap = std::max<int64_t>(budget / 3, std::min<int64_t>(budget, 64));
+  for (size_t i = 0; i < ranked.size() && left > 0; ++i) {
+    chosen c{std::move(ranked[i]), "", {}, i};
+    // Definitions and scope headers go in whole or not at all; chunks and diffs are cut at whole lines.
+    c.toks = item_tokens(c.item, std::min(cap, left), &c.text);
+    const bool only_header = c.item.kind != "scope" && c.text.find('\n') + 1 == c.text.size();
+    if (c.toks.empty() || only_header || c.text.empty()) continue;
+    left -= static_cast<int64_t>(c.toks.size());
+    picked.push_back(std::move(c));
+  }
+  // Sticky order: what the previous layout held keeps its place; new items follow by rank.
+  auto pos_in_previous = [&](const std::string& k) {
+    auto it = std::find(previous.begin(), previous.end(), k);
+    return it == previous.end() ? previous.size() : static_cast<size_t>(it - previous.begin());
+  };
+  std::stable_sort(picked.begin(), picked.end(), [&](const chosen& a, const chosen& b) {
+    const size_t pa = pos_in_previous(a.item.key()), pb = pos_in_previous(b.item.key());
+    return pa != pb ? pa < pb : a.rank < b.rank;
+  });
+  keys.clear();
+  for (chosen& c : picked) {
+    keys.push_back(c.item.key());
+    if (c.item.kind == "scope") {
+      c.item.body = std::move(c.text);
+      scopes.push_back(std::move(c.item));
+      continue;
+    }
+    if (!c.toks.empty() && c.toks.front() == fmt_.file_sep && fmt_.has_fim && fmt_.repo_level()) {
+      hb.special(fmt_.file_sep);
+      c.toks.erase(c.toks.begin());
+    }
+    hb.add(c.item.kind, c.item.origin, c.text, c.toks);
+  }
+  // Scope headers nest: outermost (first line) first.
+  auto line_no = [](const context_item& it) { return std::stoll(it.origin.substr(it.origin.find_last_of(':') + 1)); };
+  std::stable_sort(scopes.begin(), scopes.end(),
+                   [&](const context_item& a, const context_item& b) { return line_no(a) < line_no(b); });
+  return scopes;
 }
 
 void prompt_builder::make_layout(const layout_input& in, const row_window& rows, layout& st) {
@@ -144,6 +299,7 @@ void prompt_builder::make_layout(const layout_input& in, const row_window& rows,
   }
   // Suffix: the rest of the cursor row, then whole rows while they fit.
   std::vector<int32_t> suffix;
+  int64_t suffix_end_row = L + 1;
   if (fmt_.has_fim && s_.suffix_tokens > 0) {
     std::string_view rest = rows.row(L).substr(static_cast<size_t>(rows.cursor_col));
     std::vector<int32_t> rest_toks = tok_.encode_uncached(rest);
@@ -155,26 +311,43 @@ void prompt_builder::make_layout(const layout_input& in, const row_window& rows,
         if (static_cast<int64_t>(suffix.size() + t.size()) > s_.suffix_tokens) break;
         append(suffix, t);
         next.suffix_text.append(rows.row(l));
+        suffix_end_row = l + 1;
       }
     }
   }
-  std::vector<int32_t>& h = next.head;
-  if (fmt_.bos >= 0) h.push_back(fmt_.bos);
-  append(h, extra_block(in));
+  head_builder hb{tok_.vocab(), next.head, &next.parts};
+  if (fmt_.bos >= 0) hb.special(fmt_.bos);
+  add_files(in, hb);
+  std::vector<context_item> scopes = add_context(in, w, suffix_end_row, rows, st.context_keys, hb, next.context_keys);
+  if (fmt_.has_fim && fmt_.repo_level()) {
+    hb.special(fmt_.file_sep);
+    const std::string name = std::string(basename_of(in.uri)) + "\n";
+    hb.add("file", std::string(in.uri), name, tok_.tokens(name));
+  }
+  const std::string origin = std::string(in.uri) + ":" + std::to_string(w + 1);
+  auto add_prefix = [&] {
+    for (const context_item& sc : scopes) hb.add("scope", sc.origin, sc.body, tok_.tokens(sc.body));
+    if (!scopes.empty()) {
+      const std::string marker = std::string(comment_) + " ...\n";
+      hb.add("scope", "", marker, tok_.tokens(marker));
+    }
+    hb.add("prefix", origin, next.prefix_text, prefix);
+  };
+  const std::string suffix_origin = std::string(in.uri) + ":" + std::to_string(L + 1);
   if (!fmt_.has_fim) {
-    append(h, prefix);
+    add_prefix();
   } else if (fmt_.order == fim_order::psm) {
-    h.push_back(fmt_.pre);
-    append(h, prefix);
-    h.push_back(fmt_.suf);
-    append(h, suffix);
-    h.push_back(fmt_.mid);
+    hb.special(fmt_.pre);
+    add_prefix();
+    hb.special(fmt_.suf);
+    hb.add("suffix", suffix_origin, next.suffix_text, suffix);
+    hb.special(fmt_.mid);
   } else {
-    h.push_back(fmt_.suf);
-    append(h, suffix);
-    h.push_back(fmt_.pre);
-    append(h, prefix);
-    h.push_back(fmt_.mid);
+    hb.special(fmt_.suf);
+    hb.add("suffix", suffix_origin, next.suffix_text, suffix);
+    hb.special(fmt_.pre);
+    add_prefix();
+    hb.special(fmt_.mid);
   }
   st = std::move(next);
 }

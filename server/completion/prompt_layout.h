@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "server/completion/chunk_tokenizer.h"
+#include "server/completion/context_block.h"
 #include "server/completion/fim_format.h"
 #include "server/completion/settings.h"
 #include "server/completion/text_rows.h"
@@ -44,6 +45,15 @@ struct extra_doc {
 // A layout: the head and what it was made from.
 // "Lines" here are rows (text_rows.h): lines, with a line longer than
 // k_row_bytes counted as several rows; for ordinary code the two agree.
+// One part of a head, for explanations: kind as in prompt_part
+// (completion_provider.h), where it came from, its text, its token count.
+struct layout_part {
+  std::string kind;
+  std::string origin;
+  std::string text;
+  int64_t tokens = 0;
+};
+
 struct layout {
   bool valid = false;
   int64_t anchor_line = 0;        // the middle starts at this row's start
@@ -51,6 +61,8 @@ struct layout {
   std::string prefix_text;        // rows [window_first_line, anchor_line)
   std::string suffix_text;        // text after the cursor that the head holds
   std::vector<int32_t> head;      // tokens up to and including the middle token
+  std::vector<layout_part> parts;  // the head, part by part (tokens add up to head.size())
+  std::vector<std::string> context_keys;  // the context items it holds, in prompt order
 };
 
 struct prompt {
@@ -67,6 +79,7 @@ struct layout_input {
   int64_t cursor_col = 0;  // byte column
   std::string_view uri;
   std::vector<extra_doc> extra;  // other open files, most recently used first
+  context_sources ctx;           // scopes, definitions, recent chunks, edits (context_block.h)
 };
 
 class prompt_builder {
@@ -81,17 +94,26 @@ class prompt_builder {
   // Whether `state` still describes `in` (without building anything).
   bool still_valid(const layout_input& in, const layout& state) const;
 
-  // The extra-context block alone (for tests and cache sharing).
+  // The heads of other open files alone (for tests and cache sharing).
   std::vector<int32_t> extra_block(const layout_input& in);
 
  private:
   row_window window(const layout_input& in) const;
   bool still_valid(const row_window& rows, const layout& state) const;
   void make_layout(const layout_input& in, const row_window& rows, layout& state);
+  struct head_builder;
+  void add_files(const layout_input& in, head_builder& hb);
+  // Chooses the context items within the budget and orders them after `previous`;
+  // adds all but the scope headers to `hb` and returns those.
+  std::vector<context_item> add_context(const layout_input& in, int64_t window_first_row, int64_t window_end_row,
+                                        const row_window& rows, const std::vector<std::string>& previous,
+                                        head_builder& hb, std::vector<std::string>& keys);
+  std::vector<int32_t> item_tokens(const context_item& it, int64_t cap, std::string* text);
   std::vector<int32_t> middle_tokens(const row_window& rows, int64_t anchor_line, std::string* middle_text);
   const fim_format& fmt_;
   chunk_tokenizer& tok_;
   const completion_settings& s_;
+  std::string_view comment_ = "//";  // the current file's line comment (context block headers)
 };
 
 // Splits `text` at the cursor: the byte offset of (line, col), clamped (lines

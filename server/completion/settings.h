@@ -15,6 +15,7 @@ struct completion_settings {
   int prefix_tokens = 384;      // lines before the cursor line
   int suffix_tokens = 96;       // text after the cursor
   int extra_tokens = 512;       // other open files (repo-level context)
+  int context_block_tokens = 384;  // scopes, definitions, recent chunks, edits (context_block.h)
   int middle_max_tokens = 96;   // text typed since the last layout before a forced re-layout
   bool rebase_when_idle = true; // move typed text into the prefix in the background
   // Generation.
@@ -44,7 +45,7 @@ struct completion_settings {
 // Shrinks the token budgets so that a full prompt plus generation fits a
 // context of n_ctx tokens (small models have short contexts): the limits for
 // generated and typed-ahead text are capped at a quarter of the context each,
-// and the prefix/suffix/extra budgets are scaled down together, keeping their
+// and the prefix/suffix/extra/context-block budgets are scaled down together, keeping their
 // proportions, to what is left. Budgets that already fit are unchanged.
 void fit_to_context(completion_settings& s, int64_t n_ctx);
 
