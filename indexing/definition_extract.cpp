@@ -41,6 +41,7 @@ struct extractor {
   std::vector<container> containers;
 
   std::string_view text_of(TSNode n) const {
+    if (ts_node_is_null(n)) return {};  // a missing field (error recovery, or a grammar variant)
     const std::uint32_t s = ts_node_start_byte(n), e = ts_node_end_byte(n);
     if (s >= text.size() || e <= s) return {};
     return text.substr(s, std::min<std::size_t>(e, text.size()) - s);

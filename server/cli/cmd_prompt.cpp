@@ -19,7 +19,11 @@
 #include <string>
 #include <vector>
 
+#include "indexing/document.h"
+#include "indexing/syntax_index.h"
+#include "indexing/syntax_language.h"
 #include "indexing/text_position.h"
+#include "indexing/workspace_index.h"
 #include "indexing/utf8.h"
 #include "server/cli/cli_args.h"
 #include "server/cli/cli_model.h"
@@ -174,8 +178,30 @@ int cmd_prompt(std::span<char*> args) {
     if (static_cast<int>(req.context_docs.size()) >= server_defaults.context_documents) break;
     req.context_docs.push_back({uri, std::move(other)});
   }
-  // Workspace index: once the workspace index exists, its index::definition_source for
-  // `workspace` is constructed here and set as req.definitions (the server sets the same).
+  // What the server adds to a request (server_core::add_context): the
+  // document's syntax tree and the workspace index of --workspace (the server's
+  // disk cache included), both complete here since nothing waits for typing.
+  const index::syntax_language* lang = index::find_syntax_language("", req.uri);
+  auto doc = std::make_shared<const index::document>(req.uri, lang ? std::string(lang->name) : std::string(), 1,
+                                                     std::string(req.text.view()));
+  index::syntax_index syntax;
+  syntax.opened(doc);
+  std::shared_ptr<index::workspace_index> workspace_index;
+  if (!workspace.empty()) {
+    index::workspace_options wo;
+    wo.idle_priority = false;
+    workspace_index = std::make_shared<index::workspace_index>(wo);
+    workspace_index->set_roots({fs::absolute(workspace).lexically_normal().string()});
+    workspace_index->document_updated(doc);
+    if (!workspace_index->wait_idle(std::chrono::minutes(5))) {
+      std::fprintf(stderr, "%s: indexing %s did not finish within 5 minutes\n", k_cmd, workspace.c_str());
+      return 1;
+    }
+    req.definitions = workspace_index;
+  }
+  syntax.wait_idle();
+  req.syntax = syntax.latest(req.uri);
+  if (req.language_id.empty() && lang) req.language_id = std::string(lang->name);
 
   spdlog::set_level(spdlog::level::warn);
   const server::model_choice choice = server::choose_model(model, "");
@@ -205,7 +231,10 @@ int cmd_prompt(std::span<char*> args) {
   if (json) {
     std::printf("%s\n", boost::json::serialize(server::explanation_to_json(*e)).c_str());
   } else {
-    if (!workspace.empty()) std::printf("workspace: %s (no workspace index yet: no definitions in the prompt)\n", workspace.c_str());
+    if (workspace_index) {
+      const index::workspace_stats st = workspace_index->stats();
+      std::printf("workspace: %s (%zu files, %zu definitions indexed)\n", workspace.c_str(), st.files, st.definitions);
+    }
     std::printf("model: %s\n", provider->describe().c_str());
     print_table(*e);
   }

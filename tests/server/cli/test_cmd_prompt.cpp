@@ -50,7 +50,7 @@ TEST_F(PromptCommand, JsonPartsAddUpAndShowTheOpenFile) {
     }
     if (kind == "prefix") {
       prefix_part = true;
-      EXPECT_EQ(origin, uri(main_));
+      EXPECT_EQ(origin.substr(0, origin.rfind(':')), uri(main_)) << origin;
       EXPECT_NE(text.find("def main():"), std::string::npos) << text;
     }
   }

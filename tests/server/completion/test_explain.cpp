@@ -92,9 +92,9 @@ TEST(explain, repo_level_parts_in_prompt_order) {
   EXPECT_EQ(e->tokens, f.reference_tokens);
   // Most recently used (util.py) last, closest to the current file.
   const std::vector<std::string> want = {
-      "special", "special", "file@file:///w/src", "special", "file@file:///w/src/b.py", "special",
-      "file@file:///w/src/util.py", "special", "file@" + k_uri, "special", "prefix@" + k_uri, "special",
-      "suffix@" + k_uri, "special", "middle@" + k_uri};
+      "special", "special", "file", "special", "file@file:///w/src/b.py", "special",
+      "file@file:///w/src/util.py", "special", "file@" + k_uri, "special", "prefix@" + k_uri + ":1", "special",
+      "suffix@" + k_uri + ":" + std::to_string(k_line + 1), "special", "middle@" + k_uri + ":" + std::to_string(k_line + 1)};
   EXPECT_EQ(kinds(*e), want);
   EXPECT_EQ(e->parts[0].text, "<BOS>");
   EXPECT_EQ(e->parts[1].text, "<REPO>");
@@ -159,8 +159,8 @@ TEST(explain, fim_without_repo_markers_cuts_files_by_size) {
   expect_consistent(*e);
   EXPECT_EQ(e->text, f.reference(r));
   const std::vector<std::string> want = {"special", "file@file:///w/src/b.py", "file@file:///w/src/util.py",
-                                         "special", "prefix@" + k_uri,      "special",
-                                         "suffix@" + k_uri, "special",      "middle@" + k_uri};
+                                         "special", "prefix@" + k_uri + ":1",      "special",
+                                         "suffix@" + k_uri + ":" + std::to_string(k_line + 1), "special",      "middle@" + k_uri + ":" + std::to_string(k_line + 1)};
   EXPECT_EQ(kinds(*e), want);
   EXPECT_EQ(e->parts[1].text, "X = 1\n");
   EXPECT_EQ(e->parts[2].text, "def helper():\n    pass\n");
@@ -173,7 +173,7 @@ TEST(explain, prefix_only_model) {
   ASSERT_TRUE(e);
   expect_consistent(*e);
   EXPECT_EQ(e->text, f.reference(r));
-  const std::vector<std::string> want = {"special", "file@file:///w/src/b.py", "prefix@" + k_uri, "middle@" + k_uri};
+  const std::vector<std::string> want = {"special", "file@file:///w/src/b.py", "prefix@" + k_uri + ":1", "middle@" + k_uri + ":" + std::to_string(k_line + 1)};
   EXPECT_EQ(kinds(*e), want);
   EXPECT_EQ(e->parts.back().text, "    ");
 }
