@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "bench/context/corpus.h"
+#include "indexing/workspace_index.h"
 #include "server/completion/engine_backend.h"
 #include "server/completion/pipeline.h"
 
@@ -70,7 +71,6 @@ struct options {
                                      "/usr/lib/python3/dist-packages/setuptools"};
   std::vector<std::string> c = {std::string(QUICKFILL_SOURCE_DIR) +
                                 "/indexing/grammars/node_modules/tree-sitter/vendor/tree-sitter/lib/src"};
-  std::string workspace;  // root of a workspace index (the second configuration)
   int points = 300;
   int open = 3;
   unsigned seed = 1;
@@ -218,17 +218,31 @@ int main(int argc, char** argv) {
   std::printf("open documents per point: %d other files of the point's directory, drawn at random (seed %u)\n\n",
               o.open, o.seed);
 
-  // Configurations. The workspace index goes here: {"workspace index", its
-  // index::definition_source for the corpus root} sets req.definitions.
-  const std::vector<configuration> configs = {{"open files (today)", nullptr}};
-
+  // Configurations, per corpus: the open files alone, then the same with the
+  // workspace index of the corpus's roots (req.definitions, as the server
+  // sets it), indexed completely before the points run.
   std::vector<qf::bench::corpus> corpora;
-  if (!o.python.empty()) corpora.push_back(qf::bench::python_corpus("python", o.python));
-  if (!o.c.empty()) corpora.push_back(qf::bench::c_corpus("c", o.c));
+  std::vector<std::vector<std::string>> roots;
+  if (!o.python.empty()) {
+    corpora.push_back(qf::bench::python_corpus("python", o.python));
+    roots.push_back(o.python);
+  }
+  if (!o.c.empty()) {
+    corpora.push_back(qf::bench::c_corpus("c", o.c));
+    roots.push_back(o.c);
+  }
 
   std::printf("| corpus | configuration | points (found) | files | definition in prompt | definition's file open | "
               "mean prompt tokens | prompt build p50 / p90 ms |\n|---|---|---:|---:|---:|---:|---:|---:|\n");
-  for (const qf::bench::corpus& c : corpora) {
+  for (size_t ci = 0; ci < corpora.size(); ++ci) {
+    const qf::bench::corpus& c = corpora[ci];
+    qf::index::workspace_options wo;
+    wo.cache_dir = "";  // measure, never touch the user's cache
+    wo.idle_priority = false;
+    auto index = std::make_shared<qf::index::workspace_index>(wo);
+    index->set_roots(roots[ci]);
+    index->wait_idle(std::chrono::minutes(10));
+    const std::vector<configuration> configs = {{"open files", nullptr}, {"open files + workspace index", index}};
     std::vector<qf::bench::completion_point> pts = c.points;
     std::mt19937 rng(o.seed);
     std::shuffle(pts.begin(), pts.end(), rng);
