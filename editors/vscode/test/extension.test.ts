@@ -127,7 +127,7 @@ test('the extension end to end: activation, ghost text, status bar, commands, se
       assert.equal(shown.uri.scheme, 'quickfill-explain', 'in a document of the read-only quickfill-explain scheme');
       const explained = shown.getText();
       assert.match(explained, /^quickfill prompt: \S+ format, \d+ tokens in \d+ parts\n/);
-      assert.match(explained, new RegExp(`\\nprefix +\\d+  ${doc.uri.toString().replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\n`));
+      assert.match(explained, new RegExp(`\\nprefix +\\d+  ${doc.uri.toString().replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(:\\d+)?\\n`));
       assert.ok(explained.includes('----- prompt -----\n'), explained);
       assert.ok(explained.includes('def read_lines(path):\n    with open(path) as f:\n'), explained);
       assert.ok(explained.includes('    print(\n----- end of prompt -----'), `the prompt ends at the cursor: ${explained}`);
