@@ -6,6 +6,7 @@
 
 #include <cstring>
 
+#include "indexing/syntax_cursor.h"
 #include "indexing/syntax_language.h"
 #include "indexing/utf8.h"
 
@@ -248,14 +249,7 @@ struct extractor {
       } else if (is(x, "string")) {
         descend = false;
       }
-      if (descend && ts_tree_cursor_goto_first_child(&c)) continue;
-      bool done = false;
-      while (!ts_tree_cursor_goto_next_sibling(&c))
-        if (!ts_tree_cursor_goto_parent(&c)) {
-          done = true;
-          break;
-        }
-      if (done) break;
+      if (!cursor_next_preorder(&c, descend)) break;
     }
     ts_tree_cursor_delete(&c);
   }
@@ -449,14 +443,7 @@ struct extractor {
         found = text_of(x);
         break;
       }
-      if (ts_tree_cursor_goto_first_child(&c)) continue;
-      bool done = false;
-      while (!ts_tree_cursor_goto_next_sibling(&c))
-        if (!ts_tree_cursor_goto_parent(&c)) {
-          done = true;
-          break;
-        }
-      if (done) break;
+      if (!cursor_next_preorder(&c, true)) break;
     }
     ts_tree_cursor_delete(&c);
     return found;
@@ -655,14 +642,7 @@ file_definitions extract_definitions(const TSTree* tree, const syntax_language& 
   TSTreeCursor c = ts_tree_cursor_new(ts_tree_root_node(tree));
   for (;;) {
     const bool descend = x.visit(ts_tree_cursor_current_node(&c));
-    if (descend && ts_tree_cursor_goto_first_child(&c)) continue;
-    bool done = false;
-    while (!ts_tree_cursor_goto_next_sibling(&c))
-      if (!ts_tree_cursor_goto_parent(&c)) {
-        done = true;
-        break;
-      }
-    if (done) break;
+    if (!cursor_next_preorder(&c, descend)) break;
     if (x.out.definitions.size() >= limits.max_definitions && x.out.imports.size() >= limits.max_imports) break;
   }
   ts_tree_cursor_delete(&c);

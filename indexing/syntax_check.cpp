@@ -17,6 +17,8 @@ std::chrono::microseconds thread_cpu_time() {
 #if QF_HAVE_TREE_SITTER
 #include <tree_sitter/api.h>
 
+#include "indexing/syntax_cursor.h"
+
 #include <algorithm>
 #include <memory>
 #include <vector>
@@ -84,15 +86,7 @@ void count_errors(TSNode root, byte_span span, syntax_check& out) {
       note_error(ts_node_start_byte(n), ts_node_end_byte(n), span, out);
       descend = false;
     }
-    if (descend && ts_tree_cursor_goto_first_child(&c)) continue;
-    bool done = false;
-    while (!ts_tree_cursor_goto_next_sibling(&c)) {
-      if (!ts_tree_cursor_goto_parent(&c)) {
-        done = true;
-        break;
-      }
-    }
-    if (done) break;
+    if (!cursor_next_preorder(&c, descend)) break;
   }
   ts_tree_cursor_delete(&c);
 }
