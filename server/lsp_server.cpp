@@ -72,6 +72,7 @@ void lsp_server::register_handlers() {
   rpc_.on_request("quickfill/stats", [this](const json::value& p, const lsp::reply_once& r) { on_stats(p, r); });
   rpc_.on_request("quickfill/status", [this](const json::value&, const lsp::reply_once& r) { on_status(r); });
   register_workspace_handlers();
+  register_next_edit_handlers();
 }
 
 void lsp_server::handle_message(std::string_view body) {
@@ -325,7 +326,9 @@ void lsp_server::on_stats(const json::value& params, const lsp::reply_once& repl
     if (!r->is_int64() || r->get_int64() < 0) throw rpc_error(error_code::invalid_params, "params.recent: expected a non-negative integer");
     recent = static_cast<std::size_t>(r->get_int64());
   }
-  reply.result(core_.stats().to_json(recent));
+  json::value stats = core_.stats().to_json(recent);
+  stats.as_object()["acceptance"] = core_.acceptance().to_json();
+  reply.result(std::move(stats));
 }
 
 void lsp_server::on_status(const lsp::reply_once& reply) {

@@ -90,6 +90,20 @@ class lsp_server {
                                  bool inline_request) const;
   lsp::position to_lsp(const index::document& doc, const text_pos& p) const;
 
+  // Next-edit prediction and acceptance reports (lsp_server_next_edit.cpp):
+  // quickfill/nextEdit, quickfill/didShow, quickfill/didAccept. The latest
+  // prediction of each document is kept with its snapshot; an inline
+  // completion at that snapshot also offers its edits on the cursor's line.
+  void register_next_edit_handlers();
+  void add_cached_next_edits(const std::string& uri, const index::document_store::snapshot& doc,
+                             const lsp::position& pos, boost::json::value& reply);
+  struct cached_next_edit {
+    index::document_store::snapshot doc;
+    std::vector<next_edit_edit> edits;
+  };
+  std::map<std::string, cached_next_edit> next_edits_;  // dispatcher thread only
+  std::uint64_t next_edit_ids_ = 0;
+
   // Document sync problems: a notification whose params do not decode, and
   // messages lost to framing or JSON errors (see lost_message()).
   void on_bad_document_notification(const std::string& method, const boost::json::value& params,

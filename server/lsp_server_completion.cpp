@@ -134,7 +134,7 @@ void lsp_server::start_completion(const std::string& uri, const lsp::position& p
     r.wall_ms = std::chrono::duration<double, std::milli>(clock::now() - received).count();
     core_.stats().record(r);
   };
-  auto done = [this, reply, base, received, doc, inline_request, on_cancel](server_core::completion_outcome out) {
+  auto done = [this, reply, base, received, doc, inline_request, on_cancel, pos](server_core::completion_outcome out) {
     if (reply.replied()) return;
     if (core_.documents().get(base.uri) != doc) {
       // The document changed (or closed) between the worker finishing and now.
@@ -151,7 +151,9 @@ void lsp_server::start_completion(const std::string& uri, const lsp::position& p
       r.outcome = request_outcome::answered;
       r.items = out.result.items.size();
       r.metrics = out.result.metrics;
-      reply.result(build_reply(*doc, out.result, inline_request));
+      json::value list = build_reply(*doc, out.result, inline_request);
+      if (inline_request) add_cached_next_edits(base.uri, doc, pos, list);
+      reply.result(std::move(list));
     }
     core_.stats().record(r);
   };

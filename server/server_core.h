@@ -23,6 +23,7 @@
 #include "indexing/syntax_index.h"
 #include "indexing/workspace_index.h"
 #include "server/completion/provider_factory.h"
+#include "server/acceptance_stats.h"
 #include "server/scheduler.h"
 #include "server/settings.h"
 #include "server/stats.h"
@@ -119,6 +120,13 @@ class server_core {
                std::function<void(std::optional<prompt_explanation>, bool no_model)> done,
                std::function<void(cancel_reason)> on_cancel);
 
+  // Queues a next-edit prediction (server_core_next_edit.cpp): a job like a
+  // completion (latest wins per document, cancelled by every edit of it).
+  // `done` runs on the dispatcher; no_model when there is no provider.
+  void next_edit(const std::string& key, next_edit_request req,
+                 std::function<void(next_edit_result, bool no_model)> done, std::function<void(cancel_reason)> on_cancel);
+  acceptance_stats& acceptance() { return acceptance_; }
+
   // Fills context_docs with other open documents, most recently used first,
   // the context sources (syntax tree, edit history, recent chunks) and
   // definitions with the workspace index (when there is one); notes the
@@ -146,6 +154,7 @@ class server_core {
   std::shared_ptr<index::edit_history> edits_ = std::make_shared<index::edit_history>();
   std::shared_ptr<index::recent_chunks> recent_ = std::make_shared<index::recent_chunks>();
   stats_collector stats_;
+  acceptance_stats acceptance_;
   scheduler worker_;
   mutable std::mutex mu_;
   quickfill_settings settings_;

@@ -133,6 +133,20 @@ std::vector<setting_spec> make_schema() {
         "is slow."},
       S{"completion.minChunkTokens", "Cache", QF_FIELD(completion.min_chunk_tokens), 4, 1 << 20, {},
         "Smallest cached run worth shifting."},
+      // ---- Next edit (server/completion/next_edit.h) ----
+      S{"nextEdit.format", "Next edit", QF_FIELD(completion.next_edit_format), 0, 0,
+        {"auto", "zeta", "sweep", "off"},
+        "Prompt format of `quickfill/nextEdit`: `auto` picks it from the model's name (GGUF `general.name` and "
+        "file name: Zeta, Sweep next-edit) and answers no edits for other models; `zeta` or `sweep` forces one; "
+        "`off` turns next-edit prediction off."},
+      S{"nextEdit.regionLines", "Next edit", QF_FIELD(completion.next_edit_region_lines), 1, 200, {},
+        "Lines of the editable region the model rewrites, centred on the cursor (Sweep trains on 21-line windows)."},
+      S{"nextEdit.contextLines", "Next edit", QF_FIELD(completion.next_edit_context_lines), 0, 200, {},
+        "Lines shown above and below the editable region (Zeta's excerpt)."},
+      S{"nextEdit.maxTokens", "Next edit", QF_FIELD(completion.next_edit_max_tokens), 16, 8192, {},
+        "Token limit of one region's rewrite (also at most twice the region's tokens plus 32)."},
+      S{"nextEdit.historyBytes", "Next edit", QF_FIELD(completion.next_edit_history_bytes), 0, 1 << 20, {},
+        "Bytes of recent edits (all documents, newest first) put in the prompt."},
   };
 }
 

@@ -23,6 +23,7 @@
 #include "indexing/recent_chunks.h"
 #include "indexing/shared_text.h"
 #include "inference/core/cancellation.h"
+#include "server/completion/next_edit_types.h"
 #include "server/completion/settings.h"
 
 namespace qf::index {
@@ -121,6 +122,15 @@ class completion_provider {
   // The prompt complete() would build for `req`, explained; nullopt when the
   // provider cannot say. Runs on the inference worker; evaluates nothing.
   virtual std::optional<prompt_explanation> explain(const completion_request& req) { return std::nullopt; }
+  // Next-edit prediction (quickfill/nextEdit): minimal edits to the region
+  // around the cursor and to a place the latest edit points to. Runs on the
+  // inference worker, polls `cancel` like complete(). The default predicts
+  // nothing.
+  virtual next_edit_result next_edit(const next_edit_request& req, const cancel_token& cancel) {
+    next_edit_result r;
+    r.reason = "this provider does not predict edits";
+    return r;
+  }
   // Document lifecycle hints so caches can be keyed on open buffers.
   virtual void document_closed(const std::string& uri) {}
   // Settings changed: the completion section, already validated.

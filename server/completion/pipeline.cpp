@@ -72,6 +72,7 @@ void pipeline::reset_caches() {
   tt_.clear();
   prefetched_.clear();
   pool_ = std::make_unique<kv_pool>(*backend_, s_);
+  next_edit_.reset();  // it holds the old pool
 }
 
 void pipeline::note_prefill(const gen_outcome& out) {
@@ -97,6 +98,7 @@ void pipeline::configure(const completion_settings& settings) {
 
 void pipeline::document_closed(const std::string& uri) {
   pool_->document_closed(uri);
+  pool_->document_closed(next_edit_engine::slot_owner(uri));
   docs_.erase(uri);
   tt_.forget(uri);
   prefetched_.erase(uri);

@@ -25,6 +25,7 @@
 #include "server/completion/generator.h"
 #include "server/completion/kv_pool.h"
 #include "server/completion/lm.h"
+#include "server/completion/next_edit.h"
 #include "server/completion/prompt_layout.h"
 #include "server/completion/settings.h"
 #include "server/completion/type_through.h"
@@ -42,6 +43,10 @@ class pipeline final : public completion_provider {
   // explain.cpp: the prompt complete() would build, from a scratch copy of
   // the document's layout (no evaluation, no change to layouts or KV slots).
   std::optional<prompt_explanation> explain(const completion_request& req) override;
+  // pipeline_next_edit.cpp: next_edit_engine on this pipeline's model and KV pool.
+  next_edit_result next_edit(const next_edit_request& req, const cancel_token& cancel) override;
+  // The model's name (GGUF general.name and file name), for the next-edit format.
+  void set_model_name(std::string name);
   void document_closed(const std::string& uri) override;
   void configure(const completion_settings& settings) override;
   std::string describe() const override;
@@ -106,6 +111,8 @@ class pipeline final : public completion_provider {
   std::unordered_map<std::string, doc_state> docs_;
   std::unordered_map<std::string, prefetched> prefetched_;
   std::deque<task> tasks_;
+  std::unique_ptr<next_edit_engine> next_edit_;  // on *pool_ (rebuilt with it)
+  std::string model_name_;
   double prefill_tps_ = 0;  // moving average of prompt tokens per second
   uint64_t completions_ = 0;
 };

@@ -4,12 +4,30 @@
 
 #include <spdlog/spdlog.h>
 
+#include <filesystem>
 #include <new>
 
+#include "inference/gguf/gguf.h"
 #include "server/completion/engine_backend.h"
 #include "server/completion/pipeline.h"
 
 namespace qf::server {
+
+namespace {
+
+// GGUF general.name and the file name, which pick the next-edit format.
+std::string model_name(const std::string& path) {
+  std::string name = std::filesystem::path(path).filename().string();
+  try {
+    auto f = infer::gguf::file::open(path, infer::gguf::data_storage::mapped);
+    if (auto n = f->get_string("general.name")) name = *n + " (" + name + ")";
+  } catch (const std::exception&) {
+    // The engine has loaded this file; a second read failing leaves the file name.
+  }
+  return name;
+}
+
+}  // namespace
 
 std::unique_ptr<completion_provider> make_completion_provider(const provider_options& opts, std::string* error) {
   auto progress = [&](int pct, const std::string& msg) {
@@ -28,6 +46,7 @@ std::unique_ptr<completion_provider> make_completion_provider(const provider_opt
     if (!backend) return fail(err);
     progress(80, "preparing caches");
     auto p = std::make_unique<completion::pipeline>(std::move(backend), opts.completion);
+    p->set_model_name(model_name(opts.model_path));
     progress(100, "ready: " + p->describe());
     return p;
   } catch (const std::bad_alloc&) {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 namespace qf::server::completion {
 
@@ -40,6 +41,12 @@ struct completion_settings {
   int context_tokens = 2048;    // n_ctx of each slot
   bool reuse_shifted_chunks = false; // move_range reuse after a deletion mid-prompt (approximate)
   int min_chunk_tokens = 64;    // smallest chunk worth shifting
+  // Next-edit prediction (next_edit.h).
+  std::string next_edit_format = "auto";  // auto | zeta | sweep | off
+  int next_edit_region_lines = 21;        // editable region, centred on the cursor
+  int next_edit_context_lines = 8;        // excerpt lines around the region (zeta)
+  int next_edit_max_tokens = 512;         // limit of one region's rewrite
+  int next_edit_history_bytes = 2048;     // recent edits in the prompt
 };
 
 // Shrinks the token budgets so that a full prompt plus generation fits a

@@ -93,6 +93,31 @@ class test_provider final : public completion_provider {
     return e;
   }
 
+  // Next edits: "_next" appended to the cursor's line and "# end" put at the
+  // start of the last non-empty line (when it is another line). A "BLOCK"
+  // document waits for cancellation, as complete() does.
+  next_edit_result next_edit(const next_edit_request& req, const cancel_token& cancel) override {
+    say("next edit " + req.uri + " v" + std::to_string(req.version) + " " + std::to_string(req.cursor.line) + ":" +
+        std::to_string(req.cursor.byte_col));
+    next_edit_result out;
+    out.format = "test";
+    const std::string_view text = req.text;
+    if (text.find("BLOCK") != std::string::npos) {
+      const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+      while (!cancel.is_cancelled() && std::chrono::steady_clock::now() < give_up)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      return out;
+    }
+    const std::vector<std::string_view> lines = index::split_lines(text);
+    const int64_t row = std::min<int64_t>(req.cursor.line, static_cast<int64_t>(lines.size()) - 1);
+    const int64_t end_col = static_cast<int64_t>(index::strip_line_break(lines[row]).size());
+    out.edits.push_back(next_edit_edit{{row, end_col}, {row, end_col}, "_next", true});
+    int64_t last = static_cast<int64_t>(lines.size()) - 1;
+    while (last > 0 && index::strip_line_break(lines[last]).empty()) --last;
+    if (last != row) out.edits.push_back(next_edit_edit{{last, 0}, {last, 0}, "# end", false});
+    return out;
+  }
+
   bool background_step(const cancel_token& cancel) override {
     ++background_steps_;
     return false;

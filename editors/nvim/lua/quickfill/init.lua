@@ -36,6 +36,7 @@ local defaults = {
   omnifunc = false,          -- set 'omnifunc' to vim.lsp.omnifunc (CTRL-X CTRL-O)
   timeout_ms = 10000,        -- how long completefunc waits for an answer
   ghost_text = false,        -- true or a table { debounce_ms = 150, accept_key = '<C-l>', hl = 'Comment' }
+  next_edit = false,         -- true or a table { accept_key = '<M-y>', jump_key = '<M-n>', auto = false } (next_edit.lua)
   on_attach = nil,           -- function(client, bufnr)
   capabilities = nil,        -- client capabilities override
 }
@@ -140,6 +141,9 @@ local function byte_col(bufnr, row, character)
   return math.min(col, #line)
 end
 
+-- For next_edit.lua.
+M._call, M._utf16_col, M._byte_col, M._lsp_position = call, utf16_col, byte_col, lsp_position
+
 function M.get_client(bufnr)
   bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
   return quickfill_clients(bufnr)[1]
@@ -195,6 +199,7 @@ function M._on_attach(client, bufnr)
     vim.bo[bufnr].omnifunc = 'v:lua.vim.lsp.omnifunc'
   end
   if M.config.ghost_text then M._enable_ghost(bufnr) end
+  if M.config.next_edit then require('quickfill.next_edit').enable(bufnr, M.config.next_edit) end
   if M.config.on_attach then M.config.on_attach(client, bufnr) end
 end
 
@@ -419,7 +424,7 @@ local function ghost_opts()
 end
 
 -- Draws `text` (first line at the cursor, the rest as virtual lines).
-function M.ghost_show(bufnr, row, col, text)
+function M.ghost_show(bufnr, row, col, text, explicit)
   M.ghost_clear(bufnr)
   local lines = vim.split(text, '\n', { plain = true })
   local hl = ghost_opts().hl
@@ -439,6 +444,9 @@ function M.ghost_show(bufnr, row, col, text)
   ghost[bufnr] = ghost[bufnr] or {}
   local g = ghost[bufnr]
   g.text, g.row, g.col, g.tick = text, row, col, vim.api.nvim_buf_get_changedtick(bufnr)
+  local ne = require('quickfill.next_edit')
+  g.id, g.length = ne.new_id('inline'), ne.utf16_len(text)
+  ne.report_shown(bufnr, g.id, 'inline', explicit and 'explicit' or 'automatic', g.length)
 end
 
 -- Asks textDocument/inlineCompletion at the cursor; draws the first item.
@@ -484,7 +492,7 @@ function M.ghost_request(bufnr, explicit, callback)
           end
         end
         if type(text) == 'string' and text ~= '' then
-          M.ghost_show(bufnr, row, col, text)
+          M.ghost_show(bufnr, row, col, text, explicit)
         else
           text = nil
         end
@@ -506,6 +514,7 @@ function M.ghost_accept(bufnr)
   local last_row = g.row + #lines - 1
   local last_col = (#lines == 1 and g.col or 0) + #lines[#lines]
   vim.api.nvim_win_set_cursor(0, { last_row + 1, last_col })
+  if g.id then require('quickfill.next_edit').report_accepted(bufnr, g.id, g.length) end
   return true
 end
 
@@ -563,6 +572,8 @@ function M.setup(opts)
     local s = M.stats()
     print(st and vim.inspect({ status = st, stats = s }) or ('quickfill: ' .. tostring(err)))
   end, { desc = 'Show quickfill/status and quickfill/stats' })
+  vim.api.nvim_create_user_command('QuickfillNextEdit', function() require('quickfill.next_edit').request(0, true) end,
+    { desc = 'Ask for the next edit at the cursor and show it' })
   vim.api.nvim_create_user_command('QuickfillExplain', function() M.explain_buffer() end,
     { desc = 'Show the prompt a completion at the cursor would give the model' })
   vim.api.nvim_create_user_command('QuickfillLog', function()
