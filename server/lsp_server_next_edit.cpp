@@ -12,6 +12,7 @@
 // whose range replaces the text they change.
 #include <spdlog/spdlog.h>
 
+#include "indexing/lines.h"
 #include "lsp/protocol_next_edit.h"
 #include "server/lsp_server.h"
 

@@ -26,6 +26,7 @@
   (kill-emacs 77))
 (require 'python)
 (require 'quickfill)
+(require 'quickfill-next-edit)
 
 (defvar qf-test-bin (let ((b (getenv "QUICKFILL_BIN")))
                       (and b (not (string-empty-p b)) (file-regular-p b) (file-executable-p b) b)))
@@ -126,6 +127,50 @@
                                  (let ((st (quickfill-status)))
                                    (and (eq (plist-get st :modelLoaded) t)
                                         (equal (plist-get st :modelPath) (expand-file-name qf-test-model)))))))))))
+
+(ert-deftest quickfill-eglot-next-edit ()
+  "quickfill/nextEdit answers through eglot; an edit is shown as an overlay at its
+target, jumped to and accepted, and the acceptance reaches quickfill/stats."
+  (skip-unless qf-test-bin)
+  (skip-unless qf-test-model)
+  (qf-test--with-server qf-test-model
+    (should (eq (plist-get (qf-test--wait #'qf-test--load-finished) :modelLoaded) t))
+    ;; Any model can be asked with a forced prompt format.
+    (let ((quickfill-settings '(:completion (:autoDeadlineMs 60000 :explicitDeadlineMs 60000)
+                                :nextEdit (:format "sweep" :maxTokens 32))))
+      (quickfill-update-settings))
+    (goto-char (point-min))
+    (forward-line 9)
+    (end-of-line)
+    (let ((answer (quickfill-next-edit-request)))
+      (should (stringp (plist-get answer :id)))
+      (should (equal (plist-get answer :format) "sweep"))
+      (should (vectorp (plist-get answer :edits))))
+    ;; An answer in the protocol's shape: "pass" after the indentation of line 10.
+    (quickfill-next-edit-clear)
+    (goto-char (point-min))
+    (let ((answer (list :id "emacs-test-1" :version 1 :format "sweep"
+                        :edits (vector (list :range (list :start (list :line 9 :character 4)
+                                                          :end (list :line 9 :character 4))
+                                             :newText "pass" :atCursor :json-false)))))
+      (should (= (quickfill-next-edit-show answer t) 1))
+      (let ((ovs (cl-remove-if-not (lambda (o) (overlay-get o 'quickfill-next-edit)) (overlays-in (point-min) (point-max)))))
+        (should (= (length ovs) 1))
+        (should (equal (overlay-get (car ovs) 'after-string) "pass")))
+      (should (quickfill-next-edit-jump))
+      (should (equal (buffer-substring (line-beginning-position) (point)) "    "))
+      (should (quickfill-next-edit-accept))
+      (should (equal (buffer-substring (line-beginning-position) (line-end-position)) "    pass"))
+      (should-not (cl-some (lambda (o) (overlay-get o 'quickfill-next-edit)) (overlays-in (point-min) (point-max))))
+      ;; Shown again and then the buffer changes: the overlay goes, nothing is accepted.
+      (should (= (quickfill-next-edit-show (plist-put (copy-sequence answer) :id "emacs-test-2") t) 1))
+      (insert "x")
+      (should-not (quickfill-next-edit-accept)))
+    (let* ((acc (plist-get (quickfill-stats) :acceptance))
+           (ne (plist-get (plist-get (plist-get acc :bySource) :nextEdit) :explicit)))
+      (should (= (plist-get ne :shown) 2))
+      (should (= (plist-get ne :accepted) 1))
+      (should (= (plist-get ne :acceptedChars) 4)))))
 
 (ert-deftest quickfill-eglot-completion-at-point ()
   "completion-at-point offers the server's items; choosing one applies its textEdit."

@@ -309,6 +309,44 @@ local function run()
   vim.api.nvim_buf_set_lines(bufnr, 9, -1, false, { line_before, '' })
   vim.api.nvim_win_set_cursor(0, { 10, #line_before })
 
+  -- Next edits: quickfill/nextEdit answers (any model, with a forced prompt
+  -- format); an answer in the protocol's shape is drawn at its target, jumped
+  -- to and accepted; shown and accepted suggestions reach quickfill/stats.
+  local ne = require('quickfill.next_edit')
+  qf.update_settings({ settings = { nextEdit = { format = 'sweep', maxTokens = 32 } } })
+  local answer, nerr
+  ne.request(bufnr, true, function(res, err) answer, nerr = res or false, err end)
+  check(vim.wait(WAIT, function() return answer ~= nil end, 20), 'quickfill/nextEdit answers')
+  check(type(answer) == 'table' and type(answer.id) == 'string' and answer.format == 'sweep'
+        and type(answer.edits) == 'table', 'the answer has an id, the format and edits: ' .. vim.inspect(answer) .. ' ' .. tostring(nerr))
+  ne.clear(bufnr)
+  vim.api.nvim_buf_set_lines(bufnr, 9, -1, false, { '    ', '' })
+  local drawn = ne.show(bufnr, { id = 'nvim-test-1', edits = { { newText = 'pass',
+    range = { start = { line = 9, character = 4 }, ['end'] = { line = 9, character = 4 } } } } }, 'explicit')
+  check(drawn == 1, 'one next edit drawn')
+  local marks = vim.api.nvim_buf_get_extmarks(bufnr, ne.namespace(), 0, -1, { details = true })
+  check(#marks == 1 and marks[1][2] == 9 and marks[1][3] == 4 and marks[1][4].virt_text[1][1] == 'pass',
+        'the new text is virtual text at the target: ' .. vim.inspect(marks))
+  vim.api.nvim_win_set_cursor(0, { 1, 0 })
+  check(ne.jump(bufnr) and vim.api.nvim_win_get_cursor(0)[1] == 10 and vim.api.nvim_win_get_cursor(0)[2] == 4,
+        'jump moves the cursor to the edit')
+  check(ne.accept(bufnr) and vim.api.nvim_buf_get_lines(bufnr, 9, 10, false)[1] == '    pass', 'accept applies the edit')
+  check(#vim.api.nvim_buf_get_extmarks(bufnr, ne.namespace(), 0, -1, {}) == 0, 'nothing drawn after accepting')
+  check(ne.show(bufnr, { id = 'nvim-test-2', edits = { { newText = 'x',
+    range = { start = { line = 9, character = 0 }, ['end'] = { line = 9, character = 0 } } } } }, 'explicit') == 1, 'drawn again')
+  vim.api.nvim_buf_set_lines(bufnr, 0, 0, false, { '# moved' })
+  check(not ne.accept(bufnr), 'after a change the shown edit is not applied')
+  vim.api.nvim_buf_set_lines(bufnr, 0, 1, false, {})
+  local st = qf.stats(bufnr)
+  local acc = type(st) == 'table' and st.acceptance or {}
+  local ne_counts = acc.bySource and acc.bySource.nextEdit.explicit or {}
+  check(ne_counts.shown == 2 and ne_counts.accepted == 1 and ne_counts.acceptedChars == 4,
+        'next edits shown and accepted reach quickfill/stats: ' .. vim.inspect(acc))
+  local inl = acc.bySource and acc.bySource.inline.automatic or {}
+  check((inl.shown or 0) >= 1 and (inl.accepted or 0) >= 1, 'the ghost text shown and accepted earlier was reported')
+  vim.api.nvim_buf_set_lines(bufnr, 9, -1, false, { line_before, '' })
+  vim.api.nvim_win_set_cursor(0, { 10, #line_before })
+
   -- New settings go to the running server (workspace/didChangeConfiguration); it keeps answering.
   qf.update_settings({ settings = { completion = { autoDeadlineMs = 50000, explicitDeadlineMs = 50000 } } })
   local s3, items3 = qf.request_completion(bufnr, true)

@@ -15,6 +15,7 @@
 //   - commands restart / enable / disable / toggle / showLog / showStats, and
 //     explainCompletion (quickfill/explainCompletion at the cursor, shown in a
 //     read-only document of the quickfill-explain scheme);
+//   - next-edit suggestions and acceptance reports (next_edit_ui.ts);
 //   - an output channel that receives the server's stderr log.
 import * as vscode from 'vscode';
 import {
@@ -31,6 +32,7 @@ import {
 } from './inline';
 import { ServerState, parseStats, statusText, stateFromStats, StatsView } from './status';
 import { ExplainMethod, ExplainScheme, explainParams, parseExplanation, explanationText } from './explain';
+import { NextEditUi, AcceptInlineCommand } from './next_edit_ui';
 
 const ContentModified = -32801;
 const RequestCancelled = -32800;
@@ -44,6 +46,7 @@ let lastStats: StatsView | undefined;
 let stateDetail: string | undefined;
 let statsTimer: NodeJS.Timeout | undefined;
 let pollTimer: NodeJS.Timeout | undefined;
+let nextEdits: NextEditUi | undefined;
 
 function currentSettings(): ExtensionSettings {
   const cfg = vscode.workspace.getConfiguration('quickfill');
@@ -119,6 +122,13 @@ const inlineProvider: vscode.InlineCompletionItemProvider = {
       if (it.filterText) item.filterText = it.filterText;
       return item;
     });
+    // Acceptance: the first item is the one shown; its command runs when it is accepted.
+    if (out.length > 0 && nextEdits) {
+      const first = out[0];
+      const length = typeof first.insertText === 'string' ? first.insertText.length : 0;
+      const id = nextEdits.inlineShown(length, context.triggerKind === vscode.InlineCompletionTriggerKind.Invoke);
+      first.command = { title: 'quickfill: accepted', command: AcceptInlineCommand, arguments: [id, length] };
+    }
     return out;
   },
 };
@@ -265,6 +275,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   statusItem = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Right, 100);
   statusItem.command = 'quickfill.showLog';
   context.subscriptions.push(output, statusItem);
+  nextEdits = new NextEditUi(() => client, (s) => output.appendLine(s));
+  nextEdits.register(context);
   context.subscriptions.push(
     vscode.commands.registerCommand('quickfill.restart', restartClient),
     vscode.commands.registerCommand('quickfill.enable', () => setEnabled(true)),
