@@ -22,6 +22,11 @@ import {
 
 export const AcceptInlineCommand = 'quickfill.didAcceptInline';
 
+// Runs a VS Code command whose failure (an older VS Code without it) changes nothing here.
+function run(command: string, ...args: unknown[]): void {
+  void Promise.resolve(vscode.commands.executeCommand(command, ...args)).catch(() => undefined);
+}
+
 interface Shown { uri: string; version: number; id: string; edits: NextEdit[]; explicit: boolean; }
 
 export class NextEditUi {
@@ -81,7 +86,7 @@ export class NextEditUi {
       editor.setDecorations(this.hint, []);
       editor.setDecorations(this.target, []);
     }
-    void vscode.commands.executeCommand('setContext', 'quickfill.nextEditShown', false);
+    run('setContext', 'quickfill.nextEditShown', false);
   }
 
   async request(explicit: boolean): Promise<void> {
@@ -106,7 +111,7 @@ export class NextEditUi {
     this.report(DidShowMethod, didShowParams(answer.id, 'nextEdit', explicit, shownLength(answer.edits)));
     const cursor = { line: pos.line, character: pos.character };
     const away = editsAway(answer, cursor);
-    if (away.length < answer.edits.length) void vscode.commands.executeCommand('editor.action.inlineSuggest.trigger');
+    if (away.length < answer.edits.length) run('editor.action.inlineSuggest.trigger');
     if (away.length > 0) {
       const line = document.lineAt(pos.line);
       editor.setDecorations(this.hint, [{
@@ -117,7 +122,7 @@ export class NextEditUi {
         range: new vscode.Range(e.range.start.line, e.range.start.character, e.range.end.line, e.range.end.character),
         renderOptions: { after: { contentText: e.newText.split('\n')[0], color: new vscode.ThemeColor('editorGhostText.foreground') } },
       })));
-      void vscode.commands.executeCommand('setContext', 'quickfill.nextEditShown', true);
+      run('setContext', 'quickfill.nextEditShown', true);
     }
   }
 

@@ -68,7 +68,9 @@ test('the extension end to end: activation, ghost text, status bar, commands, se
       assert.ok(status, 'a status-bar item');
       assert.equal(status.command, 'quickfill.showLog');
       for (const id of ['quickfill.restart', 'quickfill.enable', 'quickfill.disable', 'quickfill.toggle',
-                        'quickfill.showLog', 'quickfill.showStats', 'quickfill.explainCompletion']) {
+                        'quickfill.showLog', 'quickfill.showStats', 'quickfill.explainCompletion',
+                        'quickfill.nextEdit', 'quickfill.jumpToNextEdit', 'quickfill.acceptNextEdit',
+                        'quickfill.didAcceptInline']) {
         assert.ok(recorded.commands.has(id), `command ${id} registered`);
       }
       assert.equal(recorded.inlineProviders.length, 1, 'one inline-completion provider');
@@ -97,6 +99,11 @@ test('the extension end to end: activation, ghost text, status bar, commands, se
         assert.ok(it.insertText.length > 0);
         assert.ok(it.range?.contains(pos), 'the item range contains the cursor');
       }
+      // The first item is reported shown; its command (run by VS Code on acceptance) reports it accepted.
+      const accept = items[0].command;
+      assert.equal(accept?.command, 'quickfill.didAcceptInline');
+      assert.equal(accept.arguments[1], items[0].insertText.length);
+      await commands.executeCommand(accept.command, ...accept.arguments);
       // Typing on while a request runs: VS Code cancels it; the provider gives up quietly.
       const cts = new vscodeDouble.CancellationTokenSource();
       const pending = provider.provideInlineCompletionItems(doc, pos, { triggerKind: 1 }, cts.token);
@@ -136,6 +143,10 @@ test('the extension end to end: activation, ghost text, status bar, commands, se
       // showStats writes quickfill/status and quickfill/stats to the output channel.
       await commands.executeCommand('quickfill.showStats');
       assert.match(log(), /"modelLoaded": true/);
+      const dump = JSON.parse(recorded.outputChannels.flatMap((c: { lines: string[] }) => c.lines).filter((l: string) => l.includes('"acceptance"')).at(-1) ?? '{}');
+      const inlineCounts = dump.stats.acceptance.bySource.inline.explicit;
+      assert.ok(inlineCounts.shown >= 1 && inlineCounts.accepted === 1, `acceptance: ${JSON.stringify(dump.stats.acceptance)}`);
+      assert.equal(inlineCounts.acceptedChars, items[0].insertText.length);
       assert.match(log(), /"answered": \d+/);
 
       // Disable stops the server; the status bar says so; no ghost text.
