@@ -74,7 +74,7 @@ case "$kind" in
     # The compiled files live outside the extension folder: resolve its modules.
     export NODE_PATH="$ext/node_modules"
     export QUICKFILL_VSCODE_EXT="$ext"  # config.test.js reads package.json from there
-    node --test "$out/test/config.test.js" "$out/test/inline.test.js" "$out/test/status.test.js" "$out/test/explain.test.js" \
+    node --test "$out/test/config.test.js" "$out/test/inline.test.js" "$out/test/status.test.js" "$out/test/explain.test.js" "$out/test/next_edit.test.js" \
       "$out/test/server.test.js" "$out/test/extension.test.js" || exit 1
     [ -n "$model" ] || no_model_skip
     exit 0
