@@ -2,7 +2,8 @@
 // quickfill/didAccept (docs/protocol.md).
 //
 // quickfill/nextEdit runs on the inference worker like a completion: latest
-// request wins per document, an edit of the document cancels it (-32801),
+// request wins per document, any completion request cancels it (-32800: a
+// completion never waits behind a next edit), an edit of the document cancels it (-32801),
 // $/cancelRequest cancels it (-32800). A `version` in the params that is not
 // the document's is answered -32801 at once. The result lists minimal edits
 // with ranges in the negotiated encoding, in document order, and an id for the
@@ -43,7 +44,12 @@ void lsp_server::register_next_edit_handlers() {
         req.edits = creq.edits;
         const std::string uri = req.uri;
         auto on_cancel = [reply](cancel_reason why) {
-          if (!reply.replied()) reply.error(static_cast<error_code>(cancel_error_code(why)), cancel_message(why));
+          if (reply.replied()) return;
+          // Preempted: by a newer next edit of the document or by any completion request.
+          reply.error(static_cast<error_code>(cancel_error_code(why)),
+                      why == cancel_reason::preempted ? "superseded by a newer request (a completion request or a "
+                                                        "newer next edit of the document)"
+                                                      : cancel_message(why));
         };
         auto done = [this, reply, doc, uri](next_edit_result r, bool no_model) {
           if (reply.replied()) return;

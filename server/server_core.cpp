@@ -193,6 +193,7 @@ void server_core::add_context(completion_request& req) const {
 
 void server_core::complete(const std::string& key, completion_request req,
                            std::function<void(completion_outcome)> done, std::function<void(cancel_reason)> on_cancel) {
+  cancel_next_edits();
   scheduler::job j;
   j.key = key;
   j.uri = req.uri;

@@ -14,6 +14,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -126,6 +127,9 @@ class server_core {
   void next_edit(const std::string& key, next_edit_request req,
                  std::function<void(next_edit_result, bool no_model)> done, std::function<void(cancel_reason)> on_cancel);
   acceptance_stats& acceptance() { return acceptance_; }
+  // Cancels every queued or running next-edit job (reason preempted): a
+  // completion never waits behind a next edit.
+  void cancel_next_edits();
 
   // Fills context_docs with other open documents, most recently used first,
   // the context sources (syntax tree, edit history, recent chunks) and
@@ -155,6 +159,8 @@ class server_core {
   std::shared_ptr<index::recent_chunks> recent_ = std::make_shared<index::recent_chunks>();
   stats_collector stats_;
   acceptance_stats acceptance_;
+  std::mutex next_edit_mu_;
+  std::set<std::string> next_edit_keys_;  // jobs of next_edit() not finished yet
   scheduler worker_;
   mutable std::mutex mu_;
   quickfill_settings settings_;
