@@ -344,6 +344,11 @@ local function run()
         'next edits shown and accepted reach quickfill/stats: ' .. vim.inspect(acc))
   local inl = acc.bySource and acc.bySource.inline.automatic or {}
   check((inl.shown or 0) >= 1 and (inl.accepted or 0) >= 1, 'the ghost text shown and accepted earlier was reported')
+  local menu = acc.bySource and acc.bySource.completion.explicit or {}
+  check((menu.shown or 0) >= 1, 'the completefunc menus were reported shown: ' .. vim.inspect(menu))
+  if #items == 1 then
+    check((menu.accepted or 0) >= 1, 'the item inserted by CTRL-X CTRL-U was reported accepted')
+  end
   vim.api.nvim_buf_set_lines(bufnr, 9, -1, false, { line_before, '' })
   vim.api.nvim_win_set_cursor(0, { 10, #line_before })
 

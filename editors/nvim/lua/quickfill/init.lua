@@ -296,7 +296,7 @@ function M.to_complete_items(bufnr, result, row, col)
       icase = 1,
       dup = 1,
       empty = 0,
-      user_data = rest and { quickfill = { rest = rest } } or nil,
+      user_data = { quickfill = { rest = rest } },
     })
   end
   return start, complete
@@ -381,6 +381,13 @@ function M.completefunc(findstart, base)
       return -3  -- cancel silently, stay in insert mode
     end
     pending = { start = start, items = items }
+    if #items > 0 then
+      -- The menu is reported shown once (its first item's length); accepting any item accepts it.
+      local ne = require('quickfill.next_edit')
+      local id = ne.new_id('completion')
+      for _, it in ipairs(items) do it.user_data.quickfill.id = id end
+      ne.report_shown(0, id, 'completion', 'explicit', ne.utf16_len(items[1].info))
+    end
     return start
   end
   local p = pending
@@ -399,7 +406,12 @@ function M._on_complete_done()
   local item = vim.v.completed_item
   if type(item) ~= 'table' or type(item.user_data) ~= 'table' then return end
   local qf = item.user_data.quickfill
-  if type(qf) ~= 'table' or type(qf.rest) ~= 'string' then return end
+  if type(qf) ~= 'table' then return end
+  if type(qf.id) == 'string' then
+    local ne = require('quickfill.next_edit')
+    ne.report_accepted(0, qf.id, ne.utf16_len(item.info or item.word or ''))
+  end
+  if type(qf.rest) ~= 'string' then return end
   local cur = vim.api.nvim_win_get_cursor(0)
   local lines = vim.split(qf.rest, '\n', { plain = true })
   vim.api.nvim_buf_set_text(0, cur[1] - 1, cur[2], cur[1] - 1, cur[2], vim.list_extend({ '' }, lines))
