@@ -30,13 +30,12 @@ void erase_all(std::string& s, std::string_view what) {
   for (size_t at = s.find(what); at != std::string::npos; at = s.find(what, at)) s.erase(at, what.size());
 }
 
-// A hunk's body as diff -U0 has it, without the file header and final break.
+// A hunk's body as diff -U0 has it, without the file header (every line,
+// the last one too, ends with a break, as Zed's unified diffs do).
 std::string hunk_body(const index::edit_hunk& h) {
   std::string d = index::render_unified_diff(h);
   const size_t at = d.find("@@");
-  d = at == std::string::npos ? std::string() : d.substr(at);
-  if (!d.empty() && d.back() == '\n') d.pop_back();
-  return d;
+  return at == std::string::npos ? std::string() : d.substr(at);
 }
 
 std::string join_lines(const std::vector<std::string>& lines) {
@@ -69,9 +68,10 @@ next_edit_prompt build_zeta(const next_edit_prompt_input& in) {
   p.text("### User Edits:\n\n");
   for (size_t i = 0; i < in.hunks.size(); ++i) {
     if (i) p.text("\n\n");
-    p.text("User edited ");
+    // The path quoted, as Zed wrote it (Rust's Debug format of a path) when Zeta was trained.
+    p.text("User edited \"");
     p.text(prompt_path_of(in.hunks[i].uri));
-    p.text(":\n```diff\n");
+    p.text("\":\n```diff\n");
     p.text(hunk_body(in.hunks[i]));
     p.text("\n```");
   }

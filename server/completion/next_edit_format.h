@@ -5,7 +5,7 @@
 // layouts are built here (docs/completion.md cites the sources):
 //
 // * zeta (Zed's Zeta, a Qwen2.5-Coder fine-tune): an instruction, the user's
-//   edits as "User edited PATH:" + a ```diff block each, and the excerpt
+//   edits as `User edited "PATH":` + a ```diff block each, and the excerpt
 //   "```PATH\n" [<|start_of_file|>\n] context <|editable_region_start|>\n
 //   region with <|user_cursor_is_here|> \n<|editable_region_end|> context
 //   "\n```". The markers are plain text for the tokenizer. The response is
