@@ -18,6 +18,19 @@ using steady = std::chrono::steady_clock;
 
 double ms_since(steady::time_point t) { return std::chrono::duration<double, std::milli>(steady::now() - t).count(); }
 
+// The rewrite with the document's line ending: a model writes "\n", a CRLF
+// document's region has "\r\n", and only the text may differ, not the breaks.
+std::string with_line_ending(std::string s, std::string_view ending) {
+  if (ending != "\r\n") return s;
+  std::string out;
+  out.reserve(s.size() + s.size() / 16);
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '\n' && (i == 0 || s[i - 1] != '\r')) out.push_back('\r');
+    out.push_back(s[i]);
+  }
+  return out;
+}
+
 // Related files for the sweep layout: the head of a few other open documents,
 // the most recently used last (nearest to the current file).
 std::vector<related_file> related_files(const next_edit_request& req, int max_files, int max_lines) {
@@ -228,7 +241,7 @@ next_edit_result next_edit_engine::run(const next_edit_request& req, const cance
       continue;
     }
     ++res.metrics.regions;
-    for (const region_edit& e : diff_region(region, *rewrite)) {
+    for (const region_edit& e : diff_region(region, with_line_ending(*rewrite, index::first_line_ending(text)))) {
       const index::line_col b = index::line_col_of_offset(text, pl.region.begin + e.begin);
       const index::line_col en = index::line_col_of_offset(text, pl.region.begin + e.end);
       next_edit_edit out{{b.line, b.col}, {en.line, en.col}, e.new_text, false};

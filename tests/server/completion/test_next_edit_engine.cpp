@@ -2,7 +2,7 @@
 // test model, with a decoding rule that behaves like a next-edit model which
 // has learnt one thing: read the latest rename in the prompt's edit history
 // and apply it to the editable region (copying the region unchanged when
-// there is none). The real prompt building, KV pool, decoding with drafts,
+// there is none), writing "\n" line breaks. The real prompt building, KV pool, decoding with drafts,
 // output parsing and minimal edits all run; only the network is scripted.
 #include <gtest/gtest.h>
 
@@ -93,6 +93,8 @@ struct rename_model {
       produced = t.substr(t.rfind("updated/w/geo.py\n") + 17);
       end = "\n";
     }
+    // It writes "\n" line breaks whatever the document has.
+    std::erase(region, '\r');
     const std::string target = replace_word(region, from, to) + end;
     if (produced.size() < target.size() && target.compare(0, produced.size(), produced) == 0)
       return static_cast<unsigned char>(target[produced.size()]);
@@ -168,6 +170,25 @@ TEST(next_edit_engine, a_rename_becomes_a_minimal_edit_at_its_use) {
     EXPECT_EQ(r.metrics.regions, 1);
     EXPECT_GT(r.metrics.tokens_accepted, 0);  // the rewrite copies the region: drafts from the prompt hold
   }
+}
+
+TEST(next_edit_engine, a_crlf_document_gets_edits_of_its_text_not_of_its_line_breaks) {
+  // The "model" writes "\n" between lines, as models do; the document has "\r\n".
+  auto crlf = [](std::string s) {
+    std::string out;
+    for (char c : s) {
+      if (c == '\n') out += '\r';
+      out += c;
+    }
+    return out;
+  };
+  fixture f;
+  const std::string before = crlf(k_before), after = crlf(k_after);
+  const next_edit_result r = f.p->next_edit(request(after, renamed(before, after), 0, 14), {});
+  ASSERT_EQ(r.edits.size(), 1u) << r.reason;
+  EXPECT_EQ(r.edits[0].begin, (next_edit_pos{1, 12}));
+  EXPECT_EQ(r.edits[0].new_text, "idth");
+  EXPECT_EQ(apply(after, r.edits), crlf("def area(width, h):\n    return width * h\n\nprint(area(2, 3))\n"));
 }
 
 TEST(next_edit_engine, a_rewrite_equal_to_the_region_is_silence) {
