@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <functional>
+#include <optional>
 #include <stdexcept>
 #include <vector>
 
@@ -123,6 +124,12 @@ void validate(const synth_spec& s) {
   if (s.n_head % s.n_head_kv != 0) throw std::invalid_argument("heads must be a multiple of kv-heads");
   if (s.head_dim() % 2 != 0) throw std::invalid_argument("head size (dim / heads) must be even for RoPE");
   if (!(s.init_std > 0 && s.init_std < 10)) throw std::invalid_argument("init std must be in (0, 10)");
+  if (s.emit_token >= 0) {
+    range("emit-token", s.emit_token, 0, s.n_vocab - 1);
+    if (s.tied) throw std::invalid_argument("a model that emits one token needs its own classifier (not tied)");
+    if (s.arch != "llama" && s.arch != "qwen2" && s.arch != "qwen3")
+      throw std::invalid_argument("a model that emits one token is made for llama, qwen2 and qwen3 only");
+  }
   if (s.yarn_factor != 0 && !(s.yarn_factor >= 1 && s.yarn_factor <= 1024))
     throw std::invalid_argument("yarn factor must be in [1, 1024]");
   if (s.yarn_factor != 0) range("yarn original context", s.yarn_orig_ctx, 1, 1 << 24);
@@ -187,10 +194,26 @@ void write_synth_model(const synth_spec& s, ggml_type type, const std::string& o
     return buf;
   };
   const float init_std = s.init_std;
+  const int64_t emit = s.emit_token;
+  // With emit_token: the embedding rows are all e0, the blocks' output
+  // projections zero, and the classifier reads e0 into the chosen token only.
+  auto emit_values = [emit](const std::string& name, int64_t rows, int64_t cols) -> std::optional<std::vector<float>> {
+    if (emit < 0) return std::nullopt;
+    const bool embd = name == "token_embd.weight", cls = name == "output.weight";
+    const bool zero = name.ends_with("attn_output.weight") || name.ends_with("ffn_down.weight");
+    if (!embd && !cls && !zero) return std::nullopt;
+    std::vector<float> v(static_cast<size_t>(rows * cols), 0.0f);
+    if (embd)
+      for (int64_t r = 0; r < rows; ++r) v[static_cast<size_t>(r * cols)] = 1.0f;
+    if (cls) v[static_cast<size_t>(emit * cols)] = 1.0f;
+    return v;
+  };
   auto matrix = [&](const std::string& name, int64_t rows, int64_t cols) {
     ggml_type t = type;
     out.add_tensor(name, t, {cols, rows}, std::function<std::vector<uint8_t>()>([=] {
-                     return encode_rows(t, gen(name, static_cast<size_t>(rows * cols), 0.0f, init_std), rows, cols);
+                     std::optional<std::vector<float>> fixed = emit_values(name, rows, cols);
+                     return encode_rows(t, fixed ? std::move(*fixed) : gen(name, static_cast<size_t>(rows * cols), 0.0f, init_std),
+                                        rows, cols);
                    }));
   };
   auto vector = [&](const std::string& name, int64_t n, float mean, float std) {

@@ -33,6 +33,12 @@ struct synth_spec {
   float yarn_factor = 0;      // > 0: rope.scaling.type yarn with this factor (>= 1)
   int64_t yarn_orig_ctx = 0;  // rope.scaling.original_context_length under YaRN
   uint64_t seed = 1;
+  // >= 0: instead of random weights, weights that make greedy decoding emit
+  // this token id after any input (llama, qwen2, qwen3; not tied): every
+  // block writes nothing to the residual stream, every token embeds as the
+  // same unit vector, and only this token's classifier row reads it. For
+  // end-to-end tests that need a model whose output is known.
+  int64_t emit_token = -1;
   int64_t head_dim() const { return n_embd / n_head; }
 };
 
