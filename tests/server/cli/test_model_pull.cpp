@@ -133,7 +133,8 @@ class ModelPull : public ::testing::Test {
         port);
     if (s->ok()) {
       fs::create_directories(s->www() + "/cdn");
-      fs::copy_file(model_, s->www() + "/cdn/tiny.gguf", fs::copy_options::overwrite_existing);
+      // A restarted server serves the same file (same mtime, so the same ETag).
+      fs::copy_file(model_, s->www() + "/cdn/tiny.gguf", fs::copy_options::skip_existing);
       ::setenv("HF_ENDPOINT", s->url("").c_str(), 1);
     }
     return s;
