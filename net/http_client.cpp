@@ -128,24 +128,33 @@ class session {
                                                   (ec == beast::error::timeout ? "timed out" : ec.message()));
   }
 
-  void prepare_tls(ssl::context& ctx, SSL* handle, const url& u) {
+  // The trust store and verification mode, before any stream is made on ctx.
+  void prepare_context(ssl::context& ctx) {
     boost::system::error_code ec;
+    ctx.set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 | ssl::context::no_sslv3 |
+                        ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1,
+                    ec);
+    if (!o_.verify_tls) {
+      ctx.set_verify_mode(ssl::verify_none);
+      return;
+    }
+    if (o_.ca_file.empty())
+      ctx.set_default_verify_paths(ec);
+    else
+      ctx.load_verify_file(o_.ca_file, ec);
+    if (ec)
+      fail(error_kind::tls, "cannot load the trusted certificates" +
+                                (o_.ca_file.empty() ? std::string() : " from " + o_.ca_file) + ": " + ec.message());
+    ctx.set_verify_mode(ssl::verify_peer);
+  }
+
+  // The host name (or address) the certificate must name, and SNI.
+  void prepare_tls(SSL* handle, const url& u) {
     if (o_.verify_tls) {
-      if (o_.ca_file.empty())
-        ctx.set_default_verify_paths(ec);
-      else
-        ctx.load_verify_file(o_.ca_file, ec);
-      if (ec)
-        fail(error_kind::tls, "cannot load the trusted certificates" +
-                                  (o_.ca_file.empty() ? std::string() : " from " + o_.ca_file) + ": " + ec.message());
-      ctx.set_verify_mode(ssl::verify_peer);
       X509_VERIFY_PARAM* param = SSL_get0_param(handle);
       int ok = is_ip_literal(u.host) ? X509_VERIFY_PARAM_set1_ip_asc(param, u.host.c_str())
                                      : X509_VERIFY_PARAM_set1_host(param, u.host.c_str(), 0);
       if (ok != 1) fail(error_kind::tls, "cannot set up certificate checks for " + u.host);
-      SSL_set_verify(handle, SSL_VERIFY_PEER, nullptr);
-    } else {
-      ctx.set_verify_mode(ssl::verify_none);
     }
     if (!is_ip_literal(u.host) && SSL_set_tlsext_host_name(handle, u.host.c_str()) != 1)
       fail(error_kind::tls, "cannot set the TLS server name " + u.host);
@@ -261,8 +270,9 @@ class session {
       std::optional<url> next;
       if (cur->tls()) {
         ssl::context ctx(ssl::context::tls_client);
+        prepare_context(ctx);
         beast::ssl_stream<beast::tcp_stream> stream(io_, ctx);
-        prepare_tls(ctx, stream.native_handle(), *cur);
+        prepare_tls(stream.native_handle(), *cur);
         beast::tcp_stream& ts = beast::get_lowest_layer(stream);
         co_await connect(ts, *cur, deadline);
         ts.expires_at(deadline);

@@ -23,7 +23,7 @@
 // * TLS: certificates are verified by default against the system store
 //   (OpenSSL's default paths, which honour SSL_CERT_FILE and SSL_CERT_DIR) or
 //   against ca_file; the host name (or IP address) is checked against the
-//   certificate, and SNI is sent for names.
+//   certificate, SNI is sent for names, and TLS 1.2 is the oldest accepted.
 // * Errors: transport failures throw http_error with a kind and a message that
 //   names the URL; HTTP error statuses (404, 500, ...) are not exceptions: the
 //   response is returned and the sink still sees it (and may skip the body).

@@ -72,7 +72,7 @@ std::optional<url> parse_url(std::string_view text, std::string* error) {
   std::string_view auth = rest.substr(0, end);
   std::string target(end == std::string_view::npos ? std::string_view("/") : rest.substr(end));
   strip_fragment(target);
-  if (target.empty() || target[0] != '/') target.insert(0, "/");
+  if (target.empty() || target[0] != '/') target = "/" + target;
   if (auth.find('@') != std::string_view::npos) return fail(error, "user info in URLs is not supported"), std::nullopt;
   std::string_view port;
   if (!auth.empty() && auth[0] == '[') {

@@ -1,6 +1,8 @@
 // Download progress on stderr (see progress_meter.h).
 #include "server/cli/progress_meter.h"
 
+#include <algorithm>
+
 namespace qf::cli {
 
 using clock = std::chrono::steady_clock;
@@ -30,7 +32,7 @@ void progress_meter::advance(uint64_t done) {
 
 void progress_meter::finish() {
   if (drawing_) {
-    draw(done_, true);
+    if (drawn_ != done_) draw(done_, true);
     std::fputc('\n', out_);
     std::fflush(out_);
   }
@@ -54,13 +56,17 @@ void progress_meter::draw(uint64_t done, bool force) {
   }
   if (!force && now - last_draw_ < std::chrono::milliseconds(100)) return;
   last_draw_ = now;
+  drawn_ = done;
   drawing_ = true;
   std::string line = "\r";
   if (total_ && *total_ > 0) {
     const int width = 30;
     const double frac = static_cast<double>(done) / static_cast<double>(*total_);
-    const int fill = static_cast<int>(frac * width);
-    line += "[" + std::string(fill, '#') + std::string(width - fill, ' ') + "] ";
+    const int fill = std::clamp(static_cast<int>(frac * width), 0, width);
+    line += '[';
+    line.append(static_cast<size_t>(fill), '#');
+    line.append(static_cast<size_t>(width - fill), ' ');
+    line += "] ";
     char pct[16];
     std::snprintf(pct, sizeof pct, "%3d%% ", static_cast<int>(frac * 100));
     line += pct;

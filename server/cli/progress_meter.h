@@ -29,7 +29,7 @@ class progress_meter final : public pull_observer {
   bool tty_;
   bool drawing_ = false;
   std::optional<uint64_t> total_;
-  uint64_t first_ = 0, last_line_ = 0, done_ = 0;
+  uint64_t first_ = 0, last_line_ = 0, done_ = 0, drawn_ = 0;
   std::chrono::steady_clock::time_point t0_, last_draw_;
 };
 

@@ -242,6 +242,13 @@ TEST_F(ModelPull, NotFoundSaysWhatToCheck) {
       << r.err;
   EXPECT_NE(r.err.find("o/nothing exists and has this file"), std::string::npos) << r.err;
   EXPECT_TRUE(!fs::exists(models_) || fs::is_empty(models_));
+  // A revision and a file in a subfolder land where Hugging Face keeps them.
+  r = run_quickfill({"model", "pull", "o/r:sub/dir/other.gguf@v1.0"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("pulling other\n"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("HTTP 404 Not Found from " + hub->url("/o/r/resolve/v1.0/sub/dir/other.gguf")),
+            std::string::npos)
+      << r.err;
 }
 
 TEST_F(ModelPull, RedirectLoopIsBounded) {
