@@ -2,7 +2,7 @@
 // folder on 127.0.0.1 with a generated configuration, for the HTTP client and
 // `quickfill model pull` tests. It runs in the foreground as one process
 // (master_process off) so stopping it is one signal, and logs every request as
-//   METHOD URI "RANGE" "IF-RANGE" STATUS BODY_BYTES_SENT
+//   METHOD URI "RANGE" "IF-RANGE" "AUTHORIZATION" STATUS BODY_BYTES_SENT
 // to access.log, which tests read to see what went over the wire.
 // binary() is "" when nginx is not installed: tests then GTEST_SKIP.
 #pragma once
@@ -106,7 +106,8 @@ class nginx_server {
         << "error_log " << dir_ << "/error.log info;\n"
         << "events { worker_connections 64; }\n"
         << "http {\n"
-        << "  log_format qf '$request_method $uri \"$http_range\" \"$http_if_range\" $status $body_bytes_sent';\n"
+        << "  log_format qf '$request_method $uri \"$http_range\" \"$http_if_range\" \"$http_authorization\" $status "
+           "$body_bytes_sent';\n"
         << "  access_log " << dir_ << "/access.log qf;\n"
         << "  client_body_temp_path " << dir_ << "/tmp/body;\n"
         << "  proxy_temp_path " << dir_ << "/tmp/proxy;\n"

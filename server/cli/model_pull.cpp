@@ -101,6 +101,17 @@ class part_sink final : public net::body_sink {
     reason_ = r.reason;
     final_url_ = r.url;
     if (r.status == 416 && offset_ > 0) {
+      // "bytes */N" with N the part's size: the part is the whole file (an
+      // earlier run stopped between the last byte and the rename).
+      const std::string* cr = net::find_header(r.headers, "Content-Range");
+      unsigned long long t = 0;
+      if (cr && std::sscanf(cr->c_str(), "bytes */%llu", &t) == 1 && t == offset_) {
+        complete_ = true;
+        total_ = t;
+        pick_expected(r);
+        if (expected_.empty() && !old_.sha256.empty()) expected_ = old_.sha256, source_ = "the partial download's record";
+        return false;
+      }
       restart_ = "the server refused the range of the partial download";
       return false;
     }
@@ -119,7 +130,24 @@ class part_sink final : public net::body_sink {
                          "- with Content-Range '" + (cr ? *cr : std::string()) + "'");
       total_ = t;
     }
-    // The expected digest: given, else on a redirect or the answer itself.
+    pick_expected(r);
+    if (offset_ > 0 && !old_.sha256.empty() && !expected_.empty() && old_.sha256 != expected_) {
+      restart_ = "the file changed on the server since the partial download";
+      return false;
+    }
+    part_meta m;
+    m.url = req_.url;
+    if (const std::string* e = net::find_header(r.headers, "ETag")) m.etag = *e;
+    if (const std::string* lm = net::find_header(r.headers, "Last-Modified")) m.last_modified = *lm;
+    m.sha256 = expected_;
+    m.size = total_;
+    write_meta(meta_path_, m);
+    obs_.start(offset_, total_);
+    return true;
+  }
+
+  // The expected digest: given, else on a redirect or the answer itself.
+  void pick_expected(const net::response& r) {
     if (!req_.sha256.empty()) {
       expected_ = lower(req_.sha256);
       source_ = "--sha256";
@@ -139,19 +167,6 @@ class part_sink final : public net::body_sink {
           if (net::is_sha256_hex(s)) expected_ = lower(s), source_ = "ETag";
         }
     }
-    if (offset_ > 0 && !old_.sha256.empty() && !expected_.empty() && old_.sha256 != expected_) {
-      restart_ = "the file changed on the server since the partial download";
-      return false;
-    }
-    part_meta m;
-    m.url = req_.url;
-    if (const std::string* e = net::find_header(r.headers, "ETag")) m.etag = *e;
-    if (const std::string* lm = net::find_header(r.headers, "Last-Modified")) m.last_modified = *lm;
-    m.sha256 = expected_;
-    m.size = total_;
-    write_meta(meta_path_, m);
-    obs_.start(offset_, total_);
-    return true;
   }
 
   bool on_data(std::span<const char> bytes) override {
@@ -163,7 +178,6 @@ class part_sink final : public net::body_sink {
       if (n < 0) {
         const int e = errno;
         std::string why = disk_full(e) ? "the disk is full (" + std::string(std::strerror(e)) + ")" : std::strerror(e);
-        full_ = disk_full(e);
         throw pull_error("cannot write the download: " + why + " after " + std::to_string(offset_) +
                          " bytes; the partial download is kept in " + part_name() +
                          ": free some space and run the same command again to resume");
@@ -184,7 +198,7 @@ class part_sink final : public net::body_sink {
   std::string reason_, final_url_, restart_, expected_, source_;
   std::optional<uint64_t> total_;
   uint64_t fetched_ = 0;
-  bool full_ = false;
+  bool complete_ = false;  // a 416 said the part already holds the whole file
 
   uint64_t offset() const { return offset_; }
 
@@ -319,7 +333,8 @@ pull_report pull_model(const pull_request& req, pull_observer& obs) {
       remove_quietly(meta);
       continue;
     }
-    if (sink.status_ != 200 && sink.status_ != 206) {
+    if (sink.complete_) obs.note("the partial download already holds the whole file");
+    if (sink.status_ != 200 && sink.status_ != 206 && !sink.complete_) {
       if (sink.offset() == 0) {
         remove_quietly(part);
         remove_quietly(meta);

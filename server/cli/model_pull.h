@@ -5,8 +5,10 @@
 // SHA-256 and size). A later pull of the same URL resumes: it hashes the bytes
 // already there, asks for the rest with `Range: bytes=N-` and `If-Range` (the
 // stored ETag, or Last-Modified), and appends a 206 answer; a 200 answer (the
-// file changed, or the server ignores ranges), a changed expected hash or a
-// 416 starts over from byte 0. The SHA-256 is computed while writing and
+// file changed, or the server ignores ranges) or a changed expected hash
+// starts over from byte 0; a 416 naming the part's own size as the file's
+// means the part is complete (it is verified and installed), any other 416
+// starts over. The SHA-256 is computed while writing and
 // checked against, in this order: --sha256, an X-Linked-Etag header (Hugging
 // Face sends it, quoted, on the redirect to its CDN for files stored in LFS),
 // or an ETag that is 64 hex digits. A mismatch deletes the download. The

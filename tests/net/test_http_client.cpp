@@ -48,6 +48,8 @@ class HttpClient : public ::testing::Test {
                                "    location = /moved { add_header X-Linked-Etag '\"abc\"' always; return 302 /hop2; }\n"
                                "    location = /hop2 { return 301 /files/data.bin; }\n"
                                "    location = /loop { return 302 /loop; }\n"
+                               "    location = /to-localhost { return 302 http://localhost:$server_port/files/data.bin; }\n"
+                               "    location = /same-host { return 302 /files/data.bin; }\n"
                                "    location = /offsite { return 302 http://127.0.0.2:1/never; }\n"
                                "    location /slow/ { alias " + dir_ + "/www/files/; limit_rate_after 16k; limit_rate 1k; }\n");
     body_ = payload(300000);
@@ -107,6 +109,33 @@ TEST_F(HttpClient, FollowsRedirectsAndReportsEachHop) {
   EXPECT_EQ(*find_header(r.redirects[0].headers, "X-Linked-Etag"), "\"abc\"");
   EXPECT_EQ(r.redirects[1].status, 301);
   EXPECT_EQ(r.url, server_->url("/files/data.bin"));
+}
+
+TEST_F(HttpClient, AuthorizationStaysOnTheOriginalHost) {
+  request_options o;
+  o.headers.push_back({"Authorization", "Bearer secret-token"});
+  std::string got;
+  EXPECT_EQ(fetch_to_string(server_->url("/same-host"), o, got).status, 200);
+  EXPECT_EQ(fetch_to_string(server_->url("/to-localhost"), o, got).status, 200);
+  std::vector<std::string> lines = server_->access_log();
+  auto with = [&](const std::string& prefix) {
+    std::vector<std::string> out;
+    for (const auto& l : lines)
+      if (l.rfind(prefix, 0) == 0) out.push_back(l);
+    return out;
+  };
+  auto same = with("GET /same-host ");
+  auto moved = with("GET /to-localhost ");
+  auto data = with("GET /files/data.bin ");
+  ASSERT_EQ(same.size(), 1u);
+  ASSERT_EQ(moved.size(), 1u);
+  EXPECT_NE(same[0].find("\"Bearer secret-token\""), std::string::npos) << same[0];
+  EXPECT_NE(moved[0].find("\"Bearer secret-token\""), std::string::npos) << moved[0];
+  // The same host keeps it after the redirect; "localhost" is another host.
+  size_t with_token = 0, without = 0;
+  for (const auto& l : data) (l.find("secret-token") != std::string::npos ? with_token : without) += 1;
+  EXPECT_GE(with_token, 1u);
+  EXPECT_GE(without, 1u);
 }
 
 TEST_F(HttpClient, RedirectLoopIsBounded) {

@@ -311,9 +311,27 @@ TEST_F(ModelPull, FileChangedOnTheServerStartsOver) {
   auto gets = requests_for(*hub, "GET /cdn/tiny.gguf");
   ASSERT_EQ(gets.size(), 1u);
   // nginx compared If-Range with its ETag and sent the whole file.
-  EXPECT_NE(gets[0].find("\"bytes=100000-\" \"\\x225f0-old\\x22\" 200"), std::string::npos) << gets[0];
+  EXPECT_NE(gets[0].find("\"bytes=100000-\" \"\\x225f0-old\\x22\" \"-\" 200"), std::string::npos) << gets[0];
   EXPECT_EQ(bytes_sent(gets[0]), file_size_or_0(model_));
   EXPECT_EQ(sha256_of(installed()), sha_);
+}
+
+TEST_F(ModelPull, APartThatIsAlreadyCompleteIsVerifiedAndInstalled) {
+  auto hub = start_hub();
+  ASSERT_TRUE(hub->ok()) << hub->error();
+  // An earlier run received every byte and stopped before the rename.
+  fs::create_directories(models_);
+  fs::copy_file(model_, part());
+  write_file(part() + ".meta", "url " + hub->url("/o/r/resolve/main/tiny.gguf") + "\n");
+  run_result r = run_quickfill({"model", "pull", "o/r:tiny.gguf"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("already holds the whole file"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("matches X-Linked-Etag"), std::string::npos) << r.err;
+  auto gets = requests_for(*hub, "GET /cdn/tiny.gguf");
+  ASSERT_EQ(gets.size(), 1u);
+  EXPECT_NE(gets[0].find(" 416 "), std::string::npos) << gets[0];
+  EXPECT_EQ(sha256_of(installed()), sha_);
+  EXPECT_FALSE(fs::exists(part()));
 }
 
 TEST_F(ModelPull, FullDiskKeepsThePartAndTheNextRunResumes) {
