@@ -1,18 +1,20 @@
-// The HTTP(S) client (see http_client.h): one io_context per call, one
-// coroutine per request chain, one connection per hop.
+// The HTTP(S) client (see http_client.h): one io_context per call, run on
+// the caller's thread one operation at a time (each asynchronous operation is
+// started, then the context runs until its handler has run, so timers such as
+// the cancellation poll and the stream's expiry fire meanwhile), one
+// connection per hop. Plain handlers rather than coroutines: clang 14 cannot
+// build Asio coroutines with the sanitizers (scripts/sanitize.sh).
 #include "net/http_client.h"
 
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
 #include <boost/asio.hpp>
-#include <boost/asio/experimental/as_tuple.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 #include <cctype>
-#include <exception>
 
 #include "net/url.h"
 
@@ -24,7 +26,6 @@ namespace bhttp = boost::beast::http;
 namespace ssl = boost::asio::ssl;
 using tcp = asio::ip::tcp;
 using clock = std::chrono::steady_clock;
-constexpr auto use_tuple = asio::experimental::as_tuple(asio::use_awaitable);
 
 namespace {
 
@@ -53,15 +54,8 @@ class session {
 
   response run(const std::string& start) {
     response out;
-    std::exception_ptr error;
-    asio::co_spawn(io_, chain(start, out), [&](std::exception_ptr e) {
-      error = e;
-      done_ = true;
-      poll_.cancel();
-    });
     start_poll();
-    io_.run();
-    if (error) std::rethrow_exception(error);
+    chain(start, out);
     return out;
   }
 
@@ -79,10 +73,10 @@ class session {
   }
 
   void start_poll() {
-    if (!o_.cancel || done_) return;
+    if (!o_.cancel) return;
     poll_.expires_after(std::chrono::milliseconds(50));
     poll_.async_wait([this](const boost::system::error_code& ec) {
-      if (ec || done_) return;
+      if (ec) return;
       if (o_.cancel->load()) {
         cancelled_ = true;
         if (resolver_) resolver_->cancel();
@@ -93,11 +87,28 @@ class session {
     });
   }
 
+  // Starts an operation with a handler that records its error code, then
+  // runs the context until that handler has run.
+  template <class Initiate>
+  boost::system::error_code await(Initiate&& initiate) {
+    bool finished = false;
+    boost::system::error_code result;
+    initiate([&](const boost::system::error_code& ec, auto&&...) {
+      result = ec;
+      finished = true;
+    });
+    if (io_.stopped()) io_.restart();
+    while (!finished && io_.run_one() > 0) {
+    }
+    if (!finished) fail(error_kind::protocol, "internal: an operation on " + url_ + " never completed");
+    return result;
+  }
+
   error_kind kind_of(const boost::system::error_code& ec, error_kind otherwise) const {
     return ec == beast::error::timeout ? error_kind::timeout : otherwise;
   }
 
-  asio::awaitable<tcp::resolver::results_type> resolve(const url& u, clock::time_point deadline) {
+  tcp::resolver::results_type resolve(const url& u, clock::time_point deadline) {
     tcp::resolver r(io_);
     asio::steady_timer t(io_);
     bool timed_out = false;
@@ -109,20 +120,27 @@ class session {
       }
     });
     resolver_ = &r;
-    auto [ec, results] = co_await r.async_resolve(u.host, u.port, use_tuple);
+    tcp::resolver::results_type results;
+    const boost::system::error_code ec = await([&](auto handler) {
+      r.async_resolve(u.host, u.port,
+                      [&results, handler](const boost::system::error_code& e, tcp::resolver::results_type found) mutable {
+                        results = std::move(found);
+                        handler(e);
+                      });
+    });
     resolver_ = nullptr;
     t.cancel();
     if (timed_out) fail(error_kind::timeout, "resolving " + u.host + " took longer than the connect timeout");
     if (ec) fail(error_kind::resolve, "cannot resolve host '" + u.host + "': " + ec.message());
-    co_return results;
+    return results;
   }
 
-  asio::awaitable<void> connect(beast::tcp_stream& ts, const url& u, clock::time_point deadline) {
-    auto results = co_await resolve(u, deadline);
+  void connect(beast::tcp_stream& ts, const url& u, clock::time_point deadline) {
+    auto results = resolve(u, deadline);
     check_cancel();
     tcp_ = &ts;
     ts.expires_at(deadline);
-    auto [ec, ep] = co_await ts.async_connect(results, use_tuple);
+    const auto ec = await([&](auto handler) { ts.async_connect(results, handler); });
     if (ec)
       fail(kind_of(ec, error_kind::connect), "cannot connect to " + u.authority() + ": " +
                                                   (ec == beast::error::timeout ? "timed out" : ec.message()));
@@ -163,7 +181,7 @@ class session {
   // One request/response on a connected stream. Returns the next URL for a
   // followed redirect, or nothing when the final response is done.
   template <class Stream>
-  asio::awaitable<std::optional<url>> exchange(Stream& stream, beast::tcp_stream& ts, const url& u, response& out) {
+  std::optional<url> exchange(Stream& stream, beast::tcp_stream& ts, const url& u, response& out) {
     bhttp::request<bhttp::string_body> req;
     req.version(11);
     bhttp::verb v = bhttp::string_to_verb(method_);
@@ -186,7 +204,7 @@ class session {
       req.prepare_payload();
     }
     ts.expires_after(o_.read_timeout);
-    auto [wec, wn] = co_await bhttp::async_write(stream, req, use_tuple);
+    const auto wec = await([&](auto handler) { bhttp::async_write(stream, req, handler); });
     if (wec) fail(kind_of(wec, error_kind::interrupted), "cannot send the request to " + u.str() + ": " + wec.message());
 
     beast::flat_buffer buf;
@@ -195,7 +213,7 @@ class session {
     parser.body_limit(boost::none);
     if (v == bhttp::verb::head) parser.skip(true);
     ts.expires_after(o_.read_timeout);
-    auto [hec, hn] = co_await bhttp::async_read_header(stream, buf, parser, use_tuple);
+    const auto hec = await([&](auto handler) { bhttp::async_read_header(stream, buf, parser, handler); });
     if (hec) {
       error_kind k = hec == beast::error::timeout                                  ? error_kind::timeout
                      : (hec == bhttp::error::end_of_stream || hec == asio::error::eof ||
@@ -221,7 +239,7 @@ class session {
           method_ = "GET";
           body_.clear();
         }
-        co_return next;
+        return next;
       }
     }
 
@@ -230,7 +248,7 @@ class session {
     out.url = u.str();
     out.headers = std::move(headers);
     if (auto n = parser.content_length()) out.content_length = *n;
-    if (!sink_.on_response(out) || parser.is_done()) co_return std::nullopt;
+    if (!sink_.on_response(out) || parser.is_done()) return std::nullopt;
 
     std::vector<char> tmp(chunk_bytes);
     uint64_t received = 0;
@@ -238,7 +256,7 @@ class session {
       msg.body().data = tmp.data();
       msg.body().size = tmp.size();
       ts.expires_after(o_.read_timeout);
-      auto [rec, rn] = co_await bhttp::async_read(stream, buf, parser, use_tuple);
+      const auto rec = await([&](auto handler) { bhttp::async_read(stream, buf, parser, handler); });
       const size_t got = tmp.size() - msg.body().size;
       received += got;
       if (got > 0 && !sink_.on_data({tmp.data(), got}))
@@ -253,10 +271,17 @@ class session {
                                           std::to_string(received) + of + " bytes of the body (" + rec.message() + ")");
       }
     }
-    co_return std::nullopt;
+    return std::nullopt;
   }
 
-  asio::awaitable<void> chain(std::string start, response& out) {
+  // Clears the pointer the cancellation poll closes, before the stream it
+  // points to goes away (on return or on an exception).
+  struct active_stream {
+    beast::tcp_stream*& slot;
+    ~active_stream() { slot = nullptr; }
+  };
+
+  void chain(const std::string& start, response& out) {
     url_ = start;
     std::string error;
     std::optional<url> cur = parse_url(start, &error);
@@ -272,11 +297,12 @@ class session {
         ssl::context ctx(ssl::context::tls_client);
         prepare_context(ctx);
         beast::ssl_stream<beast::tcp_stream> stream(io_, ctx);
+        const active_stream active{tcp_};
         prepare_tls(stream.native_handle(), *cur);
         beast::tcp_stream& ts = beast::get_lowest_layer(stream);
-        co_await connect(ts, *cur, deadline);
+        connect(ts, *cur, deadline);
         ts.expires_at(deadline);
-        auto [hec] = co_await stream.async_handshake(ssl::stream_base::client, use_tuple);
+        const auto hec = await([&](auto handler) { stream.async_handshake(ssl::stream_base::client, handler); });
         if (hec) {
           long verify = SSL_get_verify_result(stream.native_handle());
           std::string why = verify != X509_V_OK ? std::string("certificate verification failed: ") +
@@ -284,13 +310,12 @@ class session {
                                                 : hec.message();
           fail(kind_of(hec, error_kind::tls), "TLS handshake with " + cur->authority() + " failed: " + why);
         }
-        next = co_await exchange(stream, ts, *cur, out);
-        tcp_ = nullptr;
+        next = exchange(stream, ts, *cur, out);
       } else {
         beast::tcp_stream ts(io_);
-        co_await connect(ts, *cur, deadline);
-        next = co_await exchange(ts, ts, *cur, out);
-        tcp_ = nullptr;
+        const active_stream active{tcp_};
+        connect(ts, *cur, deadline);
+        next = exchange(ts, ts, *cur, out);
       }
       cur = std::move(next);
     }
@@ -303,7 +328,6 @@ class session {
   tcp::resolver* resolver_ = nullptr;
   beast::tcp_stream* tcp_ = nullptr;
   bool cancelled_ = false;
-  bool done_ = false;
   std::string url_, first_host_, method_, body_;
 };
 
