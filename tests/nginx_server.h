@@ -84,19 +84,33 @@ class nginx_server {
     return ntohs(a.sin_port);
   }
 
-  static bool can_connect(int port) {
+  // Connects to the port; with `token`, also asks for /.qf-server-id over
+  // plain HTTP and wants the token back, so a server of another test that
+  // happens to hold the port is not taken for this one.
+  static bool answers(int port, const std::string& token) {
     int s = ::socket(AF_INET, SOCK_STREAM, 0);
     sockaddr_in a{};
     a.sin_family = AF_INET;
     a.sin_port = htons(static_cast<uint16_t>(port));
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     bool ok = ::connect(s, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+    if (ok && !token.empty()) {
+      const std::string req = "GET /.qf-server-id HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
+      ok = ::write(s, req.data(), req.size()) == static_cast<ssize_t>(req.size());
+      std::string got;
+      char buf[512];
+      for (ssize_t n; ok && (n = ::read(s, buf, sizeof buf)) > 0;) got.append(buf, static_cast<size_t>(n));
+      ok = ok && got.find(token) != std::string::npos;
+    }
     ::close(s);
     return ok;
   }
 
   void start(int port) {
     port_ = port;
+    const std::string token = "qf-" + std::to_string(::getpid()) + "-" + std::to_string(port) + "-" +
+                              std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
+    if (cert_.empty()) std::ofstream(dir_ + "/www/.qf-server-id") << token;
     const std::string conf = dir_ + "/nginx.conf";
     {
       std::ofstream c(conf, std::ios::trunc);
@@ -138,7 +152,7 @@ class nginx_server {
         error_ = "nginx exited: " + ss.str();
         return;
       }
-      if (can_connect(port)) {
+      if (answers(port, cert_.empty() ? token : std::string())) {
         pid_ = pid;
         return;
       }
@@ -146,7 +160,7 @@ class nginx_server {
     }
     ::kill(pid, SIGKILL);
     ::waitpid(pid, nullptr, 0);
-    error_ = "nginx did not listen on port " + std::to_string(port);
+    error_ = "nginx did not answer on port " + std::to_string(port);
   }
 
   std::string dir_, locations_, cert_, key_;
