@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <system_error>
 
+#include "server/model_store.h"
+
 namespace qf::server {
 
 namespace fs = std::filesystem;
@@ -20,12 +22,12 @@ std::string executable_dir() {
 model_choice choose_model(const std::string& cli_path, const std::string& setting_path) {
   model_choice c;
   if (!cli_path.empty()) {
-    c.path = cli_path;
+    c.path = resolve_model_argument(cli_path);
     c.source = "--model";
     return c;
   }
   if (!setting_path.empty()) {
-    c.path = setting_path;
+    c.path = resolve_model_argument(setting_path);
     c.source = "setting";
     return c;
   }

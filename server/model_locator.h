@@ -1,4 +1,5 @@
-// Where the model comes from: --model, else the "model" setting, else the
+// Where the model comes from: --model, else the "model" setting (either may be
+// the name of a pulled model, see model_store.h), else the
 // default embedded model `quickfill-tiny-code.gguf` looked up next to the
 // installed binary (<exe dir>/../share/quickfill/models/) and then in the
 // source tree's models/ folder (QUICKFILL_SOURCE_DIR).

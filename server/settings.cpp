@@ -24,7 +24,8 @@ std::vector<setting_spec> make_schema() {
   return {
       // ---- Server ----
       S{"model", "Server", QF_FIELD(server.model), 0, 0, {},
-        "GGUF model path (empty: not set). `--model` on the command line wins; without either, the bundled "
+        "GGUF model path, or the name of a model pulled with `quickfill model pull` (empty: not set). `--model` on "
+        "the command line wins; without either, the bundled "
         "`quickfill-tiny-code.gguf` is looked up in `<exe dir>/../share/quickfill/models/`, then in the source "
         "tree's `models/`. Changing or removing it reloads the model."},
       S{"completion.autoDeadlineMs", "Server", QF_FIELD(server.auto_deadline_ms), 1, 600000, {},

@@ -9,6 +9,8 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include "server/model_store.h"
+
 namespace qf::cli {
 
 std::unique_ptr<infer::model> load_model_or_report(const std::string& command, const std::string& path,
@@ -30,7 +32,7 @@ std::unique_ptr<infer::model> load_model_or_report(const std::string& command, c
     infer::model_options o;
     o.n_threads = n_threads;
     o.device = device;
-    return infer::model::load(path, o);
+    return infer::model::load(server::resolve_model_argument(path), o);  // a pulled model's name too
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s: cannot load model %s: %s\n", command.c_str(), path.c_str(), e.what());
     return nullptr;

@@ -14,5 +14,6 @@ int cmd_bench(std::span<char*> args);       // cmd_bench.cpp: pp/tg tokens per s
 int cmd_gguf(std::span<char*> args);        // cmd_gguf.cpp: convert, quantize, synthesize, inspect
 int cmd_settings(std::span<char*> args);    // cmd_settings.cpp: the settings reference from the schema
 int cmd_prompt(std::span<char*> args);      // cmd_prompt.cpp: the prompt a completion would use, explained
+int cmd_model(std::span<char*> args);       // cmd_model.cpp: pull and list models in the models folder
 
 }  // namespace qf::cli

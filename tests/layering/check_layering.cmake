@@ -17,6 +17,7 @@
 #   server/completion/   nothing of server/ outside server/completion/ (the
 #                        pipeline is below the LSP server; it may use inference/
 #                        and indexing/)
+#   net/                 nothing of the project (the HTTP client; server/ uses it)
 # Also: no weak symbols under inference/ (the CUDA backend is chosen by the
 # selector, not by link order), no "../" includes, and qf_cuda does not link
 # qf_inference (the library that holds the selector sits above it).
@@ -34,7 +35,8 @@ set(QF_LAYER_ALLOWED_model "core;backend;gguf;tokenizer;sampling;model")
 set(QF_LAYER_ALLOWED_convert "core;backend;gguf;tokenizer;convert")
 set(QF_LAYER_TOP_ALLOWED_inference "inference")
 set(QF_LAYER_TOP_ALLOWED_lsp "lsp;indexing")
-set(QF_LAYER_TOP_ALLOWED_server "inference;lsp;indexing;server")
+set(QF_LAYER_TOP_ALLOWED_server "inference;lsp;indexing;net;server")
+set(QF_LAYER_TOP_ALLOWED_net "net")
 set(QF_LAYER_TOP_ALLOWED_indexing "indexing")
 
 # Appends "<file>: <message>" to the list named by out_var (in the caller).
@@ -55,7 +57,7 @@ function(qf_layering_check_file root rel out_var)
       list(APPEND found "${rel}: includes \"${inc}\" (relative path: name the folder from the repository root)")
       continue()
     endif()
-    if(NOT inc MATCHES "^(inference|lsp|indexing|server|tests|bench|tools|editors)/")
+    if(NOT inc MATCHES "^(inference|lsp|indexing|net|server|tests|bench|tools|editors)/")
       continue()  # a file of the same folder or a third-party header
     endif()
     string(REGEX MATCH "^[^/]+" inc_top "${inc}")
@@ -92,7 +94,7 @@ endfunction()
 function(qf_layering_check root out_var)
   set(found "")
   file(GLOB_RECURSE files RELATIVE "${root}"
-       "${root}/inference/*" "${root}/lsp/*" "${root}/indexing/*" "${root}/server/completion/*")
+       "${root}/inference/*" "${root}/lsp/*" "${root}/indexing/*" "${root}/net/*" "${root}/server/completion/*")
   list(FILTER files EXCLUDE REGEX "(^|/)node_modules/")  # grammar sources installed by npm
   list(SORT files)
   foreach(rel IN LISTS files)

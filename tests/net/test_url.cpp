@@ -1,0 +1,55 @@
+// parse_url and resolve_url: the forms a request URL and a Location take.
+#include <gtest/gtest.h>
+
+#include "net/url.h"
+
+namespace qf::net {
+namespace {
+
+TEST(Url, ParsesSchemeHostPortTarget) {
+  auto u = parse_url("https://Huggingface.co/a/b/resolve/main/x.gguf?download=true#frag");
+  ASSERT_TRUE(u);
+  EXPECT_EQ(u->scheme, "https");
+  EXPECT_EQ(u->host, "huggingface.co");
+  EXPECT_EQ(u->port, "443");
+  EXPECT_EQ(u->target, "/a/b/resolve/main/x.gguf?download=true");
+  EXPECT_EQ(u->authority(), "huggingface.co");
+  auto v = parse_url("http://127.0.0.1:8080");
+  ASSERT_TRUE(v);
+  EXPECT_EQ(v->port, "8080");
+  EXPECT_EQ(v->target, "/");
+  EXPECT_EQ(v->str(), "http://127.0.0.1:8080/");
+  auto w = parse_url("http://[::1]:99/x");
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->host, "::1");
+  EXPECT_EQ(w->authority(), "[::1]:99");
+}
+
+TEST(Url, RefusesWhatItCannotFetch) {
+  std::string err;
+  EXPECT_FALSE(parse_url("ftp://x/y", &err));
+  EXPECT_NE(err.find("ftp"), std::string::npos);
+  EXPECT_FALSE(parse_url("example.com/x", &err));
+  EXPECT_FALSE(parse_url("http://user:pw@host/", &err));
+  EXPECT_FALSE(parse_url("http://host:0/", &err));
+  EXPECT_FALSE(parse_url("http://host:70000/", &err));
+  EXPECT_FALSE(parse_url("http://host/a b", &err));
+  EXPECT_FALSE(parse_url("http:///x", &err));
+}
+
+TEST(Url, ResolvesLocations) {
+  auto base = parse_url("https://huggingface.co/o/r/resolve/main/dir/f.gguf?x=1");
+  ASSERT_TRUE(base);
+  EXPECT_EQ(resolve_url(*base, "https://cdn.example/abc?sig=1")->str(), "https://cdn.example/abc?sig=1");
+  EXPECT_EQ(resolve_url(*base, "//cdn.example/abc")->str(), "https://cdn.example/abc");
+  EXPECT_EQ(resolve_url(*base, "/api/x")->str(), "https://huggingface.co/api/x");
+  EXPECT_EQ(resolve_url(*base, "g.gguf")->str(), "https://huggingface.co/o/r/resolve/main/dir/g.gguf");
+  EXPECT_EQ(resolve_url(*base, "../../v2/f.gguf")->str(), "https://huggingface.co/o/r/resolve/v2/f.gguf");
+  EXPECT_EQ(resolve_url(*base, "?y=2")->str(), "https://huggingface.co/o/r/resolve/main/dir/f.gguf?y=2");
+  EXPECT_EQ(resolve_url(*base, "/a/./b/../c#top")->str(), "https://huggingface.co/a/c");
+  EXPECT_FALSE(resolve_url(*base, "gopher://x/"));
+  EXPECT_FALSE(resolve_url(*base, ""));
+}
+
+}  // namespace
+}  // namespace qf::net

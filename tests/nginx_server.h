@@ -1,0 +1,172 @@
+// Test helper: a real nginx (Debian's package, see scripts/setup.sh) serving a
+// folder on 127.0.0.1 with a generated configuration, for the HTTP client and
+// `quickfill model pull` tests. It runs in the foreground as one process
+// (master_process off) so stopping it is one signal, and logs every request as
+//   METHOD URI "RANGE" "IF-RANGE" "AUTHORIZATION" STATUS BODY_BYTES_SENT
+// to access.log, which tests read to see what went over the wire.
+// binary() is "" when nginx is not installed: tests then GTEST_SKIP.
+#pragma once
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+extern char** environ;
+
+namespace qf::test {
+
+class nginx_server {
+ public:
+  static std::string binary() {
+    for (const char* p : {"/usr/sbin/nginx", "/usr/local/sbin/nginx", "/usr/bin/nginx"})
+      if (::access(p, X_OK) == 0) return p;
+    return {};
+  }
+
+  // Serves `dir`/www with the `locations` text inside the server block; with
+  // tls_cert/tls_key set, over HTTPS. port 0 picks a free one.
+  nginx_server(std::string dir, std::string locations, int port = 0, std::string tls_cert = {},
+               std::string tls_key = {})
+      : dir_(std::move(dir)), locations_(std::move(locations)), cert_(std::move(tls_cert)), key_(std::move(tls_key)) {
+    std::filesystem::create_directories(dir_ + "/www");
+    std::filesystem::create_directories(dir_ + "/tmp");
+    for (int attempt = 0; attempt < 5 && pid_ <= 0; ++attempt) start(port != 0 ? port : free_port());
+  }
+  ~nginx_server() { stop(); }
+  nginx_server(const nginx_server&) = delete;
+  nginx_server& operator=(const nginx_server&) = delete;
+
+  bool ok() const { return pid_ > 0; }
+  const std::string& error() const { return error_; }
+  int port() const { return port_; }
+  std::string www() const { return dir_ + "/www"; }
+  std::string url(const std::string& path) const {
+    return std::string(cert_.empty() ? "http" : "https") + "://127.0.0.1:" + std::to_string(port_) + path;
+  }
+  std::vector<std::string> access_log() const {
+    std::ifstream in(dir_ + "/access.log");
+    std::vector<std::string> lines;
+    for (std::string l; std::getline(in, l);) lines.push_back(l);
+    return lines;
+  }
+  // SIGKILL: every open connection is cut at once, mid-body or not.
+  void kill_now() { stop(SIGKILL); }
+  void stop(int sig = SIGTERM) {
+    if (pid_ <= 0) return;
+    ::kill(pid_, sig);
+    int st = 0;
+    ::waitpid(pid_, &st, 0);
+    pid_ = -1;
+  }
+
+ private:
+  static int free_port() {
+    int s = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    ::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    ::getsockname(s, reinterpret_cast<sockaddr*>(&a), &len);
+    ::close(s);
+    return ntohs(a.sin_port);
+  }
+
+  // Connects to the port; with `token`, also asks for /.qf-server-id over
+  // plain HTTP and wants the token back, so a server of another test that
+  // happens to hold the port is not taken for this one.
+  static bool answers(int port, const std::string& token) {
+    int s = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<uint16_t>(port));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    bool ok = ::connect(s, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+    if (ok && !token.empty()) {
+      const std::string req = "GET /.qf-server-id HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
+      ok = ::write(s, req.data(), req.size()) == static_cast<ssize_t>(req.size());
+      std::string got;
+      char buf[512];
+      for (ssize_t n; ok && (n = ::read(s, buf, sizeof buf)) > 0;) got.append(buf, static_cast<size_t>(n));
+      ok = ok && got.find(token) != std::string::npos;
+    }
+    ::close(s);
+    return ok;
+  }
+
+  void start(int port) {
+    port_ = port;
+    const std::string token = "qf-" + std::to_string(::getpid()) + "-" + std::to_string(port) + "-" +
+                              std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
+    if (cert_.empty()) std::ofstream(dir_ + "/www/.qf-server-id") << token;
+    const std::string conf = dir_ + "/nginx.conf";
+    {
+      std::ofstream c(conf, std::ios::trunc);
+      if (::geteuid() == 0) c << "user root;\n";
+      c << "daemon off;\nmaster_process off;\nworker_processes 1;\n"
+        << "pid " << dir_ << "/nginx.pid;\n"
+        << "error_log " << dir_ << "/error.log info;\n"
+        << "events { worker_connections 64; }\n"
+        << "http {\n"
+        << "  log_format qf '$request_method $uri \"$http_range\" \"$http_if_range\" \"$http_authorization\" $status "
+           "$body_bytes_sent';\n"
+        << "  access_log " << dir_ << "/access.log qf;\n"
+        << "  client_body_temp_path " << dir_ << "/tmp/body;\n"
+        << "  proxy_temp_path " << dir_ << "/tmp/proxy;\n"
+        << "  fastcgi_temp_path " << dir_ << "/tmp/fastcgi;\n"
+        << "  uwsgi_temp_path " << dir_ << "/tmp/uwsgi;\n"
+        << "  scgi_temp_path " << dir_ << "/tmp/scgi;\n"
+        << "  default_type application/octet-stream;\n"
+        << "  server {\n"
+        << "    listen 127.0.0.1:" << port << (cert_.empty() ? "" : " ssl") << ";\n";
+      if (!cert_.empty()) c << "    ssl_certificate " << cert_ << ";\n    ssl_certificate_key " << key_ << ";\n";
+      c << "    root " << dir_ << "/www;\n" << locations_ << "\n  }\n}\n";
+    }
+    std::vector<std::string> argv{binary(), "-p", dir_ + "/", "-c", conf, "-e", dir_ + "/error.log"};
+    std::vector<char*> args;
+    for (auto& a : argv) args.push_back(a.data());
+    args.push_back(nullptr);
+    pid_t pid = 0;
+    if (::posix_spawn(&pid, args[0], nullptr, nullptr, args.data(), environ) != 0) {
+      error_ = "cannot start " + argv[0];
+      return;
+    }
+    for (int i = 0; i < 500; ++i) {  // up to 10 s
+      int st = 0;
+      if (::waitpid(pid, &st, WNOHANG) == pid) {
+        std::ifstream e(dir_ + "/error.log");
+        std::stringstream ss;
+        ss << e.rdbuf();
+        error_ = "nginx exited: " + ss.str();
+        return;
+      }
+      if (answers(port, cert_.empty() ? token : std::string())) {
+        pid_ = pid;
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+    error_ = "nginx did not answer on port " + std::to_string(port);
+  }
+
+  std::string dir_, locations_, cert_, key_;
+  int port_ = 0;
+  pid_t pid_ = -1;
+  std::string error_;
+};
+
+}  // namespace qf::test

@@ -1,0 +1,79 @@
+// The models folder (XDG_DATA_HOME, HOME, QUICKFILL_MODELS_DIR) and how
+// --model and the model setting resolve a pulled model's name.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "server/model_locator.h"
+#include "server/model_store.h"
+
+namespace qf::server {
+namespace {
+
+namespace fs = std::filesystem;
+
+class ModelStore : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = (fs::temp_directory_path() / ("qf_model_store_" + std::to_string(::getpid()))).string();
+    fs::remove_all(dir_);
+    fs::create_directories(dir_ + "/data/quickfill/models");
+    std::ofstream(dir_ + "/data/quickfill/models/coder.gguf") << "x";
+    for (const char* v : {"XDG_DATA_HOME", "HOME", "QUICKFILL_MODELS_DIR"}) {
+      const char* old = std::getenv(v);
+      saved_.push_back({v, old ? std::optional<std::string>(old) : std::nullopt});
+    }
+    ::setenv("XDG_DATA_HOME", (dir_ + "/data").c_str(), 1);
+    ::unsetenv("QUICKFILL_MODELS_DIR");
+  }
+  void TearDown() override {
+    for (const auto& [k, v] : saved_) v ? (void)::setenv(k.c_str(), v->c_str(), 1) : (void)::unsetenv(k.c_str());
+    fs::remove_all(dir_);
+  }
+  std::string dir_;
+  std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
+};
+
+TEST_F(ModelStore, FolderFollowsXdgThenHome) {
+  EXPECT_EQ(models_dir(), dir_ + "/data/quickfill/models");
+  ::setenv("XDG_DATA_HOME", "relative/path", 1);  // not absolute: ignored, as the XDG rule says
+  ::setenv("HOME", "/home/someone", 1);
+  EXPECT_EQ(models_dir(), "/home/someone/.local/share/quickfill/models");
+  ::unsetenv("XDG_DATA_HOME");
+  EXPECT_EQ(models_dir(), "/home/someone/.local/share/quickfill/models");
+  ::setenv("QUICKFILL_MODELS_DIR", "/srv/models", 1);
+  EXPECT_EQ(models_dir(), "/srv/models");
+}
+
+TEST_F(ModelStore, NamesResolveToPulledFiles) {
+  const std::string pulled = dir_ + "/data/quickfill/models/coder.gguf";
+  EXPECT_EQ(resolve_model_argument("coder"), pulled);
+  EXPECT_EQ(resolve_model_argument("coder.gguf"), pulled);
+  EXPECT_EQ(resolve_model_argument("other"), "other");  // not pulled: left for the loader to report
+  EXPECT_EQ(resolve_model_argument("./coder"), "./coder");  // a path stays a path
+  EXPECT_EQ(resolve_model_argument(dir_ + "/x.gguf"), dir_ + "/x.gguf");
+}
+
+TEST_F(ModelStore, AnExistingFileOfThatNameWins) {
+  const fs::path old = fs::current_path();
+  fs::current_path(dir_);
+  std::ofstream("coder") << "local";
+  EXPECT_EQ(resolve_model_argument("coder"), "coder");
+  fs::current_path(old);
+}
+
+TEST_F(ModelStore, CommandLineAndSettingAcceptNames) {
+  const std::string pulled = dir_ + "/data/quickfill/models/coder.gguf";
+  model_choice c = choose_model("coder", "");
+  EXPECT_EQ(c.path, pulled);
+  EXPECT_EQ(c.source, "--model");
+  c = choose_model("", "coder");
+  EXPECT_EQ(c.path, pulled);
+  EXPECT_EQ(c.source, "setting");
+}
+
+}  // namespace
+}  // namespace qf::server
