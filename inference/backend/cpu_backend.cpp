@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
+#include <limits>
 #include <cstring>
 #include <new>
 #include <stdexcept>
@@ -135,6 +137,23 @@ void cpu_backend::argmax_rows(f32_ref x, int64_t n_rows, int64_t n_cols, buffer&
     for (int64_t i = 1; i < n_cols; ++i)
       if (row[i] > row[best]) best = i;
     o[r] = static_cast<int32_t>(best);
+  }
+}
+
+void cpu_backend::top_logprob_rows(f32_ref x, int64_t n_rows, int64_t n_cols, f32_ref out) {
+  const float* xs = f32(x);
+  float* o = f32(out);
+  for (int64_t r = 0; r < n_rows; ++r) {
+    const float* row = xs + r * n_cols;
+    float m = -std::numeric_limits<float>::infinity();
+    for (int64_t i = 0; i < n_cols; ++i) m = std::max(m, row[i]);
+    if (m == -std::numeric_limits<float>::infinity()) {  // nothing above -inf: as a uniform row
+      o[r] = -std::log(static_cast<float>(std::max<int64_t>(1, n_cols)));
+      continue;
+    }
+    double sum = 0;  // float exps (a vocabulary row per decode step), summed in double
+    for (int64_t i = 0; i < n_cols; ++i) sum += std::exp(row[i] - m);
+    o[r] = static_cast<float>(-std::log(sum));
   }
 }
 
