@@ -5,16 +5,19 @@
 // 70% of it, the rest of the line removed: that rest is the truth). Each
 // position gets an automatic completion from the pipeline (default settings,
 // gate off, no deadline). A suggestion *matches* when its first line is
-// non-empty and the truth starts with it (accepting it types correct text).
+// non-empty and the truth starts with it (accepting it types correct text);
+// it is *similar* when the edit similarity of that line and the truth is at
+// least 0.5 (the bundled model rarely matches exactly).
 // Printed: the score quantiles of matching and other suggestions, and for a
 // range of thresholds the share of suggestions shown, the share of shown ones
-// that match (precision) and the share of matching ones kept.
+// that match / are similar (precision) and the share of those kept.
 //
 // Timing (--timing): one prompt, explicitly invoked with n = 1 and n = 3
 // candidates (temperature 0.7, a fixed number of tokens, no stop rules), the
 // prompt cached after a first request; the median total time of --runs
 // requests each, interleaved, and their ratio.
 #include <algorithm>
+#include <string_view>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -67,9 +70,27 @@ std::string added_text(const completion_candidate& c) {
   return c.insert_text.substr(std::min(word, c.insert_text.size()));
 }
 
+// 1 - Levenshtein distance / the longer length (bytes): 1 is the same text.
+double edit_similarity(std::string_view a, std::string_view b) {
+  if (a.empty() && b.empty()) return 1;
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return 1.0 - double(row[b.size()]) / double(std::max(a.size(), b.size()));
+}
+
 struct sample {
   double score;
-  bool match;
+  bool match;    // the truth starts with the suggestion's first line
+  bool similar;  // edit similarity of first line and truth >= 0.5
 };
 
 
@@ -128,30 +149,41 @@ int run_gate(std::unique_ptr<lm_backend> backend, const std::vector<std::string>
       }
       const std::string add = added_text(res.items.front());
       const std::string first(add.substr(0, qf::index::find_line_break(add).pos));
-      samples.push_back({*res.items.front().score, !first.empty() && truth.starts_with(first)});
+      samples.push_back({*res.items.front().score, !first.empty() && truth.starts_with(first),
+                         !first.empty() && edit_similarity(first, truth) >= 0.5});
     }
   }
-  std::vector<double> good, bad;
-  for (const sample& x : samples) (x.match ? good : bad).push_back(x.score);
+  std::vector<double> good, bad, close, far;
+  for (const sample& x : samples) {
+    (x.match ? good : bad).push_back(x.score);
+    (x.similar ? close : far).push_back(x.score);
+  }
   std::printf("confidence_bench: %s, %d positions, %zu suggestions (%d empty), %zu match the real continuation, "
-              "seed %u\n",
-              p.describe().c_str(), positions, samples.size(), empty, good.size(), seed);
+              "%zu similar to it (edit similarity >= 0.5), seed %u\n",
+              p.describe().c_str(), positions, samples.size(), empty, good.size(), close.size(), seed);
   auto row = [](const char* name, const std::vector<double>& v) {
-    std::printf("  %-10s n %4zu  score p10 %6.2f  p25 %6.2f  p50 %6.2f  p75 %6.2f  p90 %6.2f\n", name, v.size(),
+    std::printf("  %-12s n %4zu  score p10 %6.2f  p25 %6.2f  p50 %6.2f  p75 %6.2f  p90 %6.2f\n", name, v.size(),
                 quantile(v, 0.1), quantile(v, 0.25), quantile(v, 0.5), quantile(v, 0.75), quantile(v, 0.9));
   };
   row("match", good);
   row("no match", bad);
-  std::printf("  %9s %8s %10s %14s\n", "gate", "shown", "precision", "matches kept");
-  for (double t : {-100.0, -4.0, -3.5, -3.0, -2.75, -2.5, -2.25, -2.0, -1.75, -1.5, -1.25, -1.0, -0.75, -0.5}) {
-    int shown = 0, shown_good = 0;
+  row("similar", close);
+  row("not similar", far);
+  std::printf("  %9s %8s %16s %14s %18s %16s\n", "gate", "shown", "precision(match)", "matches kept",
+              "precision(similar)", "similar kept");
+  for (double t : {-100.0, -3.0, -2.5, -2.25, -2.0, -1.9, -1.8, -1.7, -1.6, -1.5, -1.4, -1.3, -1.2, -1.1, -1.0,
+                   -0.75, -0.5}) {
+    int shown = 0, shown_good = 0, shown_close = 0;
     for (const sample& x : samples)
       if (x.score >= t) {
         ++shown;
         shown_good += x.match;
+        shown_close += x.similar;
       }
-    std::printf("  %9.2f %7.1f%% %9.1f%% %13.1f%%\n", t, samples.empty() ? 0.0 : 100.0 * shown / double(samples.size()),
-                shown ? 100.0 * shown_good / shown : 0.0, good.empty() ? 0.0 : 100.0 * shown_good / double(good.size()));
+    auto pct = [](double a, double b) { return b > 0 ? 100.0 * a / b : 0.0; };
+    std::printf("  %9.2f %7.1f%% %15.1f%% %13.1f%% %17.1f%% %15.1f%%\n", t, pct(shown, double(samples.size())),
+                pct(shown_good, shown), pct(shown_good, double(good.size())), pct(shown_close, shown),
+                pct(shown_close, double(close.size())));
   }
   return 0;
 }

@@ -46,7 +46,8 @@ struct completion_settings {
   int draft_ngram = 3;          // n-gram size matched in the prompt
   bool prefetch = false;        // after answering, compute the continuation of the suggestion
   // Sampling and candidates, per request class (sampling.h).
-  sampling_settings sampling_auto{};
+  // The automatic gate -1.8 is measured on the bundled model (docs/benchmarks.md, "Confidence gate").
+  sampling_settings sampling_auto{.min_confidence = -1.8};
   sampling_settings sampling_explicit{.temperature = 0.7, .candidates = 3};
   int seed = 0;                 // sampler seed (candidate i draws with seed + i)
   // Cache.

@@ -54,7 +54,7 @@ TEST(CandidatesServed, ExplicitCandidatesAreDistinctItemsWithTheirScores) {
   EXPECT_EQ(last.at("candidates").as_int64(), 3) << json::serialize(last);
   EXPECT_DOUBLE_EQ(last.at("score").to_number<double>(),
                    items[0].at("data").at("score").to_number<double>());
-  EXPECT_GE(st->at("confidence").at("score").at("count").as_uint64(), 1u);
+  EXPECT_GE(st->at("confidence").at("score").at("count").to_number<int64_t>(), 1);
   EXPECT_EQ(s.stop(), 0);
 }
 
@@ -73,7 +73,7 @@ TEST(CandidatesServed, AGateAboveEveryScoreLeavesTheAnswerEmptyAndIsCounted) {
   EXPECT_TRUE(list->at("items").as_array().empty()) << json::serialize(*list);
   auto st = s.call("quickfill/stats", nullptr);
   ASSERT_TRUE(st.has_value());
-  EXPECT_EQ(st->at("confidence").at("gated").as_uint64(), 1u) << json::serialize(*st);
+  EXPECT_EQ(st->at("confidence").at("gated").to_number<int64_t>(), 1) << json::serialize(*st);
   const json::object& last = st->at("recent").as_array().back().as_object();
   EXPECT_GE(last.at("gated").as_int64(), 1);
   EXPECT_LT(last.at("score").to_number<double>(), -0.00001);
