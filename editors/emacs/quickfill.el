@@ -213,6 +213,7 @@ origin), then the prompt itself."
 
 (defun quickfill--inline-texts ()
   "The texts an explicit textDocument/inlineCompletion at point would insert, best first."
+  (eglot--signal-textDocument/didChange)  ; the server must see the text as it is now
   (let* ((params (append (eglot--TextDocumentPositionParams) (list :context (list :triggerKind 1))))
          (result (jsonrpc-request (quickfill--current-server) :textDocument/inlineCompletion params))
          (items (append (if (vectorp result) result (plist-get result :items)) nil))
