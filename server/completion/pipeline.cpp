@@ -260,14 +260,15 @@ void pipeline::run(const completion_request& req, const cancel_token& cancel, co
   std::stable_sort(order.begin(), order.end(),
                    [](const gen_outcome* a, const gen_outcome* b) { return a->score() > b->score(); });
   m.candidates = static_cast<int64_t>(outs.size());
-  std::vector<std::string> texts;
+  std::vector<std::string> seen, texts;  // every distinct text; those shown
   for (const gen_outcome* o : order) {
     std::string text = finalize(o->text, cx, dec, s_.stop_rules, &window);
     if (text.empty()) continue;
-    if (std::find(texts.begin(), texts.end(), text) != texts.end()) {
+    if (std::find(seen.begin(), seen.end(), text) != seen.end()) {
       ++m.duplicates;
       continue;
     }
+    seen.push_back(text);
     if (!m.score) m.score = o->score();
     if (o->score() < cls.min_confidence) {
       ++m.gated;
