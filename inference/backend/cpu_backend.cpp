@@ -7,8 +7,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cmath>
-#include <limits>
 #include <cstring>
 #include <new>
 #include <stdexcept>
@@ -143,18 +141,7 @@ void cpu_backend::argmax_rows(f32_ref x, int64_t n_rows, int64_t n_cols, buffer&
 void cpu_backend::top_logprob_rows(f32_ref x, int64_t n_rows, int64_t n_cols, f32_ref out) {
   const float* xs = f32(x);
   float* o = f32(out);
-  for (int64_t r = 0; r < n_rows; ++r) {
-    const float* row = xs + r * n_cols;
-    float m = -std::numeric_limits<float>::infinity();
-    for (int64_t i = 0; i < n_cols; ++i) m = std::max(m, row[i]);
-    if (m == -std::numeric_limits<float>::infinity()) {  // nothing above -inf: as a uniform row
-      o[r] = -std::log(static_cast<float>(std::max<int64_t>(1, n_cols)));
-      continue;
-    }
-    double sum = 0;  // float exps (a vocabulary row per decode step), summed in double
-    for (int64_t i = 0; i < n_cols; ++i) sum += std::exp(row[i] - m);
-    o[r] = static_cast<float>(-std::log(sum));
-  }
+  for (int64_t r = 0; r < n_rows; ++r) o[r] = cpu::top_logprob(xs + r * n_cols, n_cols);
 }
 
 void cpu_backend::rms_norm(f32_ref x, const buffer& w, f32_ref y, int64_t n_rows, int64_t n_cols, float eps) {
