@@ -28,6 +28,13 @@ std::string first_line(const std::string& s) {
   return index::utf8_shorten(std::string_view(s).substr(0, nl.pos), 80);
 }
 
+// Each item's `data` carries its confidence score (mean token log-probability).
+void add_item_data(json::value& list, const completion_result& result) {
+  json::array& items = list.as_object()["items"].as_array();
+  for (std::size_t i = 0; i < items.size() && i < result.items.size(); ++i)
+    if (result.items[i].score) items[i].as_object()["data"] = json::object{{"score", *result.items[i].score}};
+}
+
 }  // namespace
 
 lsp::position lsp_server::to_lsp(const index::document& doc, const text_pos& p) const {
@@ -48,7 +55,9 @@ json::value lsp_server::build_reply(const index::document& doc, const completion
       if (!c.filter_text.empty()) item.filterText = c.filter_text;
       list.items.push_back(std::move(item));
     }
-    return json::value_from(list);
+    json::value v = json::value_from(list);
+    add_item_data(v, result);
+    return v;
   }
   lsp::completion_list list;
   list.isIncomplete = result.incomplete;
@@ -66,7 +75,9 @@ json::value lsp_server::build_reply(const index::document& doc, const completion
     item.textEdit = lsp::text_edit{lsp::range{to_lsp(doc, c.replace_begin), to_lsp(doc, c.replace_end)}, c.insert_text};
     list.items.push_back(std::move(item));
   }
-  return json::value_from(list);
+  json::value v = json::value_from(list);
+  add_item_data(v, result);
+  return v;
 }
 
 completion_request lsp_server::make_request(const std::string& uri, const lsp::position& pos,

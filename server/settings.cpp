@@ -114,6 +114,45 @@ std::vector<setting_spec> make_schema() {
         "After answering, compute the completion that would follow if the suggestion were accepted (background, low "
         "priority). Off by default: it costs a full generation per answer, which on 2 cores competes with the next "
         "keystroke's prompt warming."},
+      // ---- Sampling and candidates ----
+      S{"completion.temperature", "Sampling", QF_FIELD(completion.sampling_auto.temperature), 0, 5, {},
+        "Sampling temperature of automatic triggers; 0 is greedy decoding (the most likely token each step)."},
+      S{"completion.temperatureExplicit", "Sampling", QF_FIELD(completion.sampling_explicit.temperature), 0, 5, {},
+        "Sampling temperature of explicit invocations. With several candidates the first is the greedy one and the "
+        "others are drawn at this temperature; 0 makes them all greedy, so one is decoded."},
+      S{"completion.topK", "Sampling", QF_FIELD(completion.sampling_auto.top_k), 0, 1 << 20, {},
+        "Automatic triggers, when sampling: draw only among the K most likely tokens (0: off)."},
+      S{"completion.topKExplicit", "Sampling", QF_FIELD(completion.sampling_explicit.top_k), 0, 1 << 20, {},
+        "Explicit invocations: the same."},
+      S{"completion.topP", "Sampling", QF_FIELD(completion.sampling_auto.top_p), 0.01, 1, {},
+        "Automatic triggers, when sampling: draw only from the most likely tokens whose probabilities add up to P "
+        "(1: off)."},
+      S{"completion.topPExplicit", "Sampling", QF_FIELD(completion.sampling_explicit.top_p), 0.01, 1, {},
+        "Explicit invocations: the same."},
+      S{"completion.minP", "Sampling", QF_FIELD(completion.sampling_auto.min_p), 0, 1, {},
+        "Automatic triggers, when sampling: drop tokens less likely than P times the most likely one (0: off)."},
+      S{"completion.minPExplicit", "Sampling", QF_FIELD(completion.sampling_explicit.min_p), 0, 1, {},
+        "Explicit invocations: the same."},
+      S{"completion.repeatPenalty", "Sampling", QF_FIELD(completion.sampling_auto.repeat_penalty), 1, 10, {},
+        "Automatic triggers: divide the logits of tokens among the last 64 of prompt and output by this (1: off). "
+        "Anything but 1 reads whole logits rows on the host and turns off speculative decoding."},
+      S{"completion.repeatPenaltyExplicit", "Sampling", QF_FIELD(completion.sampling_explicit.repeat_penalty), 1, 10,
+        {}, "Explicit invocations: the same."},
+      S{"completion.candidates", "Sampling", QF_FIELD(completion.sampling_auto.candidates), 1, 16, {},
+        "Candidates of an automatic trigger (with a temperature above 0). They continue the one evaluated prompt; "
+        "each costs its own decoding."},
+      S{"completion.candidatesExplicit", "Sampling", QF_FIELD(completion.sampling_explicit.candidates), 1, 16, {},
+        "Candidates of an explicit invocation, returned as several items (the editor cycles through them) in order "
+        "of confidence, duplicates dropped. They share the prompt's evaluation and split the deadline."},
+      S{"completion.seed", "Sampling", QF_FIELD(completion.seed), 0, 2147483647, {},
+        "Sampler seed: candidate i draws with seed + i, so the same prompt and settings give the same candidates."},
+      S{"completion.minConfidence", "Sampling", QF_FIELD(completion.sampling_auto.min_confidence), -100, 0, {},
+        "Confidence gate of automatic triggers: a suggestion whose mean token log-probability is below this is not "
+        "shown (-100: off). Measured on the bundled model, -1.8 dropped about 38% of its suggestions and kept 18 of "
+        "the 19 that resembled the real continuation (docs/benchmarks.md, \"Confidence gate\"); scores depend on "
+        "the model, so measure yours with `confidence_bench --model`."},
+      S{"completion.minConfidenceExplicit", "Sampling", QF_FIELD(completion.sampling_explicit.min_confidence), -100,
+        0, {}, "Confidence gate of explicit invocations (-100: off; off by default: the user asked)."},
       // ---- Cache ----
       S{"completion.cacheMiB", "Cache", QF_FIELD(completion.cache_mib), 1, 1 << 20, {},
         "Memory budget of the KV caches. A slot costs `contextTokens` x KV bytes per token (12 KiB for "

@@ -54,6 +54,7 @@ void stats_collector::record(const request_record& r) {
     if (r.outcome == request_outcome::answered) {
       ++answered_;
       if (r.metrics.cache_hit) ++cache_hits_;
+      if (r.metrics.gated > 0 && r.items == 0) ++gated_;
     } else if (r.outcome == request_outcome::no_model) {
       ++no_model_;
     } else {
@@ -81,11 +82,12 @@ void stats_collector::record_cancel_to_free(cancel_reason why, double ms) {
 
 json::value stats_collector::to_json(std::size_t recent_limit) const {
   std::lock_guard<std::mutex> lock(mu_);
-  std::vector<double> ttft, total;
+  std::vector<double> ttft, total, scores;
   for (const auto& r : recent_) {
     if (r.outcome != request_outcome::answered) continue;
     ttft.push_back(r.metrics.ttft_ms);
     total.push_back(r.metrics.total_ms);
+    if (r.metrics.score) scores.push_back(*r.metrics.score);
   }
   json::object cancels;
   for (const auto& [k, v] : cancellations_) cancels[k] = v;
@@ -113,6 +115,9 @@ json::value stats_collector::to_json(std::size_t recent_limit) const {
                    {"cacheHit", m.cache_hit},
                    {"typeThrough", m.type_through}};
     if (r.outcome == request_outcome::cancelled) o["reason"] = cancel_reason_name(r.reason);
+    if (m.score) o["score"] = *m.score;
+    if (m.candidates > 1) o["candidates"] = m.candidates;
+    if (m.gated > 0) o["gated"] = m.gated;
     recent.push_back(std::move(o));
   }
   return json::object{
@@ -125,6 +130,9 @@ json::value stats_collector::to_json(std::size_t recent_limit) const {
       {"cancellations", std::move(cancels)},
       {"cancelToFreeMs",
        percentiles_json(compute_percentiles(std::vector<double>(cancel_to_free_.begin(), cancel_to_free_.end())))},
+      // The best candidate's score (mean token log-probability) of answered
+      // requests, and how many answers the confidence gate left empty.
+      {"confidence", json::object{{"score", percentiles_json(compute_percentiles(scores))}, {"gated", gated_}}},
       {"recent", std::move(recent)},
   };
 }

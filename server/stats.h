@@ -52,7 +52,7 @@ class stats_collector {
 
   // {"requests":N,"answered":N,"noModel":N,"ttftMs":{p50..},"totalMs":{..},
   //  "cacheHitRate":x,"cancellations":{"content_modified":N,..},
-  //  "cancelToFreeMs":{..},"recent":[..]}
+  //  "cancelToFreeMs":{..},"confidence":{"score":{p50..},"gated":N},"recent":[..]}
   boost::json::value to_json(std::size_t recent_limit) const;
 
  private:
@@ -61,6 +61,7 @@ class stats_collector {
   std::deque<request_record> recent_;
   std::deque<double> cancel_to_free_;
   std::uint64_t total_ = 0, answered_ = 0, no_model_ = 0, cache_hits_ = 0;
+  std::uint64_t gated_ = 0;  // answered requests whose every suggestion the confidence gate dropped
   std::map<std::string, std::uint64_t> cancellations_;
 };
 

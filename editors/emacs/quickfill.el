@@ -22,7 +22,10 @@
 ;; "quickfill" section with the same object, and `quickfill-update-settings'
 ;; re-sends it with workspace/didChangeConfiguration.  `quickfill-explain'
 ;; shows quickfill/explainCompletion at point (the prompt a completion there
-;; would give the model) in *quickfill-explain*.  Works with Debian's
+;; would give the model) in *quickfill-explain*.  `quickfill-complete' inserts
+;; the first of an explicit textDocument/inlineCompletion's items (the server
+;; returns several candidates, best first); right after it, M-] and M-[
+;; (`quickfill-cycle-map') replace it by the next or previous one.  Works with Debian's
 ;; elpa-eglot 1.9 on Emacs 28 and with the eglot built into Emacs 29+.
 
 ;;; Code:
@@ -195,6 +198,70 @@ origin), then the prompt itself."
       (special-mode)
       (display-buffer (current-buffer)))
     e))
+
+;;;; Inline suggestions with a cycle key
+
+(defvar-local quickfill--shown nil
+  "The suggestion `quickfill-complete' inserted: (START-MARKER END-MARKER TEXTS INDEX).")
+
+(defvar quickfill-cycle-map
+  (let ((map (make-sparse-keymap)))
+    (define-key map (kbd "M-]") #'quickfill-next-candidate)
+    (define-key map (kbd "M-[") #'quickfill-previous-candidate)
+    map)
+  "Active right after `quickfill-complete' (and while cycling): switch suggestions.")
+
+(defun quickfill--inline-texts ()
+  "The texts an explicit textDocument/inlineCompletion at point would insert, best first."
+  (eglot--signal-textDocument/didChange)  ; the server must see the text as it is now
+  (let* ((params (append (eglot--TextDocumentPositionParams) (list :context (list :triggerKind 1))))
+         (result (jsonrpc-request (quickfill--current-server) :textDocument/inlineCompletion params))
+         (items (append (if (vectorp result) result (plist-get result :items)) nil))
+         texts)
+    (dolist (it items)
+      (let ((text (plist-get it :insertText))
+            (range (plist-get it :range)))
+        (when (and (stringp text) range)
+          ;; The item replaces the word before point: insert only what follows it.
+          (let ((typed (buffer-substring-no-properties
+                        (eglot--lsp-position-to-point (plist-get range :start)) (point))))
+            (when (string-prefix-p typed text) (setq text (substring text (length typed))))))
+        (when (and (stringp text) (not (string-empty-p text)) (not (member text texts)))
+          (push text texts))))
+    (nreverse texts)))
+
+(defun quickfill--show (texts index)
+  "Put the INDEX-th of TEXTS where the shown suggestion is."
+  (pcase-let ((`(,start ,end . ,_) quickfill--shown))
+    (delete-region start end)
+    (goto-char start)
+    (insert (nth index texts))
+    (setq quickfill--shown (list start (copy-marker (point)) texts index))
+    (nth index texts)))
+
+(defun quickfill-complete ()
+  "Insert the server's best suggestion at point; M-] / M-[ right after it cycle.
+Returns the inserted text, or nil when the server had none."
+  (interactive)
+  (let ((texts (quickfill--inline-texts)))
+    (if (null texts)
+        (progn (when (called-interactively-p 'interactive) (message "quickfill: no suggestion")) nil)
+      (setq quickfill--shown (list (copy-marker (point)) (copy-marker (point)) texts 0))
+      (prog1 (quickfill--show texts 0)
+        (set-transient-map quickfill-cycle-map t)))))
+
+(defun quickfill-next-candidate (&optional step)
+  "Replace the suggestion `quickfill-complete' inserted by the next one (STEP ahead).
+After the last comes the first.  Returns the text now shown."
+  (interactive)
+  (pcase-let ((`(,_ ,_ ,texts ,index) quickfill--shown))
+    (unless texts (user-error "No quickfill suggestion to cycle"))
+    (quickfill--show texts (mod (+ index (or step 1)) (length texts)))))
+
+(defun quickfill-previous-candidate ()
+  "Replace the suggestion `quickfill-complete' inserted by the previous one."
+  (interactive)
+  (quickfill-next-candidate -1))
 
 (defun quickfill-show-log ()
   "Show the server's stderr log (and its protocol events buffer)."

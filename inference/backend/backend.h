@@ -157,6 +157,10 @@ class backend {
   // out[r] = index of the largest of x[r][0..n_cols) (the lowest on ties);
   // out: int32 [n_rows]. Greedy decoding without copying logits to the host.
   virtual void argmax_rows(f32_ref x, int64_t n_rows, int64_t n_cols, buffer& out) = 0;
+  // out[r] = log-probability of the largest of x[r][0..n_cols) under the
+  // row's softmax: -log(sum_c exp(x[r][c] - max_c x[r][c])), <= 0; out: f32
+  // [n_rows]. With argmax_rows, the score of a greedy token without copying logits.
+  virtual void top_logprob_rows(f32_ref x, int64_t n_rows, int64_t n_cols, f32_ref out) = 0;
 
   // ---- KV cache ----
   // Writes src [n_rows][row_len] (f32) as kv_type into the cells of the rows'

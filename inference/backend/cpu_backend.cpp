@@ -138,6 +138,12 @@ void cpu_backend::argmax_rows(f32_ref x, int64_t n_rows, int64_t n_cols, buffer&
   }
 }
 
+void cpu_backend::top_logprob_rows(f32_ref x, int64_t n_rows, int64_t n_cols, f32_ref out) {
+  const float* xs = f32(x);
+  float* o = f32(out);
+  for (int64_t r = 0; r < n_rows; ++r) o[r] = cpu::top_logprob(xs + r * n_cols, n_cols);
+}
+
 void cpu_backend::rms_norm(f32_ref x, const buffer& w, f32_ref y, int64_t n_rows, int64_t n_cols, float eps) {
   const float* xs = f32(x);
   const float* ws = f32c(w);

@@ -10,6 +10,8 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
@@ -17,6 +19,7 @@
 #include "inference/backend/backend.h"
 #include "inference/model/architecture.h"
 #include "inference/model/context_state.h"
+#include "inference/sampling/sampler.h"
 
 namespace qf::infer {
 
@@ -63,6 +66,7 @@ context::context(const model& m, const context_options& opts) : model_(m), opts_
   s.logits_rows = 1;
   s.logits = be.alloc(static_cast<size_t>(hp.n_vocab) * f);  // [1][n_vocab]; grown for mode all
   s.best = be.alloc(nu * sizeof(int32_t));                   // int32 [n_ubatch]
+  s.best_lp = be.alloc(nu * f);                              // [n_ubatch]
   pos_host_.resize(nu);
   graphs_on_ = opts.step_graphs && be.caps().step_graphs;
   be.reserve_attention(s.n_ctx, hp.n_head);
@@ -125,8 +129,10 @@ eval_result context::eval(std::span<const int32_t> toks, logits_mode mode, const
   const int64_t rows = mode == logits_mode::all ? n_total : (mode == logits_mode::last && n_total > 0 ? 1 : 0);
   if (kind == output_kind::logits)
     logits_.resize(static_cast<size_t>(rows * hp.n_vocab));  // capacity is kept between calls
-  else
+  else {
     argmax_.resize(static_cast<size_t>(rows));
+    argmax_lp_.resize(static_cast<size_t>(rows));
+  }
   if (mode == logits_mode::all && s.logits_rows < std::min(n_total, s.n_ubatch)) {
     const int64_t rows_new = std::min(n_total, s.n_ubatch);
     buffer_ptr grown = model_.be().alloc(static_cast<size_t>(rows_new * hp.n_vocab) * sizeof(float));
@@ -170,6 +176,7 @@ bool context::run_ubatch(std::span<const int32_t> toks, int64_t n_out, int64_t o
 
   if (n_out > 0 && out_kind_ == output_kind::argmax) {
     be.download(*s.best, 0, argmax_.data() + out_row0, static_cast<size_t>(n_out) * sizeof(int32_t));
+    be.download(*s.best_lp, 0, argmax_lp_.data() + out_row0, static_cast<size_t>(n_out) * sizeof(float));
   } else if (n_out > 0) {
     const size_t row = static_cast<size_t>(hp.n_vocab);
     be.download(*s.logits, 0, logits_.data() + static_cast<size_t>(out_row0) * row, n_out * row * sizeof(float));
@@ -191,7 +198,10 @@ bool context::run_forward(int64_t n, int64_t pos0, int64_t n_out, const cancel_t
   b.cancel = &cancel;
   auto ops = [&](const forward_batch& fb) {
     if (!model_.arch().forward(model_, s, fb)) return false;
-    if (best) be.argmax_rows(*s.logits, n_out, model_.hp().n_vocab, *s.best);  // best [n_out]
+    if (best) {
+      be.argmax_rows(*s.logits, n_out, model_.hp().n_vocab, *s.best);          // best [n_out]
+      be.top_logprob_rows(*s.logits, n_out, model_.hp().n_vocab, *s.best_lp);  // best_lp [n_out]
+    }
     return true;
   };
   // Run directly, letting long ops (a prefill layer's matmuls, the output
@@ -235,6 +245,12 @@ int32_t context::argmax(int64_t i) const {
   for (size_t j = 1; j < l.size(); ++j)
     if (l[j] > l[best]) best = j;
   return static_cast<int32_t>(best);
+}
+
+float context::argmax_logprob(int64_t i) const {
+  if (i < 0 || i >= n_logit_rows_) return std::numeric_limits<float>::quiet_NaN();
+  if (out_kind_ == output_kind::argmax) return argmax_lp_[static_cast<size_t>(i)];
+  return top_logprob(logits(i));
 }
 
 std::span<const float> context::logits(int64_t i) const {

@@ -93,6 +93,9 @@ class context {
   // The best token of output row i (lowest id on ties), for either output
   // kind; -1 when the last eval produced no such row.
   int32_t argmax(int64_t i = 0) const;
+  // The log-probability of argmax(i) under row i's softmax (<= 0), for either
+  // output kind (the argmax kind reduces it on the backend); NaN without that row.
+  float argmax_logprob(int64_t i = 0) const;
   int64_t n_logits_rows() const { return n_logit_rows_; }
 
   // Largest ubatch replayed as a step graph: a decode step, a speculative
@@ -119,6 +122,7 @@ class context {
   std::vector<float> logits_;    // [n_logit_rows_][n_vocab]
   std::vector<int32_t> pos_host_;  // [n_ubatch] positions staged for upload
   std::vector<int32_t> argmax_;    // [n_logit_rows_] when out_kind_ is argmax
+  std::vector<float> argmax_lp_;   // [n_logit_rows_] their log-probabilities
   int64_t n_logit_rows_ = 0;
   output_kind out_kind_ = output_kind::logits;
   bool graphs_on_ = false;

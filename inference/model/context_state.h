@@ -31,6 +31,7 @@ struct context_state {
   buffer_ptr up;      // [n_ubatch][n_ff]
   buffer_ptr logits;  // [logits_rows][n_vocab]  grown on demand (mode all needs n_ubatch rows)
   buffer_ptr best;    // int32 [n_ubatch]  argmax of each logits row (output_kind::argmax)
+  buffer_ptr best_lp; // [n_ubatch]  log-probability of that argmax (output_kind::argmax)
   int64_t logits_rows = 0;
 };
 

@@ -9,6 +9,23 @@
 
 namespace qf::infer {
 
+float top_logprob(std::span<const float> logits) {
+  if (logits.empty()) return std::numeric_limits<float>::quiet_NaN();
+  float m = -std::numeric_limits<float>::infinity();
+  for (float x : logits) m = std::max(m, x);
+  if (m == -std::numeric_limits<float>::infinity()) return -std::log(static_cast<float>(logits.size()));
+  double sum = 0;  // float exps, summed in double
+  for (float x : logits) sum += std::exp(x - m);
+  return static_cast<float>(-std::log(sum));
+}
+
+float token_logprob(std::span<const float> logits, int32_t id) {
+  if (id < 0 || static_cast<size_t>(id) >= logits.size()) return std::numeric_limits<float>::quiet_NaN();
+  const float m = *std::max_element(logits.begin(), logits.end());
+  if (m == -std::numeric_limits<float>::infinity()) return top_logprob(logits);
+  return logits[static_cast<size_t>(id)] - m + top_logprob(logits);
+}
+
 sampler::sampler(const sampler_params& p) : p_(p), rng_(p.seed) {}
 
 void sampler::reseed(uint64_t seed) {

@@ -26,6 +26,12 @@ struct sampler_params {
   uint64_t seed = 0;
 };
 
+// The log-probability of a row's largest logit under its softmax (<= 0; NaN
+// for an empty row): the host form of backend::top_logprob_rows.
+float top_logprob(std::span<const float> logits);
+// log softmax(logits)[id] (<= 0; NaN when id is out of range).
+float token_logprob(std::span<const float> logits, int32_t id);
+
 class sampler {
  public:
   explicit sampler(const sampler_params& p);

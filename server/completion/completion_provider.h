@@ -72,6 +72,9 @@ struct completion_candidate {
   text_pos replace_end;
   std::string filter_text;  // keeps the item visible while the user types on
   std::string label;        // what a completion menu shows
+  // Confidence: mean log-probability of the tokens the model decoded for it
+  // (<= 0); nullopt when no model decoded it (type-through, a test double).
+  std::optional<double> score;
 };
 
 struct completion_metrics {
@@ -86,6 +89,10 @@ struct completion_metrics {
   int64_t tokens_accepted = 0;  // speculative tokens accepted
   bool cache_hit = false;       // any reuse at all
   bool type_through = false;    // answered from the previous suggestion
+  int64_t candidates = 0;       // sequences decoded from the one prompt
+  int64_t duplicates = 0;       // candidates dropped as the same text as a better one
+  int64_t gated = 0;            // candidates dropped by the confidence gate
+  std::optional<double> score;  // the best decoded candidate's score, shown or gated
 };
 
 // What the model would be given for a request, part by part.

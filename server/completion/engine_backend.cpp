@@ -47,11 +47,15 @@ class engine_sequence final : public lm_sequence {
   const std::vector<int32_t>& tokens() const override { return ctx_.tokens(); }
   void keep_first(int64_t n) override { ctx_.keep_first(n); }
   void move_range(int64_t b, int64_t e, int64_t d) override { ctx_.move_range(b, e, d); }
-  lm_eval_result eval(std::span<const int32_t> toks, lm_logits mode, const cancel_token& cancel) override {
-    infer::eval_result r = ctx_.eval(toks, to_engine(mode), cancel, infer::output_kind::argmax);
+  lm_eval_result eval(std::span<const int32_t> toks, lm_logits mode, const cancel_token& cancel,
+                      lm_output out) override {
+    const infer::output_kind kind = out == lm_output::full ? infer::output_kind::logits : infer::output_kind::argmax;
+    infer::eval_result r = ctx_.eval(toks, to_engine(mode), cancel, kind);
     return lm_eval_result{r.n_evaluated, r.cancelled};
   }
   int32_t best_token(int64_t i) const override { return ctx_.argmax(i); }
+  float best_logprob(int64_t i) const override { return ctx_.argmax_logprob(i); }
+  std::span<const float> logits(int64_t i) const override { return ctx_.logits(i); }
   size_t kv_bytes() const override { return ctx_.kv_bytes(); }
 
  private:

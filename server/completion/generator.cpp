@@ -2,6 +2,9 @@
 #include "server/completion/generator.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
+#include <tuple>
 
 #include "inference/tokenizer/unicode.h"
 #include "server/completion/prompt_lookup.h"
@@ -67,7 +70,8 @@ bool eval_prompt(lm_sequence& seq, std::span<const int32_t> prompt, const gen_pa
     }
     const bool last = cached + n == total;
     const auto t0 = gen_clock::now();
-    lm_eval_result r = seq.eval(prompt.subspan(cached, n), last ? lm_logits::last : lm_logits::none, tok);
+    lm_eval_result r = seq.eval(prompt.subspan(cached, n), last ? lm_logits::last : lm_logits::none, tok,
+                                last && p.full_first_row ? lm_output::full : lm_output::best);
     if (!r.cancelled) out.prompt_eval_ms += ms_between(t0, gen_clock::now());
     out.evaluated += r.n_evaluated;
     cached = static_cast<int64_t>(seq.tokens().size());
@@ -79,12 +83,18 @@ bool eval_prompt(lm_sequence& seq, std::span<const int32_t> prompt, const gen_pa
   return true;
 }
 
-gen_outcome generate(lm_sequence& seq, const lm_vocab& vocab, const fim_format& fmt, std::span<const int32_t> prompt,
-                     stop_checker& stops, const gen_params& p, const cancel_token& cancel) {
-  gen_outcome out;
-  if (prompt.empty() || !eval_prompt(seq, prompt, p, cancel, out)) return out;
-  out.prompt_done = true;
+first_row take_first_row(const lm_sequence& seq) {
+  first_row f;
+  f.best = seq.best_token(0);
+  f.best_logprob = seq.best_logprob(0);
+  const std::span<const float> l = seq.logits(0);
+  f.logits.assign(l.begin(), l.end());
+  return f;
+}
 
+void decode(lm_sequence& seq, const lm_vocab& vocab, const fim_format& fmt, std::span<const int32_t> prompt,
+            const first_row& first, stop_checker& stops, const gen_params& p, infer::sampler* smp,
+            const cancel_token& cancel, gen_outcome& out) {
   // Finishing the line past the deadline only makes sense with line rules.
   // The engine's token stops a step at the hard deadline; the soft one
   // (p.deadline) is checked between steps, where the line can be ended.
@@ -93,30 +103,31 @@ gen_outcome generate(lm_sequence& seq, const lm_vocab& vocab, const fim_format& 
   const cancel_token tok = cancel.with_deadline(hard_deadline);
   std::vector<int32_t> history(prompt.begin(), prompt.end());
   utf8_stream utf8;
-  std::string text;
   gen_clock::time_point t_first{}, t_last{};
   gen_clock::duration step_time{0};  // duration of the last decode step
   bool done = false;
+  const size_t generated0 = out.generated.size();
 
   auto is_stop = [&](int32_t t) {
     return vocab.is_control(t) || std::find(fmt.stop_ids.begin(), fmt.stop_ids.end(), t) != fmt.stop_ids.end();
   };
-  // Takes one decoded token; returns true when decoding must end.
-  auto consume = [&](int32_t t) -> bool {
+  // Takes one decoded token and its log-probability; returns true when decoding must end.
+  auto consume = [&](int32_t t, float logprob) -> bool {
     auto now = gen_clock::now();
-    if (out.generated.empty()) {
+    if (out.generated.size() == generated0) {
       t_first = now;
       out.ttft_ms = ms_between(p.start, now);
     }
     t_last = now;
     out.generated.push_back(t);
+    if (std::isfinite(logprob)) out.logprob_sum += logprob;
     history.push_back(t);
     if (is_stop(t)) {
       if (p.stop_rules) return true;
     } else if (stops.push(utf8.push(vocab.piece(t)))) {
       return true;
     }
-    if (static_cast<int>(out.generated.size()) >= p.max_tokens) return true;
+    if (static_cast<int>(out.generated.size() - generated0) >= p.max_tokens) return true;
     // Stop when the next step would end past the deadline (the answer is due by then).
     if (now + step_time >= p.deadline) {
       out.deadline_hit = true;
@@ -124,24 +135,32 @@ gen_outcome generate(lm_sequence& seq, const lm_vocab& vocab, const fim_format& 
     }
     return false;
   };
+  // The next token from a row: the sampler's draw, or the best token.
+  auto pick = [&](std::span<const float> row, int32_t best, float best_lp) -> std::pair<int32_t, float> {
+    if (!smp || row.empty()) return {best, best_lp};
+    const int32_t id = smp->sample(row, history);
+    return {id, infer::token_logprob(row, id)};
+  };
 
-  int32_t next = seq.best_token(0);
+  auto [next, next_lp] = pick(first.logits, first.best, first.best_logprob);
+  if (next < 0) return;
+  const lm_output want = smp ? lm_output::full : lm_output::best;
   while (!done) {
-    if (consume(next)) break;
+    if (consume(next, next_lp)) break;
     if (tok.is_cancelled()) {
       note_stop(tok, out);
       break;
     }
     std::vector<int32_t> batch{next};
-    if (p.speculative) {
-      int room = p.max_tokens - static_cast<int>(out.generated.size());
+    if (p.speculative && !smp) {
+      int room = p.max_tokens - static_cast<int>(out.generated.size() - generated0);
       std::vector<int32_t> draft = prompt_lookup_draft(history, p.draft_ngram, std::min(p.draft_max, room));
       batch.insert(batch.end(), draft.begin(), draft.end());
     }
     const int64_t base = static_cast<int64_t>(seq.tokens().size());
     if (base + static_cast<int64_t>(batch.size()) > seq.n_ctx()) break;  // context full
     const auto step_start = gen_clock::now();
-    lm_eval_result r = seq.eval(batch, batch.size() > 1 ? lm_logits::all : lm_logits::last, tok);
+    lm_eval_result r = seq.eval(batch, batch.size() > 1 ? lm_logits::all : lm_logits::last, tok, want);
     step_time = gen_clock::now() - step_start;
     if (r.cancelled) {
       note_stop(tok, out);
@@ -149,7 +168,7 @@ gen_outcome generate(lm_sequence& seq, const lm_vocab& vocab, const fim_format& 
       break;
     }
     if (batch.size() == 1) {
-      next = seq.best_token(0);
+      std::tie(next, next_lp) = pick(seq.logits(0), seq.best_token(0), seq.best_logprob(0));
       continue;
     }
     // Verify the draft: best_token(i) predicts the token after batch[i].
@@ -157,21 +176,32 @@ gen_outcome generate(lm_sequence& seq, const lm_vocab& vocab, const fim_format& 
     out.drafted += n_draft;
     int64_t accepted = 0;
     next = seq.best_token(0);
+    next_lp = seq.best_logprob(0);
     while (accepted < n_draft && next == batch[accepted + 1]) {
       ++accepted;
       ++out.accepted;
-      if (consume(next)) {
+      if (consume(next, next_lp)) {
         done = true;
         break;
       }
       next = seq.best_token(accepted);
+      next_lp = seq.best_logprob(accepted);
     }
     // Drop the rejected tail (the cache holds batch[0..accepted]).
     seq.keep_first(base + 1 + accepted);
   }
   (void)stops.push(utf8.flush());
-  if (out.generated.size() > 1) out.tpot_ms = ms_between(t_first, t_last) / double(out.generated.size() - 1);
+  const size_t n_gen = out.generated.size() - generated0;
+  if (n_gen > 1) out.tpot_ms = ms_between(t_first, t_last) / double(n_gen - 1);
   out.text = out.deadline_hit && !stops.stopped() ? stops.kept_at_deadline() : stops.kept();
+}
+
+gen_outcome generate(lm_sequence& seq, const lm_vocab& vocab, const fim_format& fmt, std::span<const int32_t> prompt,
+                     stop_checker& stops, const gen_params& p, const cancel_token& cancel) {
+  gen_outcome out;
+  if (prompt.empty() || !eval_prompt(seq, prompt, p, cancel, out)) return out;
+  out.prompt_done = true;
+  decode(seq, vocab, fmt, prompt, take_first_row(seq), stops, p, nullptr, cancel, out);
   return out;
 }
 

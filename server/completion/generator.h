@@ -3,10 +3,12 @@
 // Phase 1 evaluates the prompt tokens that are not cached yet, in chunks so
 // that each finished chunk stays in the cache even if the phase is cut short;
 // it stops at the prompt deadline or on cancellation. Phase 2 decodes
-// greedily, one token or one verified speculative draft per step, until a stop
+// greedily (one token or one verified speculative draft per step) or by
+// sampling (one token per step, from the whole logits row), until a stop
 // rule, the token limit, the deadline (running on past it for at most
 // finish_line_ms to end the current line) or cancellation. Special/control
-// tokens are never turned into text.
+// tokens are never turned into text. Every decoded token's log-probability
+// under the model is summed: the outcome's score is their mean.
 //
 // The engine sees both the request's cancellation and the phase's deadline
 // through one token: the caller's, with the deadline added
@@ -22,6 +24,7 @@
 #include <vector>
 
 #include "inference/core/cancellation.h"
+#include "inference/sampling/sampler.h"
 #include "server/completion/fim_format.h"
 #include "server/completion/lm.h"
 #include "server/completion/postprocess.h"
@@ -45,6 +48,9 @@ struct gen_params {
   // Measured prompt throughput (0 = unknown). With a prompt deadline, a chunk
   // is sized to finish before it, so that the work is committed, not discarded.
   double prefill_tokens_per_s = 0;
+  // The last prompt eval returns the whole logits row (a sampler draws the
+  // first token from it); otherwise only the best token and its log-probability.
+  bool full_first_row = false;
 };
 
 struct gen_outcome {
@@ -57,14 +63,33 @@ struct gen_outcome {
   double prompt_eval_ms = 0;          // time spent in completed prompt eval calls
   int64_t drafted = 0, accepted = 0;
   double ttft_ms = 0, tpot_ms = 0;
+  double logprob_sum = 0;             // over `generated`
+  // Mean log-probability of the decoded tokens (<= 0); 0 when none was decoded.
+  double score() const { return generated.empty() ? 0.0 : logprob_sum / double(generated.size()); }
 };
+
+// What the last prompt eval left: the first token's distribution, kept so
+// that several sequences can start from one evaluated prompt.
+struct first_row {
+  int32_t best = -1;
+  float best_logprob = 0;
+  std::vector<float> logits;  // whole row when gen_params::full_first_row
+};
+first_row take_first_row(const lm_sequence& seq);
 
 // Evaluates the not-yet-cached part of `prompt` (the cache must hold a prefix
 // of it). Returns false when stopped early (see out.cancelled / deadline_hit).
 bool eval_prompt(lm_sequence& seq, std::span<const int32_t> prompt, const gen_params& p, const cancel_token& cancel,
                  gen_outcome& out);
 
-// Both phases. `seq` must hold a prefix of `prompt`.
+// Phase 2 on a sequence that holds exactly `prompt`, starting from `first`
+// (its last row). `smp` null: greedy (with speculation when p.speculative);
+// otherwise every token is drawn by it. Adds to `out` (decode fields only).
+void decode(lm_sequence& seq, const lm_vocab& vocab, const fim_format& fmt, std::span<const int32_t> prompt,
+            const first_row& first, stop_checker& stops, const gen_params& p, infer::sampler* smp,
+            const cancel_token& cancel, gen_outcome& out);
+
+// Both phases, greedy. `seq` must hold a prefix of `prompt`.
 gen_outcome generate(lm_sequence& seq, const lm_vocab& vocab, const fim_format& fmt, std::span<const int32_t> prompt,
                      stop_checker& stops, const gen_params& p, const cancel_token& cancel);
 

@@ -45,6 +45,10 @@ class lm_vocab {
 };
 
 enum class lm_logits { none, last, all };
+// What the rows of an eval give: each row's best token and its
+// log-probability (reduced where the logits are, e.g. on the device), or the
+// whole logits rows as well (sampling reads them on the host).
+enum class lm_output { best, full };
 
 struct lm_eval_result {
   int64_t n_evaluated = 0;  // tokens committed to the cache by this call
@@ -59,12 +63,18 @@ class lm_sequence {
   virtual const std::vector<int32_t>& tokens() const = 0;
   virtual void keep_first(int64_t n) = 0;
   virtual void move_range(int64_t src_begin, int64_t src_end, int64_t dst_begin) = 0;
-  virtual lm_eval_result eval(std::span<const int32_t> toks, lm_logits mode, const cancel_token& cancel) = 0;
+  virtual lm_eval_result eval(std::span<const int32_t> toks, lm_logits mode, const cancel_token& cancel,
+                              lm_output out) = 0;
   // Greedy decoding: the most likely token after the i-th token of the last
   // eval (mode all) or after its last token (mode last, i = 0), the lowest id
   // on ties; -1 when the last eval produced no such row. Engines may reduce
   // the logits on the device and never copy them out.
   virtual int32_t best_token(int64_t i = 0) const = 0;
+  // The natural-log probability of best_token(i) under the model (<= 0); NaN
+  // when the last eval produced no such row.
+  virtual float best_logprob(int64_t i = 0) const = 0;
+  // Row i's logits when the last eval asked for lm_output::full; empty otherwise.
+  virtual std::span<const float> logits(int64_t i = 0) const = 0;
   virtual size_t kv_bytes() const = 0;
 };
 

@@ -9,6 +9,7 @@
 #include "indexing/lines.h"
 #include "indexing/syntax_language.h"
 #include "indexing/syntax_tree.h"
+#include "server/completion/candidates.h"
 #include "server/completion/generator.h"
 #include "server/completion/postprocess.h"
 
@@ -36,6 +37,17 @@ completion_settings fitted_settings(const completion_settings& given, const lm_b
     spdlog::info("completion: token budgets fitted to a context of {}: prefix {}, suffix {}, extra {}, max tokens {}",
                  n_ctx, s.prefix_tokens, s.suffix_tokens, s.extra_tokens, s.max_tokens_explicit);
   return s;
+}
+
+infer::sampler_params sampler_params_of(const sampling_settings& s, int seed) {
+  infer::sampler_params p;
+  p.temperature = static_cast<float>(s.temperature);
+  p.top_k = s.top_k;
+  p.top_p = static_cast<float>(s.top_p);
+  p.min_p = static_cast<float>(s.min_p);
+  p.repeat_penalty = static_cast<float>(s.repeat_penalty);
+  p.seed = static_cast<uint64_t>(static_cast<uint32_t>(seed));
+  return p;
 }
 
 }  // namespace
@@ -211,17 +223,25 @@ void pipeline::run(const completion_request& req, const cancel_token& cancel, co
   gp.prompt_chunk = prefetch ? s_.background_chunk_tokens : s_.prompt_chunk_tokens;
   gp.prefill_tokens_per_s = prefill_tps_;
   stop_checker stops(cx, dec, s_.stop_rules);
-  gen_outcome out = generate(*sc.seq, backend_->vocab(), fmt_, p.tokens, stops, gp, cancel);
+  const sampling_settings& cls = req.explicit_trigger ? s_.sampling_explicit : s_.sampling_auto;
+  std::vector<gen_outcome> outs = generate_candidates(*sc.seq, backend_->vocab(), fmt_, p.tokens, stops, gp,
+                                                      sampler_params_of(cls, s_.seed), prefetch ? 1 : cls.candidates,
+                                                      cancel);
+  const gen_outcome& out = outs.front();
   note_prefill(out);
 
   completion_metrics& m = res.metrics;
   m.tokens_evaluated = out.evaluated;
-  m.tokens_generated = static_cast<int64_t>(out.generated.size());
-  m.tokens_drafted = out.drafted;
-  m.tokens_accepted = out.accepted;
+  for (const gen_outcome& o : outs) {
+    m.tokens_generated += static_cast<int64_t>(o.generated.size());
+    m.tokens_drafted += o.drafted;
+    m.tokens_accepted += o.accepted;
+  }
   m.ttft_ms = out.ttft_ms;
   m.tpot_ms = out.tpot_ms;
-  if (out.cancelled != cancel_reason::none) {
+  const bool cancelled = std::any_of(outs.begin(), outs.end(),
+                                     [](const gen_outcome& o) { return o.cancelled != cancel_reason::none; });
+  if (cancelled) {
     if (prefetch) return;
     // Stale: the server discards the answer. Finish the prompt later if it was cut.
     if (!out.prompt_done) queue(task{task_kind::warm, req.uri, p.tokens});
@@ -236,9 +256,32 @@ void pipeline::run(const completion_request& req, const cancel_token& cancel, co
   drop_tasks(req.uri, task_kind::warm);
   const syntax_window window =
       make_syntax_window(req.text, cursor_off, index::find_syntax_language(req.language_id, req.uri));
-  std::string text = finalize(out.text, cx, dec, s_.stop_rules, &window);
-  res.incomplete = out.deadline_hit;
-  if (!text.empty()) res.items.push_back(make_candidate(text, cx));
+  // Post-process each candidate, best score first; drop empty ones, duplicates and those under the gate.
+  std::vector<const gen_outcome*> order;
+  for (const gen_outcome& o : outs) order.push_back(&o);
+  std::stable_sort(order.begin(), order.end(),
+                   [](const gen_outcome* a, const gen_outcome* b) { return a->score() > b->score(); });
+  m.candidates = static_cast<int64_t>(outs.size());
+  std::vector<std::string> seen, texts;  // every distinct text; those shown
+  for (const gen_outcome* o : order) {
+    std::string text = finalize(o->text, cx, dec, s_.stop_rules, &window);
+    if (text.empty()) continue;
+    if (std::find(seen.begin(), seen.end(), text) != seen.end()) {
+      ++m.duplicates;
+      continue;
+    }
+    seen.push_back(text);
+    if (!m.score) m.score = o->score();
+    if (o->score() < cls.min_confidence) {
+      ++m.gated;
+      continue;
+    }
+    texts.push_back(text);
+    res.items.push_back(make_candidate(text, cx));
+    res.items.back().score = o->score();
+  }
+  res.incomplete = outs.back().deadline_hit;
+  const std::string text = texts.empty() ? std::string() : texts.front();
   if (prefetch) return;
   ds.suggestion = text;
   if (s_.type_through) tt_.remember(req.uri, req.text, cursor_off, text);

@@ -11,6 +11,17 @@
 
 namespace qf::server::completion {
 
+// How one request class (automatic triggers, explicit invocations) decodes.
+struct sampling_settings {
+  double temperature = 0;       // <= 0: greedy
+  int top_k = 40;               // <= 0: off
+  double top_p = 0.95;          // >= 1: off
+  double min_p = 0.05;          // <= 0: off
+  double repeat_penalty = 1.0;  // 1: off
+  int candidates = 1;           // n: sequences decoded from the one evaluated prompt
+  double min_confidence = -100; // the confidence gate: a lower mean token log-probability is not shown
+};
+
 struct completion_settings {
   // Prompt token budgets.
   int prefix_tokens = 384;      // lines before the cursor line
@@ -35,6 +46,11 @@ struct completion_settings {
   int draft_max = 8;            // tokens per draft
   int draft_ngram = 3;          // n-gram size matched in the prompt
   bool prefetch = false;        // after answering, compute the continuation of the suggestion
+  // Sampling and candidates, per request class (sampling.h).
+  // The automatic gate -1.8 is measured on the bundled model (docs/benchmarks.md, "Confidence gate").
+  sampling_settings sampling_auto{.min_confidence = -1.8};
+  sampling_settings sampling_explicit{.temperature = 0.7, .candidates = 3};
+  int seed = 0;                 // sampler seed (candidate i draws with seed + i)
   // Cache.
   int cache_mib = 256;          // KV memory budget for all slots together
   int cache_slots = 3;          // at most this many KV sequences

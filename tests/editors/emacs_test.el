@@ -256,7 +256,28 @@ target, jumped to and accepted, and the acceptance reaches quickfill/stats."
                                      (forward-line 9)
                                      (buffer-substring (line-beginning-position) (line-end-position))))))))
     ;; The request shows up in quickfill/stats.
-    (should (>= (plist-get (quickfill-stats) :answered) 1))))
+    (should (>= (plist-get (quickfill-stats) :answered) 1))
+    ;; quickfill-complete inserts the best suggestion; the cycle command
+    ;; replaces it by each other candidate in turn, then the first again.
+    (goto-char (point-min))
+    (forward-line 9)
+    (delete-region (point) (line-end-position))
+    (insert "    ")
+    (let* ((start (point))
+           (first (quickfill-complete))
+           (seen (list first))
+           (shown first))
+      (should (stringp first))
+      (should (equal (buffer-substring start (point)) first))
+      (catch 'round
+        (dotimes (_ 16)
+          (setq shown (quickfill-next-candidate))
+          (should (equal (buffer-substring start (point)) shown))
+          (when (equal shown first) (throw 'round t))
+          (should-not (member shown seen))
+          (push shown seen)))
+      (should (equal shown first))
+      (message "quickfill-complete cycled through %d suggestion(s)" (length seen)))))
 
 (defun qf-test-run ()
   "Run the tests; exit 0 (pass), 1 (failure) or 77 (something was skipped)."

@@ -200,6 +200,17 @@ local function run()
   -- Neovim shows bytes that are not valid UTF-8 as <xx>, as strtrans() does.
   check(vt and vt[1] and (vt[1][1] == first_line or vt[1][1] == vim.fn.strtrans(first_line)),
         'extmark shows the first line of the item: ' .. vim.inspect(vt) .. ' vs ' .. vim.inspect(first_line))
+  -- The cycle key's function shows the answer's other items (explicit requests
+  -- have several candidates, duplicates dropped), then the first again.
+  local seen, shown = { [text] = true }, text
+  for _ = 1, 16 do
+    shown = qf.ghost_cycle(bufnr, 1)
+    check(type(shown) == 'string' and shown ~= '', 'ghost text cycles: ' .. vim.inspect(shown))
+    if shown == text then break end
+    check(not seen[shown], 'each item is shown once per round: ' .. vim.inspect(shown))
+    seen[shown] = true
+  end
+  check(shown == text, 'cycling comes back to the first item')
   check(qf.ghost_accept(bufnr), 'accepting ghost text inserts it')
   local joined = table.concat(vim.api.nvim_buf_get_lines(bufnr, 9, -1, false), '\n')
   check(joined:sub(1, #line_before + #text) == line_before .. text, 'buffer holds the accepted text')

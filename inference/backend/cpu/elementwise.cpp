@@ -3,6 +3,7 @@
 // exp-based softmax and SiLU, which have a vectorized exp at the SIMD levels).
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "inference/backend/cpu/kernels.h"
 #include "inference/backend/cpu/ops.h"
@@ -22,6 +23,22 @@ void softmax(float* x, int64_t n) {
   const float sum = detail::active_kernels().exp_sub_sum(x, max, n);
   const float inv = 1.0f / sum;
   for (int64_t i = 0; i < n; ++i) x[i] *= inv;
+}
+
+float top_logprob(const float* x, int64_t n) {
+  if (n <= 0) return std::numeric_limits<float>::quiet_NaN();
+  float max = -std::numeric_limits<float>::infinity();
+  for (int64_t i = 0; i < n; ++i) max = std::max(max, x[i]);
+  if (max == -std::numeric_limits<float>::infinity()) return -std::log(static_cast<float>(n));
+  constexpr int64_t k_chunk = 1024;
+  alignas(64) float buf[k_chunk];
+  double sum = 0;
+  for (int64_t c = 0; c < n; c += k_chunk) {
+    const int64_t m = std::min(k_chunk, n - c);
+    std::copy(x + c, x + c + m, buf);
+    sum += detail::active_kernels().exp_sub_sum(buf, max, m);
+  }
+  return static_cast<float>(-std::log(sum));
 }
 
 void silu_mul(const float* gate, const float* up, float* out, int64_t n) {

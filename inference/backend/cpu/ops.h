@@ -43,6 +43,9 @@ void dequantize_row(ggml_type type, const void* src, float* dst, int64_t n);  //
 void quantize_row(ggml_type type, const float* src, void* dst, int64_t n);    // reference quantizers
 void rms_norm(const float* x, const float* weight, float* y, int64_t n, float eps);
 void softmax(float* x, int64_t n);  // in place, max-subtracted
+// The log-probability of x's largest element under softmax(x), x untouched:
+// -log sum exp(x - max), the exps vectorized on chunks copied to the stack.
+float top_logprob(const float* x, int64_t n);
 void silu_mul(const float* gate, const float* up, float* out, int64_t n);  // out = silu(gate) * up
 // out = gelu(x) * up with GELU's tanh approximation (ggml_gelu); up == nullptr: out = gelu(x).
 void gelu_mul(const float* x, const float* up, float* out, int64_t n);

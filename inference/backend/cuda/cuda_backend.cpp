@@ -201,6 +201,9 @@ class cuda_backend final : public backend {
     check_range(out, 0, size_t(n_rows) * sizeof(int32_t), "argmax_rows");
     cu::argmax_rows(f32(x), n_rows, n_cols, i32(out), stream_);
   }
+  void top_logprob_rows(f32_ref x, int64_t n_rows, int64_t n_cols, f32_ref out) override {
+    cu::top_logprob_rows(f32(x), n_rows, n_cols, f32(out), stream_);
+  }
 
   void rms_norm(f32_ref x, const buffer& w, f32_ref y, int64_t n_rows, int64_t n_cols, float eps) override {
     cu::rms_norm(f32(x), reinterpret_cast<const float*>(dev(w)), f32(y), n_rows, n_cols, eps, stream_);

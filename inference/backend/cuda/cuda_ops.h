@@ -97,6 +97,9 @@ void add_bias(float* x, const float* bias, int64_t n_rows, int64_t dim, stream_t
 void softmax_rows(float* x, int64_t n_rows, int64_t n, stream_t stream);
 // out[r] = index of the largest of x[r][0..n) (lowest index on ties), r < n_rows.
 void argmax_rows(const float* x, int64_t n_rows, int64_t n, int32_t* out, stream_t stream);
+// out[r] = log-probability of the largest of x[r][0..n) under the row's
+// softmax (-log sum exp(x - max)), r < n_rows.
+void top_logprob_rows(const float* x, int64_t n_rows, int64_t n, float* out, stream_t stream);
 
 // --- attention.cu: causal attention over the KV cache, flash-decoding style ---
 // q:   [n_tokens][n_head][head_dim] F32, token t sits at position n_past + t,

@@ -1,5 +1,5 @@
 // Elementwise and reduction kernels: SwiGLU, GELU / GeGLU, scale, add, bias,
-// row softmax, argmax.
+// row softmax, argmax, the top element's log-probability.
 #include <math_constants.h>
 
 #include "inference/backend/cuda/common.cuh"
@@ -103,6 +103,36 @@ __global__ void argmax_kernel(const float* xs, int64_t n, int32_t* outs) {
   if (threadIdx.x == 0) out[0] = bi[0] == 0x7fffffff ? 0 : bi[0];  // nothing above -inf: 0, as the CPU
 }
 
+// One block per row: the row's max, then the sum of exp(x - max); the largest
+// element's log-probability is -log of that sum.
+__global__ void top_logprob_kernel(const float* xs, int64_t n, float* outs) {
+  const float* r = xs + int64_t(blockIdx.x) * n;
+  __shared__ float red[32];
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, nw = blockDim.x / 32;
+  float m = -CUDART_INF_F;
+  for (int64_t i = threadIdx.x; i < n; i += blockDim.x) m = fmaxf(m, r[i]);
+  m = warp_max(m);
+  if (lane == 0) red[warp] = m;
+  __syncthreads();
+  m = red[0];
+  for (int w = 1; w < nw; ++w) m = fmaxf(m, red[w]);
+  __syncthreads();
+  if (m == -CUDART_INF_F) {  // nothing above -inf: as a uniform row, like the CPU
+    if (threadIdx.x == 0) outs[blockIdx.x] = -logf(float(n > 0 ? n : 1));
+    return;
+  }
+  float s = 0.f;
+  for (int64_t i = threadIdx.x; i < n; i += blockDim.x) s += __expf(r[i] - m);
+  s = warp_sum(s);
+  if (lane == 0) red[warp] = s;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    float t = 0.f;
+    for (int w = 0; w < nw; ++w) t += red[w];
+    outs[blockIdx.x] = -logf(t);
+  }
+}
+
 }  // namespace
 
 void silu_mul(const float* gate, const float* up, float* out, int64_t n, stream_t stream) {
@@ -145,6 +175,12 @@ void softmax_rows(float* x, int64_t n_rows, int64_t n, stream_t stream) {
 void argmax_rows(const float* x, int64_t n_rows, int64_t n, int32_t* out, stream_t stream) {
   if (n_rows == 0) return;
   argmax_kernel<<<unsigned(n_rows), 1024, 0, stream>>>(x, n, out);
+  QF_CUDA_CHECK(cudaGetLastError());
+}
+
+void top_logprob_rows(const float* x, int64_t n_rows, int64_t n, float* out, stream_t stream) {
+  if (n_rows == 0) return;
+  top_logprob_kernel<<<unsigned(n_rows), 256, 0, stream>>>(x, n, out);
   QF_CUDA_CHECK(cudaGetLastError());
 }
 

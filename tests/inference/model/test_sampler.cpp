@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <set>
 #include <vector>
@@ -150,6 +151,83 @@ TEST(sampler, repetition_penalty) {
   EXPECT_EQ(pn.sample(neg, h1), 0);
   const std::vector<int32_t> h0{0};
   EXPECT_EQ(pn.sample(neg, h0), 1);  // -2.0 < -1.05
+}
+
+// Frequencies of `n` draws from `l` (ids 0..l.size()-1).
+std::vector<double> frequencies(sampler& s, const std::vector<float>& l, const std::vector<int32_t>& hist, int n) {
+  std::vector<double> f(l.size(), 0.0);
+  for (int i = 0; i < n; ++i) f[static_cast<size_t>(s.sample(l, hist))] += 1.0 / n;
+  return f;
+}
+
+// Hand-computed distributions, one filter at a time.
+TEST(sampler, temperature_two_halves_the_log_odds) {
+  // p ~ exp(0 / 2), exp(ln 4 / 2) = 1 : 2.
+  const std::vector<float> l{0.0f, std::log(4.0f)};
+  sampler s({.temperature = 2.0f, .top_k = 0, .seed = 11});
+  const auto f = frequencies(s, l, {}, 30000);
+  EXPECT_NEAR(f[0], 1.0 / 3, 0.012);
+  EXPECT_NEAR(f[1], 2.0 / 3, 0.012);
+}
+
+TEST(sampler, top_k_renormalizes_the_kept_tokens) {
+  // p ~ 1 : 2 : 3 : 4; top-k 2 keeps ids 3 and 2: 4/7 and 3/7.
+  const std::vector<float> l{0.0f, std::log(2.0f), std::log(3.0f), std::log(4.0f)};
+  sampler s({.temperature = 1.0f, .top_k = 2, .seed = 12});
+  const auto f = frequencies(s, l, {}, 30000);
+  EXPECT_EQ(f[0], 0.0);
+  EXPECT_EQ(f[1], 0.0);
+  EXPECT_NEAR(f[2], 3.0 / 7, 0.012);
+  EXPECT_NEAR(f[3], 4.0 / 7, 0.012);
+}
+
+TEST(sampler, min_p_renormalizes_the_kept_tokens) {
+  // p = 0.5, 0.3, 0.15, 0.05; min-p 0.25 keeps the first three: 0.5/0.95, 0.3/0.95, 0.15/0.95.
+  const std::vector<float> l{std::log(0.5f), std::log(0.3f), std::log(0.15f), std::log(0.05f)};
+  sampler s({.temperature = 1.0f, .top_k = 0, .min_p = 0.25f, .seed = 13});
+  const auto f = frequencies(s, l, {}, 30000);
+  EXPECT_NEAR(f[0], 0.5 / 0.95, 0.012);
+  EXPECT_NEAR(f[1], 0.3 / 0.95, 0.012);
+  EXPECT_NEAR(f[2], 0.15 / 0.95, 0.012);
+  EXPECT_EQ(f[3], 0.0);
+}
+
+TEST(sampler, repetition_penalty_reshapes_the_distribution) {
+  // Equal logits ln 4; id 0 was seen: its logit is halved to ln 2, so p = 2/6 and 4/6.
+  const std::vector<float> l{std::log(4.0f), std::log(4.0f)};
+  const std::vector<int32_t> hist{0};
+  sampler s({.temperature = 1.0f, .top_k = 0, .repeat_penalty = 2.0f, .seed = 14});
+  const auto f = frequencies(s, l, hist, 30000);
+  EXPECT_NEAR(f[0], 1.0 / 3, 0.012);
+  EXPECT_NEAR(f[1], 2.0 / 3, 0.012);
+}
+
+TEST(sampler, filters_chain_in_order) {
+  // p ~ 8 : 4 : 2 : 1 : 1. top-k 4 drops one of the 1s (the higher id), then
+  // top-p 0.9 of 8/15, 4/15, 2/15, 1/15 keeps three (cumulative 14/15 >= 0.9),
+  // then min-p 0.3 drops 2 (< 0.3 * 8): left 8 : 4, i.e. 2/3 and 1/3.
+  const std::vector<float> l{std::log(8.0f), std::log(4.0f), std::log(2.0f), 0.0f, 0.0f};
+  sampler s({.temperature = 1.0f, .top_k = 4, .top_p = 0.9f, .min_p = 0.3f, .seed = 15});
+  const auto f = frequencies(s, l, {}, 30000);
+  EXPECT_NEAR(f[0], 2.0 / 3, 0.012);
+  EXPECT_NEAR(f[1], 1.0 / 3, 0.012);
+  EXPECT_EQ(f[2] + f[3] + f[4], 0.0);
+}
+
+TEST(sampler, log_probabilities_of_a_row) {
+  const std::vector<float> l{0.0f, std::log(3.0f)};  // p = 1/4, 3/4
+  EXPECT_NEAR(top_logprob(l), std::log(0.75), 1e-6);
+  EXPECT_NEAR(token_logprob(l, 0), std::log(0.25), 1e-6);
+  EXPECT_NEAR(token_logprob(l, 1), std::log(0.75), 1e-6);
+  EXPECT_TRUE(std::isnan(token_logprob(l, 2)));
+  EXPECT_TRUE(std::isnan(top_logprob({})));
+  // Shifting every logit changes nothing; a one-token row is certain.
+  const std::vector<float> shifted{100.0f, 100.0f + std::log(3.0f)};
+  EXPECT_NEAR(top_logprob(shifted), std::log(0.75), 1e-5);
+  EXPECT_EQ(top_logprob(std::vector<float>{-7.0f}), 0.0f);
+  // Nothing above -inf: as a uniform row.
+  const float inf = std::numeric_limits<float>::infinity();
+  EXPECT_NEAR(top_logprob(std::vector<float>{-inf, -inf}), std::log(0.5), 1e-6);
 }
 
 }  // namespace

@@ -7,12 +7,16 @@
 // would differ from a direct run's.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include <functional>
 #include <memory>
 #include <vector>
 
 #include "inference/backend/backend.h"
 #include "inference/model/context.h"
+#include "inference/sampling/sampler.h"
 #include "tests/inference/model/model_test_util.h"
 
 namespace qf::test {
@@ -66,6 +70,9 @@ class replaying_backend final : public backend {
   }
   void argmax_rows(f32_ref x, int64_t n_rows, int64_t n_cols, buffer& out) override {
     op([=, this, &out] { in_->argmax_rows(x, n_rows, n_cols, out); });
+  }
+  void top_logprob_rows(f32_ref x, int64_t n_rows, int64_t n_cols, f32_ref out) override {
+    op([=, this] { in_->top_logprob_rows(x, n_rows, n_cols, out); });
   }
   void rms_norm(f32_ref x, const buffer& w, f32_ref y, int64_t n_rows, int64_t n_cols, float eps) override {
     op([=, this, &w] { in_->rms_norm(x, w, y, n_rows, n_cols, eps); });
@@ -277,6 +284,29 @@ TEST_P(step_graphs, argmax_rows_match_the_host_argmax) {
   for (int64_t i = 0; i < 9; ++i) EXPECT_EQ(d.argmax(i), host[size_t(i)]) << i;
   EXPECT_EQ(d.argmax(9), -1);
   EXPECT_EQ(d.argmax(-1), -1);
+}
+
+TEST_P(step_graphs, argmax_logprobs_match_the_host_log_softmax) {
+  fixture f = load(GetParam());
+  context d(*f.m, opts(false));
+  const auto prompt = some_tokens(9, f.sm.n_vocab, 22);
+  d.eval(prompt, logits_mode::all);
+  std::vector<float> host;
+  for (int64_t i = 0; i < 9; ++i) {
+    const std::span<const float> row = d.logits(i);
+    // log softmax at the argmax, in double, written out here.
+    const float m = *std::max_element(row.begin(), row.end());
+    double sum = 0;
+    for (float x : row) sum += std::exp(double(x) - m);
+    host.push_back(static_cast<float>(-std::log(sum)));
+    EXPECT_LT(host.back(), 0.0f);
+    EXPECT_NEAR(d.argmax_logprob(i), host.back(), 1e-5) << "logits kind, row " << i;
+    EXPECT_NEAR(token_logprob(row, d.argmax(i)), host.back(), 1e-5) << i;
+  }
+  d.clear();
+  d.eval(prompt, logits_mode::all, {}, output_kind::argmax);
+  for (int64_t i = 0; i < 9; ++i) EXPECT_NEAR(d.argmax_logprob(i), host[size_t(i)], 1e-4) << "argmax kind, row " << i;
+  EXPECT_TRUE(std::isnan(d.argmax_logprob(9)));
 }
 
 INSTANTIATE_TEST_SUITE_P(archs, step_graphs, ::testing::Values("llama", "qwen2"));

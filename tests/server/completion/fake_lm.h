@@ -15,6 +15,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <limits>
 #include <functional>
 #include <map>
 #include <memory>
@@ -117,6 +119,9 @@ class fake_vocab final : public lm_vocab {
 };
 
 using next_rule = std::function<int32_t(std::span<const int32_t> history)>;
+// Optional: the whole logits row after a history (a distribution to sample
+// from); when set it replaces the peaked row built from next_rule.
+using logits_rule = std::function<std::vector<float>(std::span<const int32_t> history)>;
 
 // Default rule: copy what followed the latest earlier occurrence of the last
 // two tokens; otherwise a letter chosen by the last token.
@@ -132,10 +137,10 @@ inline int32_t copy_rule(std::span<const int32_t> h) {
 
 class fake_sequence final : public lm_sequence {
  public:
-  fake_sequence(int64_t n_ctx, next_rule rule, fake_stats& stats, std::chrono::microseconds per_token,
-                int64_t ubatch, size_t bytes_per_token)
-      : n_ctx_(n_ctx), rule_(std::move(rule)), stats_(stats), per_token_(per_token), ubatch_(ubatch),
-        bpt_(bytes_per_token) {}
+  fake_sequence(int64_t n_ctx, next_rule rule, logits_rule lrule, fake_stats& stats,
+                std::chrono::microseconds per_token, int64_t ubatch, size_t bytes_per_token)
+      : n_ctx_(n_ctx), rule_(std::move(rule)), lrule_(std::move(lrule)), stats_(stats), per_token_(per_token),
+        ubatch_(ubatch), bpt_(bytes_per_token) {}
   int64_t n_ctx() const override { return n_ctx_; }
   const std::vector<int32_t>& tokens() const override { return toks_; }
   void keep_first(int64_t n) override {
@@ -148,8 +153,10 @@ class fake_sequence final : public lm_sequence {
     toks_.insert(toks_.end(), chunk.begin(), chunk.end());
     ++stats_.moves;
   }
-  lm_eval_result eval(std::span<const int32_t> in, lm_logits mode, const cancel_token& cancel) override {
+  lm_eval_result eval(std::span<const int32_t> in, lm_logits mode, const cancel_token& cancel,
+                      lm_output out) override {
     ++stats_.eval_calls;
+    full_ = out == lm_output::full;
     if (static_cast<int64_t>(toks_.size() + in.size()) > n_ctx_) throw std::runtime_error("context full");
     lm_eval_result r;
     rows_.clear();
@@ -172,7 +179,7 @@ class fake_sequence final : public lm_sequence {
       for (size_t i = off; i < off + n; ++i) {
         toks_.push_back(in[i]);
         const bool want = mode == lm_logits::all || (mode == lm_logits::last && i + 1 == in.size());
-        if (want) rows_.push_back(logits_for(rule_(toks_)));
+        if (want) rows_.push_back(lrule_ ? lrule_(toks_) : logits_for(rule_(toks_)));
       }
       r.n_evaluated += static_cast<int64_t>(n);
       stats_.evaluated += static_cast<int64_t>(n);
@@ -183,6 +190,21 @@ class fake_sequence final : public lm_sequence {
     if (i < 0 || i >= static_cast<int64_t>(rows_.size())) return -1;
     const std::vector<float>& l = rows_[i];
     return static_cast<int32_t>(std::max_element(l.begin(), l.end()) - l.begin());
+  }
+  float best_logprob(int64_t i) const override {
+    if (i < 0 || i >= static_cast<int64_t>(rows_.size())) return std::numeric_limits<float>::quiet_NaN();
+    return logprob_of(rows_[i], best_token(i));
+  }
+  std::span<const float> logits(int64_t i) const override {
+    if (!full_ || i < 0 || i >= static_cast<int64_t>(rows_.size())) return {};
+    return rows_[i];
+  }
+  // log softmax(row)[id], in double.
+  static float logprob_of(const std::vector<float>& row, int32_t id) {
+    const float m = *std::max_element(row.begin(), row.end());
+    double sum = 0;
+    for (float x : row) sum += std::exp(double(x) - m);
+    return static_cast<float>(double(row[id]) - m - std::log(sum));
   }
   size_t kv_bytes() const override { return static_cast<size_t>(n_ctx_) * bpt_; }
 
@@ -195,12 +217,14 @@ class fake_sequence final : public lm_sequence {
   }
   int64_t n_ctx_;
   next_rule rule_;
+  logits_rule lrule_;
   fake_stats& stats_;
   std::chrono::microseconds per_token_;
   int64_t ubatch_;
   size_t bpt_;
   std::vector<int32_t> toks_;
   std::vector<std::vector<float>> rows_;
+  bool full_ = false;
 };
 
 class fake_backend final : public lm_backend {
@@ -210,7 +234,7 @@ class fake_backend final : public lm_backend {
   const lm_vocab& vocab() const override { return vocab_; }
   std::unique_ptr<lm_sequence> new_sequence(int64_t n_ctx) override {
     ++sequences_made;
-    return std::make_unique<fake_sequence>(n_ctx, rule_, *stats, per_token, ubatch, bytes_per_token);
+    return std::make_unique<fake_sequence>(n_ctx, rule_, distribution, *stats, per_token, ubatch, bytes_per_token);
   }
   size_t kv_bytes_per_token() const override { return bytes_per_token; }
   int64_t n_ctx_train() const override { return 0; }
@@ -221,6 +245,7 @@ class fake_backend final : public lm_backend {
   int64_t ubatch = 512;
   size_t bytes_per_token = 1024;
   int sequences_made = 0;
+  logits_rule distribution;  // optional, see logits_rule
 
  private:
   fake_vocab vocab_;

@@ -4,6 +4,8 @@
 // from the shared test data (skipped when absent).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -137,6 +139,50 @@ TEST(engine_pipeline, speculative_output_equals_greedy_output) {
     EXPECT_EQ(g.metrics.tokens_drafted, 0);
     EXPECT_GT(s.metrics.tokens_drafted, 0);
   }
+}
+
+// Three candidates on the real engine: the prompt is evaluated once, the
+// greedy one is token for token the single greedy answer (each candidate
+// continues the one prompt KV after the slot is cut back to it), sampling
+// repeats itself given the seed, and the prompt stays cached for the next request.
+TEST(engine_pipeline, candidates_share_the_prompt_kv) {
+  completion_settings common;
+  common.type_through = false;
+  common.stop_rules = false;
+  common.speculative = false;
+  common.max_tokens_explicit = 8;
+  completion_settings one = common, three = common;
+  one.sampling_explicit.temperature = 0;
+  three.sampling_explicit = sampling_settings{.temperature = 1.0, .top_k = 0, .top_p = 1, .min_p = 0,
+                                              .candidates = 3};
+  auto greedy = load(one);
+  auto sampled = load(three);
+  ASSERT_TRUE(greedy && sampled);
+  const std::string text = source();
+  const completion_result g = greedy->complete(request(text, k_line, 4), {});
+  const completion_result r = sampled->complete(request(text, k_line, 4), {});
+  ASSERT_EQ(g.items.size(), 1u);
+  EXPECT_EQ(g.metrics.candidates, 1);
+  EXPECT_EQ(r.metrics.candidates, 3);
+  EXPECT_GT(r.metrics.tokens_evaluated, 50);
+  EXPECT_EQ(r.metrics.tokens_evaluated, g.metrics.tokens_evaluated) << "the prompt is evaluated once";
+  EXPECT_EQ(r.metrics.tokens_generated, 24);
+  ASSERT_FALSE(r.items.empty());
+  bool has_greedy = false;
+  for (const auto& c : r.items) {
+    has_greedy |= c.insert_text == g.items[0].insert_text;
+    ASSERT_TRUE(c.score.has_value());
+    EXPECT_LT(*c.score, 0.0);
+  }
+  EXPECT_TRUE(has_greedy) << "the greedy candidate equals the single greedy answer";
+  EXPECT_NEAR(*g.items[0].score, *std::find_if(r.items.begin(), r.items.end(), [&](const auto& c) {
+                                      return c.insert_text == g.items[0].insert_text;
+                                    })->score, 1e-4);
+  // Again: the same candidates from the cached prompt (one token evaluated).
+  const completion_result again = sampled->complete(request(text, k_line, 4), {});
+  EXPECT_LE(again.metrics.tokens_evaluated, 1);
+  ASSERT_EQ(again.items.size(), r.items.size());
+  for (size_t i = 0; i < r.items.size(); ++i) EXPECT_EQ(again.items[i].insert_text, r.items[i].insert_text) << i;
 }
 
 TEST(engine_pipeline, cancelled_request_keeps_the_prompt_in_the_cache) {

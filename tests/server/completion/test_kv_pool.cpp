@@ -24,7 +24,7 @@ std::vector<int32_t> cat(std::vector<int32_t> a, const std::vector<int32_t>& b) 
 }
 
 void fill(slot_choice& c, std::span<const int32_t> prompt) {
-  c.seq->eval(prompt.subspan(c.seq->tokens().size()), lm_logits::last, {});
+  c.seq->eval(prompt.subspan(c.seq->tokens().size()), lm_logits::last, {}, lm_output::best);
 }
 
 }  // namespace

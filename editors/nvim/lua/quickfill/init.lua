@@ -15,7 +15,9 @@
 -- CompleteDone); omnifunc can be left to vim.lsp.omnifunc. nvim-cmp users add
 -- the `nvim_lsp` source instead (see docs/editors.md). Optional ghost text
 -- asks textDocument/inlineCompletion while typing and draws the first line as
--- virtual text (extmarks), further lines as virtual lines; a key accepts it.
+-- virtual text (extmarks), further lines as virtual lines; a key accepts it,
+-- another shows the next of the answer's items (the server returns several
+-- candidates for an explicit request, best first).
 -- :QuickfillExplain shows quickfill/explainCompletion at the cursor (the
 -- prompt a completion there would give the model) in a scratch buffer.
 local M = {}
@@ -42,7 +44,7 @@ local defaults = {
 }
 
 M.config = vim.deepcopy(defaults)
-local ghost_defaults = { debounce_ms = 150, accept_key = '<C-l>', hl = 'Comment' }
+local ghost_defaults = { debounce_ms = 150, accept_key = '<C-l>', cycle_key = '<M-]>', hl = 'Comment' }
 
 -- ---------------------------------------------------------------------------
 -- helpers
@@ -457,8 +459,22 @@ function M.ghost_show(bufnr, row, col, text, explicit)
   local g = ghost[bufnr]
   g.text, g.row, g.col, g.tick = text, row, col, vim.api.nvim_buf_get_changedtick(bufnr)
   local ne = require('quickfill.next_edit')
-  g.id, g.length = ne.new_id('inline'), ne.utf16_len(text)
+  g.id, g.length, g.explicit = ne.new_id('inline'), ne.utf16_len(text), explicit
   ne.report_shown(bufnr, g.id, 'inline', explicit and 'explicit' or 'automatic', g.length)
+  g.texts, g.index = { text }, 1
+end
+
+-- Shows the next of the last answer's items (after the last, the first
+-- again). Returns the text shown, or nil when there is nothing to cycle.
+function M.ghost_cycle(bufnr, step)
+  bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
+  local g = ghost[bufnr]
+  if not g or not g.text or not g.texts or g.tick ~= vim.api.nvim_buf_get_changedtick(bufnr) then return nil end
+  local texts, n = g.texts, #g.texts
+  local index = (g.index - 1 + (step or 1)) % n + 1
+  M.ghost_show(bufnr, g.row, g.col, texts[index], g.explicit)
+  g.texts, g.index = texts, index
+  return texts[index]
 end
 
 -- Asks textDocument/inlineCompletion at the cursor; draws the first item.
@@ -490,24 +506,24 @@ function M.ghost_request(bufnr, explicit, callback)
         and (explicit or vim.api.nvim_get_mode().mode:sub(1, 1) == 'i')
     end
     if not err and type(result) == 'table' and still then
-      local items = result.items or result
-      local it = items[1]
-      if it then
-        text = type(it.insertText) == 'table' and it.insertText.value or it.insertText
-        if it.range and type(text) == 'string' then
+      local texts = {}
+      for _, it in ipairs(result.items or result) do
+        local t = type(it.insertText) == 'table' and it.insertText.value or it.insertText
+        if it.range and type(t) == 'string' then
           -- Drop the part of the item that replaces text before the cursor (already typed).
           local scol = byte_col(bufnr, it.range.start.line, it.range.start.character)
           local line = vim.api.nvim_buf_get_lines(bufnr, row, row + 1, false)[1] or ''
           local typed = line:sub(scol + 1, col)
-          if it.range.start.line == row and vim.startswith(text, typed) then
-            text = text:sub(#typed + 1)
+          if it.range.start.line == row and vim.startswith(t, typed) then
+            t = t:sub(#typed + 1)
           end
         end
-        if type(text) == 'string' and text ~= '' then
-          M.ghost_show(bufnr, row, col, text, explicit)
-        else
-          text = nil
-        end
+        if type(t) == 'string' and t ~= '' then table.insert(texts, t) end
+      end
+      if #texts > 0 then
+        text = texts[1]
+        M.ghost_show(bufnr, row, col, text, explicit)
+        ghost[bufnr].texts = texts
       end
     end
     if callback then callback(text) end
@@ -559,6 +575,13 @@ function M._enable_ghost(bufnr)
         vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(opts.accept_key, true, false, true), 'n', false)
       end
     end, { buffer = bufnr, desc = 'quickfill: accept ghost text' })
+  end
+  if opts.cycle_key and opts.cycle_key ~= '' then
+    vim.keymap.set('i', opts.cycle_key, function()
+      if not M.ghost_cycle(bufnr, 1) then
+        vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(opts.cycle_key, true, false, true), 'n', false)
+      end
+    end, { buffer = bufnr, desc = 'quickfill: next suggestion' })
   end
 end
 

@@ -11,6 +11,7 @@
 #include "inference/backend/cpu/ops.h"
 #include "inference/backend/rope.h"
 #include "inference/backend/cuda/cuda_ops.h"
+#include "inference/sampling/sampler.h"
 
 namespace qf::infer {
 namespace {
@@ -203,6 +204,17 @@ TEST(CudaOps, RmsNormSiluAddSoftmaxArgmax) {
   dev_buf<int32_t> am3(3);
   cu::argmax_rows(drows.p, 3, 5000, am3.p, nullptr);
   EXPECT_EQ(am3.download(), (std::vector<int32_t>{17, 4999, 0}));
+  // The argmax's log-probability, against the host's log softmax.
+  dev_buf<float> lp(3);
+  cu::top_logprob_rows(drows.p, 3, 5000, lp.p, nullptr);
+  const std::vector<float> lps = lp.download();
+  for (int r = 0; r < 3; ++r) {
+    const std::span<const float> row(rows.data() + r * 5000, 5000);
+    EXPECT_NEAR(lps[size_t(r)], qf::infer::top_logprob(row), 1e-4) << "row " << r;
+  }
+  dev_buf<float> lp1(1);
+  cu::top_logprob_rows(dl.p, 1, int64_t(logits.size()), lp1.p, nullptr);
+  EXPECT_NEAR(lp1.download()[0], qf::infer::top_logprob(logits), 1e-4);
 
   std::vector<float> sm(logits.begin(), logits.begin() + 2 * 1000);
   dev_buf<float> dsm(sm);
