@@ -127,7 +127,8 @@ next_edit_engine::decoded next_edit_engine::decode(const std::string& owner, con
     }
     const int64_t base = static_cast<int64_t>(seq.tokens().size());
     if (base + static_cast<int64_t>(batch.size()) > seq.n_ctx()) break;
-    lm_eval_result r = seq.eval(batch, batch.size() > 1 ? lm_logits::all : lm_logits::last, tok);
+    lm_eval_result r = seq.eval(batch, batch.size() > 1 ? lm_logits::all : lm_logits::last, tok,
+                                lm_output::best);
     if (r.cancelled) {
       if (static_cast<int64_t>(seq.tokens().size()) > base) seq.keep_first(base);
       break;
