@@ -149,7 +149,7 @@ TEST(WorkspaceWiring, RootUriIndexReachesCompletionRequestsAndDeletionsRemoveDef
   h.answer("client/registerCapability");
   h.answer("window/workDoneProgress/create");
   ASSERT_NE(h.server->core().workspace(), nullptr);
-  ASSERT_TRUE(h.server->core().workspace()->wait_idle());
+  ASSERT_TRUE(h.server->core().workspace()->wait_idle(std::chrono::minutes(10)));
   // The first walk's progress: begin ... end, exactly one end on its token.
   ASSERT_TRUE(h.pump_until([&] {
     for (const auto& p : h.with_method("$/progress"))
@@ -198,7 +198,7 @@ TEST(WorkspaceWiring, RootUriIndexReachesCompletionRequestsAndDeletionsRemoveDef
   h.notify("workspace/didChangeWatchedFiles",
            json::object{{"changes", json::array{json::object{{"uri", index::path_to_file_uri(t.path("pkg/util.py"))},
                                                              {"type", 3}}}}});
-  ASSERT_TRUE(h.server->core().workspace()->wait_idle());
+  ASSERT_TRUE(h.server->core().workspace()->wait_idle(std::chrono::minutes(10)));
   h.request("textDocument/completion", json::object{{"textDocument", json::object{{"uri", main_uri}}},
                                                     {"position", json::object{{"line", 2}, {"character", 3}}}});
   ASSERT_TRUE(h.pump_until([&] { return h.seen.size() == 2 && h.completion_answers() == 2; }));
@@ -215,7 +215,7 @@ TEST(WorkspaceWiring, RootUriIndexReachesCompletionRequestsAndDeletionsRemoveDef
            json::object{{"event", json::object{{"added", json::array{json::object{
                                                    {"uri", index::path_to_file_uri(other.root())}, {"name", "o"}}}},
                                                {"removed", json::array{}}}}});
-  ASSERT_TRUE(h.server->core().workspace()->wait_idle());
+  ASSERT_TRUE(h.server->core().workspace()->wait_idle(std::chrono::minutes(10)));
   EXPECT_EQ(h.server->core().workspace()->lookup("helper", 5).size(), 1u);
   h.request("shutdown", nullptr);
   h.pump_until([] { return true; });
@@ -239,6 +239,6 @@ TEST(WorkspaceWiring, TheSettingTurnsTheIndexOff) {
   h.notify("workspace/didChangeConfiguration",
            json::object{{"settings", json::object{{"quickfill", json::object{{"workspace", json::object{{"index", true}}}}}}}});
   ASSERT_NE(h.server->core().workspace(), nullptr);
-  ASSERT_TRUE(h.server->core().workspace()->wait_idle());
+  ASSERT_TRUE(h.server->core().workspace()->wait_idle(std::chrono::minutes(10)));
   if (index::syntax_language_named("python")) EXPECT_EQ(h.server->core().workspace()->lookup("helper", 5).size(), 1u);
 }
