@@ -10,7 +10,7 @@ namespace qf::server::report {
 namespace {
 
 constexpr double width = 640, height = 260;
-constexpr double left = 56, right = 16, top = 34, bottom = 46;
+constexpr double left = 56, right = 16, top = 44, bottom = 40;
 constexpr double plot_w = width - left - right, plot_h = height - top - bottom;
 
 std::string num(double v) {
@@ -41,7 +41,7 @@ std::string frame(const std::string& id, const std::string& title, const std::st
     s += "<line class=\"grid\" x1=\"" + num(left) + "\" x2=\"" + num(left + plot_w) + "\" y1=\"" + num(y) +
          "\" y2=\"" + num(y) + "\"/>";
     s += "<text class=\"tick\" x=\"" + num(left - 4) + "\" y=\"" + num(y + 4) + "\" text-anchor=\"end\">" +
-         format_number(v, y_decimals) + "</text>";
+         format_number(v, y_decimals == 0 && std::fmod(v, 1.0) != 0 ? 1 : y_decimals) + "</text>";
   }
   return s;
 }
@@ -120,11 +120,11 @@ std::string render(const line_chart& c) {
   std::string s = frame(c.id, c.title, c.y_label, y_max, 0);
   const std::size_t n = c.x_labels.size();
   const double step = n > 1 ? plot_w / static_cast<double>(n - 1) : 0, offset = n > 1 ? 0 : plot_w / 2;
-  double legend_x = left + plot_w;
-  for (auto it = c.series.rbegin(); it != c.series.rend(); ++it) {
-    legend_x -= 70;
-    s += "<text class=\"legend\" x=\"" + num(legend_x) + "\" y=\"20\" fill=\"" + escape_html(it->color) + "\">" +
-         escape_html(it->name) + "</text>";
+  double legend_x = left;
+  for (const auto& se : c.series) {  // one row under the title
+    s += "<text class=\"legend\" x=\"" + num(legend_x) + "\" y=\"36\" style=\"fill:" + escape_html(se.color) +
+         "\">\xE2\x80\x94 " + escape_html(se.name) + "</text>";
+    legend_x += 56;
   }
   for (const auto& se : c.series) {
     std::string points, marks;
