@@ -28,6 +28,12 @@ double nice_max(double v) {
   return 10 * p;
 }
 
+// Decimals a tick value needs (a quarter of 1 is 0.25).
+int tick_decimals(double v) {
+  if (std::fabs(std::fmod(v, 1.0)) < 1e-9) return 0;
+  return std::fabs(std::fmod(v * 10, 1.0)) < 1e-9 ? 1 : 2;
+}
+
 std::string frame(const std::string& id, const std::string& title, const std::string& y_label, double y_max,
                   int y_decimals) {
   std::string s = "<svg id=\"" + escape_html(id) + "\" class=\"plot\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 " +
@@ -41,7 +47,7 @@ std::string frame(const std::string& id, const std::string& title, const std::st
     s += "<line class=\"grid\" x1=\"" + num(left) + "\" x2=\"" + num(left + plot_w) + "\" y1=\"" + num(y) +
          "\" y2=\"" + num(y) + "\"/>";
     s += "<text class=\"tick\" x=\"" + num(left - 4) + "\" y=\"" + num(y + 4) + "\" text-anchor=\"end\">" +
-         format_number(v, y_decimals == 0 && std::fmod(v, 1.0) != 0 ? 1 : y_decimals) + "</text>";
+         format_number(v, std::max(y_decimals, tick_decimals(v))) + "</text>";
   }
   return s;
 }

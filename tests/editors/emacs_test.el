@@ -122,7 +122,7 @@
       (should (equal file quickfill-dashboard-file))
       (should (string-prefix-p "<!DOCTYPE html>" html))
       (should (string-match-p "<svg id=\"plot-slo-burn\"" html))
-      (should (string-match-p "<svg id=\"hist-completion-automatic-totalMs\"" html))
+      (should (string-match-p "<svg id=\"hist-completion-explicit-totalMs\"" html))
       (delete-file file))
     ;; Without a model there is no prompt to explain: an error saying so.
     (let ((err (should-error (quickfill-explain) :type 'jsonrpc-error)))
