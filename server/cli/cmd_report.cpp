@@ -8,12 +8,12 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
-#include <sstream>
 #include <string>
 
 #include <boost/json.hpp>
 
 #include "server/cli/cli_args.h"
+#include "server/cli/cli_model.h"
 #include "server/cli/commands.h"
 #include "server/report/report_html.h"
 
@@ -34,15 +34,8 @@ int cmd_report(std::span<char*> args) {
   std::string text;
   if (from == "-") {
     text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
-  } else {
-    std::ifstream in(from, std::ios::binary);
-    if (!in) {
-      std::fprintf(stderr, "quickfill report: cannot read %s\n", from.c_str());
-      return 1;
-    }
-    std::stringstream ss;
-    ss << in.rdbuf();
-    text = ss.str();
+  } else if (!read_text_file("quickfill report", from, text)) {
+    return 1;
   }
   boost::system::error_code ec;
   boost::json::value stats = boost::json::parse(text, ec);

@@ -142,7 +142,7 @@ TEST(ReportCommand, BadInputGetsAClearMessageAndNoPage) {
   EXPECT_NE(r.err.find("--from-stats FILE is required"), std::string::npos) << r.err;
   r = run_quickfill({"report", "--from-stats", dir + "/missing.json", "--out", out});
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.err.find("cannot read"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("cannot open"), std::string::npos) << r.err;
   write_file(dir + "/bad.json", "{\"requests\": 1,");
   r = run_quickfill({"report", "--from-stats", dir + "/bad.json", "--out", out});
   EXPECT_EQ(r.exit_code, 1);
