@@ -41,6 +41,8 @@ APT_PACKAGES+=(
   neovim emacs-nox elpa-eglot
   nodejs npm
 )
+# Headless Chromium renders the dashboard page in its test (tests/server/cli/test_report_chromium.cpp).
+APT_PACKAGES+=(chromium)
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi

@@ -6,6 +6,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "server/report/report_html.h"
 
 namespace qf::server {
 
@@ -70,6 +71,7 @@ void lsp_server::register_handlers() {
       "quickfill/explainCompletion",
       [this](const lsp::completion_params& p, const lsp::reply_once& r) { start_explain(p.textDocument.uri, p.position, r); });
   rpc_.on_request("quickfill/stats", [this](const json::value& p, const lsp::reply_once& r) { on_stats(p, r); });
+  rpc_.on_request("quickfill/report", [this](const json::value& p, const lsp::reply_once& r) { on_report(p, r); });
   rpc_.on_request("quickfill/status", [this](const json::value&, const lsp::reply_once& r) { on_status(r); });
   register_workspace_handlers();
   register_next_edit_handlers();
@@ -326,9 +328,22 @@ void lsp_server::on_stats(const json::value& params, const lsp::reply_once& repl
     if (!r->is_int64() || r->get_int64() < 0) throw rpc_error(error_code::invalid_params, "params.recent: expected a non-negative integer");
     recent = static_cast<std::size_t>(r->get_int64());
   }
-  json::value stats = core_.stats().to_json(recent);
+  reply.result(stats_json(recent));
+}
+
+json::value lsp_server::stats_json(std::size_t recent) {
+  const server_settings s = core_.settings();
+  json::value stats = core_.stats().to_json(recent, slo_options{s.slo_budget_ms, s.slo_target});
   stats.as_object()["acceptance"] = core_.acceptance().to_json();
-  reply.result(std::move(stats));
+  return stats;
+}
+
+void lsp_server::on_report(const json::value& params, const lsp::reply_once& reply) {
+  (void)params;
+  std::string error;
+  std::string html = report::render_report_html(stats_json(0), &error);
+  if (html.empty()) throw rpc_error(error_code::internal_error, "quickfill/report: " + error);
+  reply.result(json::object{{"html", std::move(html)}});
 }
 
 void lsp_server::on_status(const lsp::reply_once& reply) {

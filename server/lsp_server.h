@@ -62,6 +62,8 @@ class lsp_server {
   void on_cancel_request(const lsp::cancel_params& p);
   void on_set_trace(const lsp::set_trace_params& p);
   void on_stats(const boost::json::value& params, const lsp::reply_once& reply);
+  void on_report(const boost::json::value& params, const lsp::reply_once& reply);  // {"html": the dashboard}
+  boost::json::value stats_json(std::size_t recent);  // the quickfill/stats result
   void on_status(const lsp::reply_once& reply);
 
   // The workspace index (lsp_server_workspace.cpp): roots from initialize and

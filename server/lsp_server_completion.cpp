@@ -135,6 +135,7 @@ void lsp_server::start_completion(const std::string& uri, const lsp::position& p
   base.version = doc->version;
   base.inline_request = inline_request;
   base.explicit_trigger = explicit_trigger;
+  base.slo_budget_ms = s.slo_budget_ms;
 
   auto on_cancel = [this, reply, base, received](cancel_reason why) {
     if (reply.replied()) return;

@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
     if (std::strcmp(sub, "settings") == 0) return qf::cli::cmd_settings(args);
     if (std::strcmp(sub, "prompt") == 0) return qf::cli::cmd_prompt(args);
     if (std::strcmp(sub, "model") == 0) return qf::cli::cmd_model(args);
+    if (std::strcmp(sub, "report") == 0) return qf::cli::cmd_report(args);
   }
   qf::server::server_args opts;
   std::string error;

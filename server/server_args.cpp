@@ -99,6 +99,8 @@ const char* server_usage() {
          "       quickfill settings --markdown            the settings reference (docs/configuration.md)\n"
          "       quickfill prompt FILE LINE COL           the prompt a completion there would use, part by part\n"
          "       quickfill model pull REF | list          download a GGUF model (owner/repo:file.gguf or a URL)\n"
+         "       quickfill report --from-stats FILE [--out FILE.html]\n"
+         "                                               the dashboard page from quickfill/stats JSON\n"
          "\n"
          "server options:\n"
          "  --model PATH|NAME        GGUF model, or the name of a pulled one (default: the\n"

@@ -38,6 +38,13 @@ std::vector<setting_spec> make_schema() {
         "Index the definitions and imports of the workspace's source files in the background (lowest priority; "
         "`.gitignore` respected; cached under `$XDG_CACHE_HOME/quickfill`) so that prompts can include definitions "
         "from other files. Off: nothing is walked or parsed beyond the open documents' syntax trees."},
+      S{"slo.budgetMs", "Server", QF_FIELD(server.slo_budget_ms), 1, 600000, {},
+        "Latency SLO: the reply time (from arrival) an automatic completion should meet. The default leaves 100 ms "
+        "over `completion.autoDeadlineMs` for building and sending the reply. `quickfill report` shows the "
+        "compliance over the last hour and day."},
+      S{"slo.target", "Server", QF_FIELD(server.slo_target), 0.5, 0.9999, {},
+        "Latency SLO: the share of answered automatic completions that should meet `slo.budgetMs`; the error "
+        "budget is the rest, and the burn rate is the bad share over it (1 spends it exactly)."},
       // ---- Engine ----
       S{"device", "Engine", QF_FIELD(engine.device), 0, 0, devices,
         "Where the model runs: `auto` takes the CUDA backend when the binary has it and a GPU is present, otherwise "

@@ -46,6 +46,8 @@ struct server_settings {
   int explicit_deadline_ms = 2000;  // budget of requests the user invoked
   int context_documents = 8;        // other open documents passed as context
   bool workspace_index = true;      // index the workspace's definitions in the background
+  int slo_budget_ms = 500;          // latency SLO: reply time of an automatic completion
+  double slo_target = 0.95;         // latency SLO: share of automatic answers within the budget
 };
 
 struct quickfill_settings {

@@ -47,9 +47,10 @@ percentiles compute_percentiles(std::vector<double> values) {
   return p;
 }
 
-void stats_collector::record(const request_record& r) {
+void stats_collector::record(const request_record& r, stats_windows::clock::time_point arrived) {
   {
     std::lock_guard<std::mutex> lock(mu_);
+    windows_.record(r, r.slo_budget_ms, arrived);
     ++total_;
     if (r.outcome == request_outcome::answered) {
       ++answered_;
@@ -80,7 +81,8 @@ void stats_collector::record_cancel_to_free(cancel_reason why, double ms) {
   spdlog::debug("worker free {:.2f} ms after cancelling a running job ({})", ms, cancel_reason_name(why));
 }
 
-json::value stats_collector::to_json(std::size_t recent_limit) const {
+json::value stats_collector::to_json(std::size_t recent_limit, const slo_options& slo,
+                                     stats_windows::clock::time_point now) const {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<double> ttft, total, scores;
   for (const auto& r : recent_) {
@@ -134,6 +136,8 @@ json::value stats_collector::to_json(std::size_t recent_limit) const {
       // requests, and how many answers the confidence gate left empty.
       {"confidence", json::object{{"score", percentiles_json(compute_percentiles(scores))}, {"gated", gated_}}},
       {"recent", std::move(recent)},
+      {"histograms", windows_.histograms_json()},
+      {"slo", windows_.slo_json(slo, now)},
   };
 }
 

@@ -19,6 +19,7 @@
 #include <boost/json/value.hpp>
 
 #include "server/completion/completion_provider.h"
+#include "server/stats_windows.h"
 
 namespace qf::server {
 
@@ -33,6 +34,7 @@ struct request_record {
   cancel_reason reason = cancel_reason::none;  // when cancelled
   std::size_t items = 0;
   double wall_ms = 0;  // from arrival to the reply
+  double slo_budget_ms = 0;  // the SLO budget in force when it arrived (the "slo.budgetMs" setting)
   completion_metrics metrics;
 };
 
@@ -47,13 +49,16 @@ class stats_collector {
  public:
   explicit stats_collector(std::size_t history = 1000) : history_(history) {}
 
-  void record(const request_record& r);
+  void record(const request_record& r) { record(r, stats_windows::clock::now()); }
+  void record(const request_record& r, stats_windows::clock::time_point arrived);
   void record_cancel_to_free(cancel_reason why, double ms);
 
   // {"requests":N,"answered":N,"noModel":N,"ttftMs":{p50..},"totalMs":{..},
   //  "cacheHitRate":x,"cancellations":{"content_modified":N,..},
-  //  "cancelToFreeMs":{..},"confidence":{"score":{p50..},"gated":N},"recent":[..]}
-  boost::json::value to_json(std::size_t recent_limit) const;
+  //  "cancelToFreeMs":{..},"confidence":{"score":{p50..},"gated":N},"recent":[..],
+  //  "histograms":{..},"slo":{..}} (the last two: see stats_windows.h)
+  boost::json::value to_json(std::size_t recent_limit, const slo_options& slo = {},
+                             stats_windows::clock::time_point now = stats_windows::clock::now()) const;
 
  private:
   std::size_t history_;
@@ -63,6 +68,7 @@ class stats_collector {
   std::uint64_t total_ = 0, answered_ = 0, no_model_ = 0, cache_hits_ = 0;
   std::uint64_t gated_ = 0;  // answered requests whose every suggestion the confidence gate dropped
   std::map<std::string, std::uint64_t> cancellations_;
+  stats_windows windows_;
 };
 
 }  // namespace qf::server

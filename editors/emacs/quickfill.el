@@ -20,7 +20,9 @@
 ;; `eglot-initialization-options' method sends {"quickfill": {...}} built from
 ;; the quickfill-* variables, it answers workspace/configuration for the
 ;; "quickfill" section with the same object, and `quickfill-update-settings'
-;; re-sends it with workspace/didChangeConfiguration.  `quickfill-explain'
+;; re-sends it with workspace/didChangeConfiguration.  `quickfill-dashboard'
+;; writes the server's dashboard page (quickfill/report) to an HTML file and
+;; opens it in the browser.  `quickfill-explain'
 ;; shows quickfill/explainCompletion at point (the prompt a completion there
 ;; would give the model) in *quickfill-explain*.  `quickfill-complete' inserts
 ;; the first of an explicit textDocument/inlineCompletion's items (the server
@@ -168,6 +170,29 @@ most recent requests (:recent, oldest first)."
         (insert (pp-to-string (list :status (quickfill-status) :stats stats)))
         (display-buffer (current-buffer))))
     stats))
+
+(defcustom quickfill-dashboard-file
+  (expand-file-name "quickfill-dashboard.html" temporary-file-directory)
+  "Where `quickfill-dashboard' writes the dashboard page before opening it."
+  :type 'file :group 'quickfill)
+
+(defun quickfill-write-dashboard (&optional file)
+  "Write the server's dashboard page (quickfill/report) to FILE; return FILE.
+FILE defaults to `quickfill-dashboard-file'.  The page is self-contained
+HTML: latency histograms, percentiles over time and the SLO's burn."
+  (let* ((file (or file quickfill-dashboard-file))
+         (answer (jsonrpc-request (quickfill--current-server) :quickfill/report (make-hash-table)))
+         (html (plist-get answer :html)))
+    (unless (stringp html) (error "quickfill/report: the answer has no html"))
+    (let ((coding-system-for-write 'utf-8-unix))
+      (with-temp-file file (insert html)))
+    file))
+
+(defun quickfill-dashboard ()
+  "Write the dashboard page (see `quickfill-write-dashboard') and open it.
+It opens with `browse-url-of-file' (the system's browser, or eww)."
+  (interactive)
+  (browse-url-of-file (quickfill-write-dashboard)))
 
 (defun quickfill-explanation ()
   "The server's quickfill/explainCompletion answer at point.

@@ -15,5 +15,6 @@ int cmd_gguf(std::span<char*> args);        // cmd_gguf.cpp: convert, quantize, 
 int cmd_settings(std::span<char*> args);    // cmd_settings.cpp: the settings reference from the schema
 int cmd_prompt(std::span<char*> args);      // cmd_prompt.cpp: the prompt a completion would use, explained
 int cmd_model(std::span<char*> args);       // cmd_model.cpp: pull and list models in the models folder
+int cmd_report(std::span<char*> args);      // cmd_report.cpp: the dashboard page from stats JSON
 
 }  // namespace qf::cli

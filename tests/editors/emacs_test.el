@@ -115,6 +115,15 @@
     (pcase-let ((`(,beg ,end ,table . ,_) (run-hook-with-args-until-success 'completion-at-point-functions)))
       (should (null (all-completions (buffer-substring beg end) table))))
     (should (>= (plist-get (quickfill-stats) :noModel) 1))
+    ;; The dashboard page from quickfill/report, written where it is opened from.
+    (let* ((quickfill-dashboard-file (make-temp-file "quickfill-dashboard" nil ".html"))
+           (file (quickfill-write-dashboard))
+           (html (with-temp-buffer (insert-file-contents file) (buffer-string))))
+      (should (equal file quickfill-dashboard-file))
+      (should (string-prefix-p "<!DOCTYPE html>" html))
+      (should (string-match-p "<svg id=\"plot-slo-burn\"" html))
+      (should (string-match-p "<svg id=\"hist-completion-explicit-totalMs\"" html))
+      (delete-file file))
     ;; Without a model there is no prompt to explain: an error saying so.
     (let ((err (should-error (quickfill-explain) :type 'jsonrpc-error)))
       (should (string-match-p "no model is loaded" (format "%S" err))))

@@ -114,6 +114,19 @@ local function run()
 
   local stats, err = qf.stats(bufnr)
   check(type(stats) == 'table', 'quickfill/stats answers (' .. tostring(err) .. ')')
+  -- The dashboard page from quickfill/report, written to a file and handed to the opener.
+  local opened
+  qf.config.open_dashboard = function(p) opened = p end
+  local page_path = vim.fn.tempname() .. '.html'
+  local written, dash_err = qf.write_dashboard(page_path, bufnr)
+  check(written == page_path, 'the dashboard page is written (' .. tostring(dash_err) .. ')')
+  local page = table.concat(vim.fn.readfile(page_path, 'b'), '\n')
+  check(page:sub(1, 15) == '<!DOCTYPE html>' and page:find('<svg id="plot-slo-burn"', 1, true) ~= nil,
+        'the dashboard page has its plots')
+  vim.cmd('QuickfillDashboard')
+  check(opened ~= nil and vim.fn.filereadable(opened) == 1, ':QuickfillDashboard writes the page and opens it')
+  os.remove(page_path)
+  os.remove(opened)
 
   -- Wait for the model load to finish (quickfill/status).
   local status

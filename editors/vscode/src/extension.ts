@@ -12,7 +12,8 @@
 //   - the suggestion list (textDocument/completion) behind quickfill.suggest.enable;
 //   - a status-bar item (model state from quickfill/status, last latency from
 //     quickfill/stats);
-//   - commands restart / enable / disable / toggle / showLog / showStats, and
+//   - commands restart / enable / disable / toggle / showLog / showStats,
+//     showDashboard (the quickfill/report page in a webview, scripts off), and
 //     explainCompletion (quickfill/explainCompletion at the cursor, shown in a
 //     read-only document of the quickfill-explain scheme);
 //   - next-edit suggestions and acceptance reports (next_edit_ui.ts);
@@ -31,6 +32,7 @@ import {
   inlineItems, completionItems, usableAsGhost, GhostItem,
 } from './inline';
 import { ServerState, parseStats, statusText, stateFromStats, StatsView } from './status';
+import { ReportMethod, DashboardViewType, DashboardTitle, dashboardWebviewOptions, parseReport } from './dashboard';
 import { ExplainMethod, ExplainScheme, explainParams, parseExplanation, explanationText } from './explain';
 import { NextEditUi, AcceptInlineCommand } from './next_edit_ui';
 
@@ -235,6 +237,32 @@ async function showStats(): Promise<void> {
   }
 }
 
+// showDashboard: the server's quickfill/report page in one webview, refreshed
+// each time the command runs.
+let dashboard: vscode.WebviewPanel | undefined;
+async function showDashboard(): Promise<void> {
+  if (!client || client.state !== State.Running) {
+    void vscode.window.showInformationMessage('quickfill: the server is not running.');
+    return;
+  }
+  let html: string;
+  try {
+    html = parseReport(await client.sendRequest(ReportMethod, {}));
+  } catch (err) {
+    const message = (err as { message?: string } | undefined)?.message ?? String(err);
+    void vscode.window.showWarningMessage(`quickfill: cannot show the dashboard: ${message}`);
+    return;
+  }
+  if (!dashboard) {
+    dashboard = vscode.window.createWebviewPanel(DashboardViewType, DashboardTitle, vscode.ViewColumn.Beside,
+      dashboardWebviewOptions);
+    dashboard.onDidDispose(() => { dashboard = undefined; });
+  } else {
+    dashboard.reveal(vscode.ViewColumn.Beside);
+  }
+  dashboard.webview.html = html;
+}
+
 // Explanations by document path (the documents of the quickfill-explain scheme).
 const explanations = new Map<string, string>();
 let explainCount = 0;
@@ -284,6 +312,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand('quickfill.toggle', () => setEnabled(!settings.enable)),
     vscode.commands.registerCommand('quickfill.showLog', () => output.show(true)),
     vscode.commands.registerCommand('quickfill.showStats', showStats),
+    vscode.commands.registerCommand('quickfill.showDashboard', showDashboard),
     vscode.commands.registerCommand('quickfill.explainCompletion', explainCompletion),
     vscode.workspace.registerTextDocumentContentProvider(ExplainScheme, explainContent),
     vscode.languages.registerInlineCompletionItemProvider(documentSelector, inlineProvider),

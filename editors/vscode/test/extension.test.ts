@@ -68,7 +68,7 @@ test('the extension end to end: activation, ghost text, status bar, commands, se
       assert.ok(status, 'a status-bar item');
       assert.equal(status.command, 'quickfill.showLog');
       for (const id of ['quickfill.restart', 'quickfill.enable', 'quickfill.disable', 'quickfill.toggle',
-                        'quickfill.showLog', 'quickfill.showStats', 'quickfill.explainCompletion',
+                        'quickfill.showLog', 'quickfill.showStats', 'quickfill.showDashboard', 'quickfill.explainCompletion',
                         'quickfill.nextEdit', 'quickfill.jumpToNextEdit', 'quickfill.acceptNextEdit',
                         'quickfill.didAcceptInline']) {
         assert.ok(recorded.commands.has(id), `command ${id} registered`);
@@ -148,6 +148,20 @@ test('the extension end to end: activation, ghost text, status bar, commands, se
       assert.ok(inlineCounts.shown >= 1 && inlineCounts.accepted === 1, `acceptance: ${JSON.stringify(dump.stats.acceptance)}`);
       assert.equal(inlineCounts.acceptedChars, items[0].insertText.length);
       assert.match(log(), /"answered": \d+/);
+
+      // showDashboard: the server's quickfill/report page in a webview with scripts off; run again, the
+      // same panel is revealed with a fresh page.
+      await commands.executeCommand('quickfill.showDashboard');
+      assert.equal(recorded.webviewPanels.length, 1, 'one dashboard panel');
+      const panel = recorded.webviewPanels[0];
+      assert.equal(panel.viewType, 'quickfill.dashboard');
+      assert.equal((panel.options as { enableScripts: boolean }).enableScripts, false);
+      assert.ok(panel.webview.html.startsWith('<!DOCTYPE html>'), panel.webview.html.slice(0, 80));
+      for (const id of ['plot-slo-burn', 'plot-percentiles', 'hist-inline-explicit-totalMs'])
+        assert.ok(panel.webview.html.includes(`<svg id="${id}"`), `the page has the ${id} plot`);
+      await commands.executeCommand('quickfill.showDashboard');
+      assert.equal(recorded.webviewPanels.length, 1, 'still one panel');
+      assert.equal(panel.revealed, 1);
 
       // Disable stops the server; the status bar says so; no ghost text.
       await commands.executeCommand('quickfill.disable');

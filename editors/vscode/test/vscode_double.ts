@@ -144,7 +144,14 @@ export const recorded = {
   settings: new Map<string, unknown>(),
   contentProviders: new Map<string, any>(),
   shownDocuments: [] as TextDocument[],
+  webviewPanels: [] as WebviewPanel[],
 };
+
+export interface WebviewPanel {
+  viewType: string; title: string; options: unknown; webview: { html: string };
+  revealed: number; disposed: boolean;
+  reveal(): void; dispose(): void; onDidDispose(f: () => void): Disposable;
+}
 
 const configEmitter = new EventEmitter<{ affectsConfiguration(s: string): boolean }>();
 const openEmitter = new EventEmitter<TextDocument>();
@@ -323,6 +330,17 @@ export const window = withFallback('window', {
   async withProgress(_opts: unknown, task: (p: unknown, t: unknown) => Promise<unknown>) {
     return task({ report() {} }, new CancellationTokenSource().token);
   },
+  createWebviewPanel(viewType: string, title: string, _column: unknown, options: unknown): WebviewPanel {
+    const disposed: (() => void)[] = [];
+    const panel: WebviewPanel = {
+      viewType, title, options, webview: { html: '' }, revealed: 0, disposed: false,
+      reveal() { panel.revealed++; },
+      dispose() { panel.disposed = true; for (const f of disposed) f(); },
+      onDidDispose(f) { disposed.push(f); return new Disposable(() => undefined); },
+    };
+    recorded.webviewPanels.push(panel);
+    return panel;
+  },
   async showTextDocument(doc: TextDocument) { recorded.shownDocuments.push(doc); return { document: doc }; },
   activeTextEditor: undefined as unknown,
   visibleTextEditors: [],
@@ -333,6 +351,7 @@ export const window = withFallback('window', {
 export const env = withFallback('env', { appName: 'Visual Studio Code', language: 'en', machineId: 'test' });
 
 // Everything else a module might reach for (enums, rarely used classes).
+export const ViewColumn = { Active: -1, Beside: -2, One: 1, Two: 2 };
 export const DiagnosticSeverity = { Error: 0, Warning: 1, Information: 2, Hint: 3 };
 export const CompletionTriggerKind = { Invoke: 0, TriggerCharacter: 1, TriggerForIncompleteCompletions: 2 };
 export const CompletionItemKind = new Proxy({}, { get: () => 0 });

@@ -83,6 +83,10 @@ class served_model {
     return std::string(it.at("insertText").as_string());
   }
 
+  void notify(const std::string& method, json::value params) {
+    client_.send(json::object{{"jsonrpc", "2.0"}, {"method", method}, {"params", std::move(params)}});
+  }
+
   std::optional<json::value> call(const std::string& method, json::value params) {
     const int64_t id = client_.request(method, std::move(params));
     for (;;) {

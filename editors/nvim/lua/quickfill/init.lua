@@ -20,6 +20,8 @@
 -- candidates for an explicit request, best first).
 -- :QuickfillExplain shows quickfill/explainCompletion at the cursor (the
 -- prompt a completion there would give the model) in a scratch buffer.
+-- :QuickfillDashboard writes the server's dashboard page (quickfill/report)
+-- to an HTML file and opens it in the browser.
 local M = {}
 
 local NAME = 'quickfill'
@@ -41,6 +43,7 @@ local defaults = {
   next_edit = false,         -- true or a table { accept_key = '<M-y>', jump_key = '<M-n>', auto = false } (next_edit.lua)
   on_attach = nil,           -- function(client, bufnr)
   capabilities = nil,        -- client capabilities override
+  open_dashboard = nil,      -- function(path) that opens the dashboard page; nil: vim.ui.open or xdg-open
 }
 
 M.config = vim.deepcopy(defaults)
@@ -247,6 +250,42 @@ end
 -- the most recent requests (`recent`, oldest first); nil and a message on failure.
 function M.stats(bufnr, timeout_ms)
   return request_sync('quickfill/stats', vim.empty_dict(), bufnr, timeout_ms)
+end
+
+-- quickfill/report: the dashboard page (self-contained HTML: latency
+-- histograms, percentiles over time, the SLO's burn) written to `path`
+-- (default: quickfill-dashboard.html in the cache folder); the path, or nil
+-- and a message on failure.
+function M.write_dashboard(path, bufnr, timeout_ms)
+  local result, err = request_sync('quickfill/report', vim.empty_dict(), bufnr, timeout_ms)
+  if not result then return nil, err end
+  if type(result.html) ~= 'string' then return nil, 'quickfill/report: the answer has no html' end
+  path = path or (vim.fn.stdpath('cache') .. '/quickfill-dashboard.html')
+  vim.fn.mkdir(vim.fn.fnamemodify(path, ':h'), 'p')
+  local f, open_err = io.open(path, 'wb')
+  if not f then return nil, open_err end
+  f:write(result.html)
+  f:close()
+  return path
+end
+
+-- :QuickfillDashboard: write the page and open it with vim.ui.open (Neovim
+-- 0.10+), else xdg-open / open; M.config.open_dashboard(path) replaces both.
+function M.open_dashboard()
+  local path, err = M.write_dashboard()
+  if not path then
+    vim.notify('quickfill: ' .. tostring(err), vim.log.levels.ERROR)
+    return nil, err
+  end
+  if M.config.open_dashboard then
+    M.config.open_dashboard(path)
+  elseif vim.ui and vim.ui.open then
+    vim.ui.open(path)
+  else
+    vim.fn.jobstart({ vim.fn.has('mac') == 1 and 'open' or 'xdg-open', path }, { detach = true })
+  end
+  vim.notify('quickfill: dashboard ' .. path)
+  return path
 end
 
 -- quickfill/status: modelLoaded, modelLoading, model (description), modelPath, noModelReason.
@@ -607,6 +646,8 @@ function M.setup(opts)
     local s = M.stats()
     print(st and vim.inspect({ status = st, stats = s }) or ('quickfill: ' .. tostring(err)))
   end, { desc = 'Show quickfill/status and quickfill/stats' })
+  vim.api.nvim_create_user_command('QuickfillDashboard', function() M.open_dashboard() end,
+                                   { desc = 'Write the quickfill dashboard page and open it in the browser' })
   vim.api.nvim_create_user_command('QuickfillNextEdit', function() require('quickfill.next_edit').request(0, true) end,
     { desc = 'Ask for the next edit at the cursor and show it' })
   vim.api.nvim_create_user_command('QuickfillExplain', function() M.explain_buffer() end,

@@ -1,0 +1,90 @@
+// The dashboard page rendered from stats JSON (server/report/report_html.h):
+// self-contained, one SVG per plot with the figures of the JSON, and a clear
+// error for JSON that is not quickfill/stats output.
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+
+#include "server/report/report_html.h"
+#include "server/stats.h"
+
+using namespace qf::server;
+namespace json = boost::json;
+
+namespace {
+
+json::value sample_stats() {
+  stats_collector s;
+  const auto now = stats_windows::clock::now();
+  for (int i = 0; i < 6; ++i) {
+    request_record r;
+    r.inline_request = true;
+    r.outcome = request_outcome::answered;
+    r.wall_ms = 100.0 + 100 * i;
+    r.slo_budget_ms = 500;
+    r.metrics.ttft_ms = 40;
+    r.metrics.total_ms = r.wall_ms;
+    s.record(r, now);
+  }
+  json::value j = s.to_json(0, {}, now);
+  j.as_object()["acceptance"] = json::object{{"bySource", json::object{}}};
+  return j;
+}
+
+std::size_t occurrences(const std::string& s, const std::string& what) {
+  std::size_t n = 0;
+  for (std::size_t p = s.find(what); p != std::string::npos; p = s.find(what, p + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST(ReportHtml, IsOneSelfContainedPageWithThePlotsAndFigures) {
+  std::string error;
+  const std::string html = report::render_report_html(sample_stats(), &error);
+  ASSERT_FALSE(html.empty()) << error;
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+  EXPECT_EQ(occurrences(html, "http:"), occurrences(html, "xmlns=\"http://www.w3.org/2000/svg\""));  // no links
+  EXPECT_EQ(occurrences(html, "https:"), 0u);
+  EXPECT_EQ(html.find("url("), std::string::npos);
+  for (const char* id : {"plot-slo-burn", "plot-percentiles", "hist-inline-automatic-ttftMs",
+                         "hist-inline-automatic-totalMs", "hist-inline-automatic-tokensPerSecond",
+                         "hist-inline-automatic-cacheReuse"})
+    EXPECT_NE(html.find(std::string("<svg id=\"") + id + "\""), std::string::npos) << id;
+  // Only cells that saw requests get plots.
+  EXPECT_EQ(html.find("hist-completion-explicit"), std::string::npos);
+  // 6 judged: 100..500 ms within the 500 ms budget, 600 over it.
+  EXPECT_NE(html.find("id=\"slo-hour-judged\" data-value=\"6.0000\">6<"), std::string::npos);
+  EXPECT_NE(html.find("id=\"slo-hour-good\" data-value=\"5.0000\">5<"), std::string::npos);
+  EXPECT_NE(html.find("id=\"slo-hour-compliance\" data-value=\"0.8333\">83.3 %<"), std::string::npos);
+  // One bar per bucket of each histogram (4 histograms) plus one burn bar.
+  EXPECT_EQ(occurrences(html, "<rect class=\"bar\""),
+            2 * (latency_edges_ms().size() + 1) + tokens_per_second_edges().size() + 1 +
+                cache_reuse_edges().size() + 1 + 1);
+  EXPECT_NE(html.find("data-label=\"\xE2\x89\xA4" "750\" data-value=\"1\""), std::string::npos);
+}
+
+TEST(ReportHtml, NamesTheFirstBadMemberOfJsonThatIsNotStats) {
+  std::string error;
+  EXPECT_TRUE(report::render_report_html(json::parse("[1,2]"), &error).empty());
+  EXPECT_EQ(error, "stats: expected an object");
+  json::value j = sample_stats();
+  j.as_object().erase("slo");
+  EXPECT_TRUE(report::render_report_html(j, &error).empty());
+  EXPECT_EQ(error, "stats.slo: missing");
+  j = sample_stats();
+  j.at("histograms").at("bySource").at("inline").at("automatic").as_object()["totalMs"].as_object()["counts"] = "x";
+  EXPECT_TRUE(report::render_report_html(j, &error).empty());
+  EXPECT_EQ(error, "stats.histograms.bySource.inline.automatic.totalMs.counts: expected an array");
+}
+
+TEST(ReportHtml, EscapesTextFromTheJson) {
+  json::value j = sample_stats();
+  j.as_object()["cancellations"] = json::object{{"<b>odd</b>", 2}};
+  std::string error;
+  const std::string html = report::render_report_html(j, &error);
+  ASSERT_FALSE(html.empty()) << error;
+  EXPECT_EQ(html.find("<b>odd"), std::string::npos);
+  EXPECT_NE(html.find("&lt;b&gt;odd&lt;/b&gt;"), std::string::npos);
+}
