@@ -155,8 +155,9 @@ void lsp_server::start_completion(const std::string& uri, const lsp::position& p
     }
     request_record r = base;
     r.wall_ms = std::chrono::duration<double, std::milli>(clock::now() - received).count();
-    if (out.no_model) {
-      r.outcome = request_outcome::no_model;
+    if (out.no_model || out.failed) {
+      r.outcome = out.failed ? request_outcome::failed : request_outcome::no_model;
+      if (out.failed) log_message(lsp::message_type::warning, "completion failed: " + out.error);
       reply.result(inline_request ? json::value(json::object{{"items", json::array{}}})
                                   : json::value(json::object{{"isIncomplete", false}, {"items", json::array{}}}));
     } else {

@@ -206,7 +206,12 @@ void server_core::complete(const std::string& key, completion_request req,
       out.no_model = true;
     } else {
       const auto started = clock::now();
-      out.result = provider->complete(req, cancel);
+      try {
+        out.result = provider->complete(req, cancel);
+      } catch (const std::exception& ex) {
+        out.failed = true;
+        out.error = ex.what();
+      }
       if (out.result.metrics.queue_ms == 0)
         out.result.metrics.queue_ms = std::chrono::duration<double, std::milli>(started - req.received).count();
     }

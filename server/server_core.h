@@ -105,9 +105,13 @@ class server_core {
   // Queues a completion. `done` runs on the dispatcher thread with the result
   // (provider == null -> no_model) unless the job was cancelled first, in which
   // case `on_cancel` ran instead (on the cancelling thread).
+  // A provider that throws (a source failed and had no fallback) still gets
+  // its request answered: `failed` with the reason in `error`.
   struct completion_outcome {
     completion_result result;
     bool no_model = false;
+    bool failed = false;
+    std::string error;
   };
   void complete(const std::string& key, completion_request req,
                 std::function<void(completion_outcome)> done, std::function<void(cancel_reason)> on_cancel);

@@ -20,6 +20,7 @@ const char* outcome_name(request_outcome o) {
     case request_outcome::answered: return "answered";
     case request_outcome::no_model: return "no_model";
     case request_outcome::cancelled: return "cancelled";
+    case request_outcome::failed: return "failed";
   }
   return "unknown";
 }
@@ -58,6 +59,8 @@ void stats_collector::record(const request_record& r, stats_windows::clock::time
       if (r.metrics.gated > 0 && r.items == 0) ++gated_;
     } else if (r.outcome == request_outcome::no_model) {
       ++no_model_;
+    } else if (r.outcome == request_outcome::failed) {
+      ++failed_;
     } else {
       ++cancellations_[cancel_reason_name(r.reason)];
     }
@@ -126,6 +129,7 @@ json::value stats_collector::to_json(std::size_t recent_limit, const slo_options
       {"requests", total_},
       {"answered", answered_},
       {"noModel", no_model_},
+      {"failed", failed_},
       {"ttftMs", percentiles_json(compute_percentiles(ttft))},
       {"totalMs", percentiles_json(compute_percentiles(total))},
       {"cacheHitRate", answered_ ? static_cast<double>(cache_hits_) / static_cast<double>(answered_) : 0.0},

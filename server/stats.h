@@ -23,7 +23,8 @@
 
 namespace qf::server {
 
-enum class request_outcome { answered, no_model, cancelled };
+// failed: the provider threw (a source failed); answered with no items.
+enum class request_outcome { answered, no_model, cancelled, failed };
 
 struct request_record {
   std::string uri;
@@ -65,7 +66,7 @@ class stats_collector {
   mutable std::mutex mu_;
   std::deque<request_record> recent_;
   std::deque<double> cancel_to_free_;
-  std::uint64_t total_ = 0, answered_ = 0, no_model_ = 0, cache_hits_ = 0;
+  std::uint64_t total_ = 0, answered_ = 0, no_model_ = 0, failed_ = 0, cache_hits_ = 0;
   std::uint64_t gated_ = 0;  // answered requests whose every suggestion the confidence gate dropped
   std::map<std::string, std::uint64_t> cancellations_;
   stats_windows windows_;

@@ -113,6 +113,9 @@ void stats_windows::record(const request_record& r, double budget_ms, clock::tim
     case request_outcome::no_model:
       ++c.no_model;
       return;
+    case request_outcome::failed:
+      ++c.failed;
+      return;
     case request_outcome::answered: break;
   }
   ++c.answered;
@@ -135,7 +138,7 @@ json::value stats_windows::histograms_json() const {
       const cell& c = cells_[si][ti];
       by_trigger[trigger_names[ti]] = json::object{
           {"requests", c.requests},        {"answered", c.answered},         {"cancelled", c.cancelled},
-          {"noModel", c.no_model},         {"ttftMs", c.ttft.to_json()},     {"totalMs", c.total.to_json()},
+          {"noModel", c.no_model}, {"failed", c.failed},         {"ttftMs", c.ttft.to_json()},     {"totalMs", c.total.to_json()},
           {"tokensPerSecond", c.tps.to_json()}, {"cacheReuse", c.reuse.to_json()}};
     }
     by_source[source_names[si]] = std::move(by_trigger);

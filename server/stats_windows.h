@@ -82,7 +82,7 @@ class stats_windows {
 
  private:
   struct cell {
-    std::uint64_t requests = 0, answered = 0, cancelled = 0, no_model = 0;
+    std::uint64_t requests = 0, answered = 0, cancelled = 0, no_model = 0, failed = 0;
     fixed_histogram ttft, total, tps, reuse;
     cell();
   };

@@ -116,12 +116,19 @@ struct completion_result {
   completion_metrics metrics;
 };
 
+// A source's health as quickfill/status shows it.
+struct source_health {
+  std::string state = "ok";  // "ok", "degraded" (recent failures), "down", "circuit_open"
+  std::string detail;        // one line for people (no credentials)
+};
+
 class completion_provider {
  public:
   virtual ~completion_provider() = default;
   // Runs on the inference worker. Must poll `cancel` between layers/tokens and
   // return promptly once it is set (the server then answers -32800/-32801 and
-  // discards the result). Must stop by req.deadline with what exists.
+  // discards the result). Must stop by req.deadline with what exists. Throws
+  // source_failure (source_failure.h) when it could not answer at all.
   virtual completion_result complete(const completion_request& req, const cancel_token& cancel) = 0;
   // Low-priority work (cache warming, prefetch) run when no request is queued;
   // returns false when there is nothing left to do. Must poll `cancel`.
@@ -144,6 +151,8 @@ class completion_provider {
   virtual void configure(const completion::completion_settings& settings) {}
   // One-line description for status (model name, quantization, backend).
   virtual std::string describe() const = 0;
+  // For quickfill/status; callable from the worker thread only, like the rest.
+  virtual source_health health() const { return {}; }
 };
 
 }  // namespace qf::server

@@ -6,6 +6,8 @@
 //   so tests can hold a request queued or running for as long as they need.
 //   "STUBBORN" ignores the token until the test releases it, which shows that
 //   cancelled requests are answered while the worker is still busy.
+// * "FAILING" makes complete() throw source_failure, as a remote source that
+//   is down does.
 // * Otherwise it returns one deterministic candidate: the identifier before
 //   the cursor plus "_done", replacing that identifier (so range conversion
 //   back to the client's encoding is visible).
@@ -24,6 +26,7 @@
 
 #include "indexing/lines.h"
 #include "server/completion/completion_provider.h"
+#include "server/completion/source_failure.h"
 
 namespace qf::server::testing {
 
@@ -49,6 +52,8 @@ class test_provider final : public completion_provider {
       say(std::string("stubborn job released, cancelled=") + (cancel.is_cancelled() ? "yes" : "no"));
       return out;
     }
+    if (text.find("FAILING") != std::string::npos)
+      throw source_failure(failure_kind::unavailable, "test source is down");
     if (text.find("BLOCK") != std::string::npos) {
       const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
       while (!cancel.is_cancelled() && std::chrono::steady_clock::now() < give_up)

@@ -1,0 +1,45 @@
+// How a completion source says it could not answer: complete() throws
+// source_failure when it produced nothing because of a failure of its own (a
+// remote endpoint down, timed out or refusing, an open circuit breaker, a
+// spent quota), as opposed to an answer with no items. A router catches it and
+// tries the next source; without one the server answers an empty list and
+// records the request as failed. The message must be fit to show a user: it
+// never holds credentials or document text.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace qf::server {
+
+enum class failure_kind {
+  unavailable,  // could not connect, or the endpoint answered 5xx/429
+  timeout,      // no answer (or no first token) in time
+  protocol,     // the answer could not be understood
+  refused,      // 4xx other than 429: the request itself is wrong (not retried)
+  circuit_open, // recent failures: the source is resting
+  quota,        // the source's token quota is spent
+};
+
+class source_failure : public std::runtime_error {
+ public:
+  source_failure(failure_kind kind, const std::string& what) : std::runtime_error(what), kind_(kind) {}
+  failure_kind kind() const { return kind_; }
+
+ private:
+  failure_kind kind_;
+};
+
+inline const char* failure_kind_name(failure_kind k) {
+  switch (k) {
+    case failure_kind::unavailable: return "unavailable";
+    case failure_kind::timeout: return "timeout";
+    case failure_kind::protocol: return "protocol";
+    case failure_kind::refused: return "refused";
+    case failure_kind::circuit_open: return "circuit_open";
+    case failure_kind::quota: return "quota";
+  }
+  return "unknown";
+}
+
+}  // namespace qf::server
