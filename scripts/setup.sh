@@ -30,7 +30,7 @@ APT_PACKAGES+=(
 APT_PACKAGES+=(
   clang-14 libclang-rt-14-dev llvm-14
 )
-# HTTPS for `quickfill model pull` (net/); nginx and the openssl tool serve its tests on 127.0.0.1.
+# HTTPS for `quickfill model pull` (server/net/); nginx and the openssl tool serve its tests on 127.0.0.1.
 APT_PACKAGES+=(libssl-dev nginx openssl)
 # Python used by tools and reference tests (/usr/bin/python3).
 APT_PACKAGES+=(

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "inference/gguf/gguf.h"
-#include "net/sha256.h"
+#include "server/net/sha256.h"
 #include "server/cli/cli_args.h"
 #include "server/cli/commands.h"
 #include "server/cli/model_pull.h"

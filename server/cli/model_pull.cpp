@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "inference/gguf/gguf.h"
-#include "net/sha256.h"
+#include "server/net/sha256.h"
 
 namespace qf::cli {
 

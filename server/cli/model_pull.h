@@ -28,7 +28,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "net/http_client.h"
+#include "server/net/http_client.h"
 
 namespace qf::cli {
 

@@ -17,7 +17,7 @@
 #   server/completion/   nothing of server/ outside server/completion/ (the
 #                        pipeline is below the LSP server; it may use inference/
 #                        and indexing/)
-#   net/                 nothing of the project (the HTTP client; server/ uses it)
+#   server/net/          nothing of the project (the HTTP client; server/ uses it)
 # Also: no weak symbols under inference/ (the CUDA backend is chosen by the
 # selector, not by link order), no "../" includes, and qf_cuda does not link
 # qf_inference (the library that holds the selector sits above it).
@@ -35,8 +35,7 @@ set(QF_LAYER_ALLOWED_model "core;backend;gguf;tokenizer;sampling;model")
 set(QF_LAYER_ALLOWED_convert "core;backend;gguf;tokenizer;convert")
 set(QF_LAYER_TOP_ALLOWED_inference "inference")
 set(QF_LAYER_TOP_ALLOWED_lsp "lsp;indexing")
-set(QF_LAYER_TOP_ALLOWED_server "inference;lsp;indexing;net;server")
-set(QF_LAYER_TOP_ALLOWED_net "net")
+set(QF_LAYER_TOP_ALLOWED_server "inference;lsp;indexing;server")
 set(QF_LAYER_TOP_ALLOWED_indexing "indexing")
 
 # Appends "<file>: <message>" to the list named by out_var (in the caller).
@@ -57,10 +56,14 @@ function(qf_layering_check_file root rel out_var)
       list(APPEND found "${rel}: includes \"${inc}\" (relative path: name the folder from the repository root)")
       continue()
     endif()
-    if(NOT inc MATCHES "^(inference|lsp|indexing|net|server|tests|bench|tools|editors)/")
+    if(NOT inc MATCHES "^(inference|lsp|indexing|server|tests|bench|tools|editors)/")
       continue()  # a file of the same folder or a third-party header
     endif()
     string(REGEX MATCH "^[^/]+" inc_top "${inc}")
+    if(rel MATCHES "^server/net/" AND NOT inc MATCHES "^server/net/")
+      list(APPEND found "${rel}: includes ${inc} (server/net/ must not depend on the rest of the project)")
+      continue()
+    endif()
     if(rel MATCHES "^server/completion/" AND inc MATCHES "^server/" AND NOT inc MATCHES "^server/completion/")
       list(APPEND found "${rel}: includes ${inc} (server/completion/ must not depend on the rest of server/)")
       continue()
@@ -94,7 +97,7 @@ endfunction()
 function(qf_layering_check root out_var)
   set(found "")
   file(GLOB_RECURSE files RELATIVE "${root}"
-       "${root}/inference/*" "${root}/lsp/*" "${root}/indexing/*" "${root}/net/*" "${root}/server/completion/*")
+       "${root}/inference/*" "${root}/lsp/*" "${root}/indexing/*" "${root}/server/net/*" "${root}/server/completion/*")
   list(FILTER files EXCLUDE REGEX "(^|/)node_modules/")  # grammar sources installed by npm
   list(SORT files)
   foreach(rel IN LISTS files)

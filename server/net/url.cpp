@@ -1,5 +1,5 @@
 // URL parsing and redirect resolution (see url.h).
-#include "net/url.h"
+#include "server/net/url.h"
 
 #include <algorithm>
 #include <cctype>

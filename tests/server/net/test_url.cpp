@@ -1,7 +1,7 @@
 // parse_url and resolve_url: the forms a request URL and a Location take.
 #include <gtest/gtest.h>
 
-#include "net/url.h"
+#include "server/net/url.h"
 
 namespace qf::net {
 namespace {

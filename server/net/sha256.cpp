@@ -1,5 +1,5 @@
 // SHA-256 on OpenSSL's EVP interface (see sha256.h).
-#include "net/sha256.h"
+#include "server/net/sha256.h"
 
 #include <openssl/evp.h>
 

@@ -11,7 +11,7 @@
 #include <fstream>
 #include <thread>
 
-#include "net/http_client.h"
+#include "server/net/http_client.h"
 #include "tests/nginx_server.h"
 
 namespace qf::net {

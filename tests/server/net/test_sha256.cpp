@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "net/sha256.h"
+#include "server/net/sha256.h"
 
 namespace qf::net {
 namespace {

@@ -4,7 +4,7 @@
 // the cancellation poll and the stream's expiry fire meanwhile), one
 // connection per hop. Plain handlers rather than coroutines: clang 14 cannot
 // build Asio coroutines with the sanitizers (scripts/sanitize.sh).
-#include "net/http_client.h"
+#include "server/net/http_client.h"
 
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
@@ -16,7 +16,7 @@
 #include <boost/beast/ssl.hpp>
 #include <cctype>
 
-#include "net/url.h"
+#include "server/net/url.h"
 
 namespace qf::net {
 
