@@ -182,9 +182,10 @@ std::vector<setting_spec> make_schema() {
         "Smallest cached run worth shifting."},
       // ---- Next edit (server/completion/next_edit.h) ----
       S{"nextEdit.format", "Next edit", QF_FIELD(completion.next_edit_format), 0, 0,
-        {"auto", "zeta", "sweep", "off"},
+        {"auto", "zeta", "sweep", "instinct", "off"},
         "Prompt format of `quickfill/nextEdit`: `auto` picks it from the model's name (GGUF `general.name` and "
-        "file name: Zeta, Sweep next-edit) and answers no edits for other models; `zeta` or `sweep` forces one; "
+        "file name: Zeta, Sweep next-edit, Instinct) and answers no edits for other models; `zeta`, `sweep` or "
+        "`instinct` forces one; "
         "`off` turns next-edit prediction off."},
       S{"nextEdit.regionLines", "Next edit", QF_FIELD(completion.next_edit_region_lines), 1, 200, {},
         "Lines of the editable region the model rewrites, centred on the cursor (Sweep trains on 21-line windows)."},

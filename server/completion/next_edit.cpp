@@ -206,7 +206,7 @@ next_edit_result next_edit_engine::run(const next_edit_request& req, const cance
     }
   }
   const std::vector<related_file> related =
-      *fam == next_edit_family::sweep ? related_files(req, 3, 30) : std::vector<related_file>{};
+      *fam != next_edit_family::zeta ? related_files(req, 3, 30) : std::vector<related_file>{};
   const bool has_deadline = req.deadline.time_since_epoch().count() != 0;
   const steady::time_point deadline = has_deadline ? req.deadline : steady::time_point::max();
 

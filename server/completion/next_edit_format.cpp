@@ -19,6 +19,27 @@ constexpr std::string_view k_zeta_instruction =
     "location.\n\n";
 constexpr std::string_view k_file_sep = "<|file_sep|>";
 constexpr std::string_view k_endoftext = "<|endoftext|>";
+// Instinct: ChatML turns, and its own context markers (plain text).
+constexpr std::string_view k_im_start = "<|im_start|>";
+constexpr std::string_view k_im_end = "<|im_end|>";
+constexpr std::string_view k_instinct_file = "<|context_file|>";
+constexpr std::string_view k_instinct_snippet = "<|snippet|>";
+// The system turn: what the sections and markers of the user turn mean.
+// Continue's client sends a longer system message of its own; the sections,
+// markers and response contract described here are the same.
+constexpr std::string_view k_instinct_system =
+    "You predict the next edit a developer will make. The user message has three sections. \"### Context:\" "
+    "holds snippets of other files, each as <|context_file|>: PATH, then <|snippet|>, then the code. "
+    "\"### User Edits:\" holds the developer's recent edits as unified diffs, most recent first. "
+    "\"### User Excerpt:\" holds the current file's path and an excerpt of it, in which "
+    "<|editable_region_start|> and <|editable_region_end|> delimit the region you rewrite and "
+    "<|user_cursor_is_here|> marks the cursor.\n\n"
+    "Answer with the editable region only, rewritten as the developer will have it after their next edit: "
+    "no markers, no code from outside the region, the existing indentation kept. Do not undo their last edit. "
+    "If nothing should change, answer with the region unchanged.";
+constexpr std::string_view k_instinct_request =
+    "Read the context, the edits and the excerpt to see what the developer is doing, and rewrite the editable "
+    "region of the excerpt as it will be after the changes they make next: code added, removed or modified.";
 
 std::string lower(std::string_view s) {
   std::string out(s);
@@ -124,16 +145,75 @@ next_edit_prompt build_sweep(const next_edit_prompt_input& in) {
   return out;
 }
 
+// Instinct (Continue's Qwen2.5-Coder-7B fine-tune): a ChatML system turn and
+// a user turn of four parts -- the request, "### Context:" with the related
+// files, "### User Edits:" with one diff block per edit, newest first, and
+// "### User Excerpt:" with the path and the excerpt, the markers on lines of
+// their own and the cursor marker inside its line -- ending "```\n### Response:".
+// The assistant turn is opened; the model writes the region and ends its turn.
+next_edit_prompt build_instinct(const next_edit_prompt_input& in) {
+  const std::string_view t = in.text;
+  std::string user(k_instinct_request);
+  user += "\n\n### Context:\n";
+  for (size_t i = 0; i < in.related.size(); ++i) {
+    if (i) user += "\n";
+    user.append(k_instinct_file).append(": ").append(in.related[i].path).append("\n");
+    user.append(k_instinct_snippet).append("\n").append(in.related[i].text);
+  }
+  user += "\n\n### User Edits:\n\n";
+  for (size_t i = in.hunks.size(); i-- > 0;) {
+    if (i + 1 < in.hunks.size()) user += "\n";
+    std::string body = hunk_body(in.hunks[i]);
+    if (!body.empty() && body.back() == '\n') body.pop_back();
+    user += "User edited file \"" + prompt_path_of(in.hunks[i].uri) + "\"\n\n```diff\n" + body + "\n```";
+  }
+  user += "\n\n### User Excerpt:\n" + in.path + "\n\n";
+  user.append(t.substr(in.context_begin, in.region_begin - in.context_begin));
+  user.append(k_zeta_start).append("\n");
+  user.append(t.substr(in.region_begin, in.cursor - in.region_begin));
+  user.append(k_zeta_cursor);
+  user.append(t.substr(in.cursor, in.region_end - in.cursor));
+  user.append("\n").append(k_zeta_end);
+  user.append(t.substr(in.region_end, in.context_end - in.region_end));
+  user += "```\n### Response:";
+  piece_list p;
+  p.special(k_im_start);
+  p.text("system\n");
+  p.text(k_instinct_system);
+  p.special(k_im_end);
+  p.text("\n");
+  p.special(k_im_start);
+  p.text("user\n");
+  p.text(user);
+  p.special(k_im_end);
+  p.text("\n");
+  p.special(k_im_start);
+  p.text("assistant\n");
+  next_edit_prompt out;
+  out.pieces = p.take();
+  out.stop_tokens = {std::string(k_im_end), std::string(k_endoftext)};
+  return out;
+}
+
 }  // namespace
 
-std::string_view family_name(next_edit_family f) { return f == next_edit_family::zeta ? "zeta" : "sweep"; }
+std::string_view family_name(next_edit_family f) {
+  switch (f) {
+    case next_edit_family::zeta: return "zeta";
+    case next_edit_family::sweep: return "sweep";
+    case next_edit_family::instinct: return "instinct";
+  }
+  return "zeta";
+}
 
 std::optional<next_edit_family> pick_next_edit_format(std::string_view setting, std::string_view model_name) {
   if (setting == "zeta") return next_edit_family::zeta;
   if (setting == "sweep") return next_edit_family::sweep;
+  if (setting == "instinct") return next_edit_family::instinct;
   if (setting != "auto") return std::nullopt;
   const std::string n = lower(model_name);
   if (n.find("zeta") != std::string::npos) return next_edit_family::zeta;
+  if (n.find("instinct") != std::string::npos) return next_edit_family::instinct;
   if (n.find("sweep") != std::string::npos &&
       (n.find("next-edit") != std::string::npos || n.find("next_edit") != std::string::npos ||
        n.find("nextedit") != std::string::npos))
@@ -154,7 +234,12 @@ std::string next_edit_prompt::text() const {
 }
 
 next_edit_prompt build_next_edit_prompt(next_edit_family f, const next_edit_prompt_input& in) {
-  return f == next_edit_family::zeta ? build_zeta(in) : build_sweep(in);
+  switch (f) {
+    case next_edit_family::zeta: return build_zeta(in);
+    case next_edit_family::sweep: return build_sweep(in);
+    case next_edit_family::instinct: return build_instinct(in);
+  }
+  return build_zeta(in);
 }
 
 std::optional<std::string> parse_next_edit_output(next_edit_family f, std::string_view output, bool stopped) {
@@ -171,6 +256,11 @@ std::optional<std::string> parse_next_edit_output(next_edit_family f, std::strin
   } else {
     if (!stopped) return std::nullopt;
     s = std::string(output);
+    if (f == next_edit_family::instinct) {
+      // Told to leave the markers out, it may still echo them on lines of their own.
+      if (s.starts_with(k_zeta_start)) s.erase(0, s.find('\n') == std::string::npos ? s.size() : s.find('\n') + 1);
+      if (const size_t at = s.rfind(k_zeta_end); at != std::string::npos) s.erase(at);
+    }
     if (!s.empty() && s.back() == '\n') s.pop_back();
     if (!s.empty() && s.back() == '\r') s.pop_back();
   }

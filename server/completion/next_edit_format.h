@@ -1,7 +1,7 @@
 // Prompt formats of the open next-edit models, and reading their output.
 //
 // A next-edit model is given the recent edits, the file around the cursor
-// with an editable region marked, and rewrites that region. Two published
+// with an editable region marked, and rewrites that region. Three published
 // layouts are built here (docs/completion.md cites the sources):
 //
 // * zeta (Zed's Zeta, a Qwen2.5-Coder fine-tune): an instruction, the user's
@@ -18,6 +18,14 @@
 //   window before the latest edit (original/PATH), the window now
 //   (current/PATH) and an open updated/PATH block the model fills; it ends
 //   with <|file_sep|> or <|endoftext|>.
+// * instinct (Continue's Instinct, a Qwen2.5-Coder fine-tune): ChatML turns
+//   (<|im_start|>/<|im_end|> special tokens): a system turn saying what the
+//   markers mean, a user turn with "### Context:" (<|context_file|>: PATH,
+//   <|snippet|>, code), "### User Edits:" (`User edited file "PATH"` and a
+//   ```diff block each, newest first) and "### User Excerpt:" (the path, then
+//   the excerpt with the zeta markers on lines of their own), closed by
+//   "```\n### Response:"; the assistant turn is the rewritten region alone,
+//   ended by <|im_end|>.
 //
 // A prompt is a list of pieces, plain text or special-token text; the
 // tokenizer encodes plain text without parsing special tokens, so document
@@ -34,13 +42,13 @@
 
 namespace qf::server::completion {
 
-enum class next_edit_family { zeta, sweep };
+enum class next_edit_family { zeta, sweep, instinct };
 
 std::string_view family_name(next_edit_family f);
 
 // The format for a model. `setting` is the nextEdit.format setting: "auto"
 // picks by the model's name (GGUF general.name and file name; "zeta" ->
-// zeta, "sweep" with "next-edit"/"next_edit"/"nextedit" -> sweep), "off"
+// zeta, "instinct" -> instinct, "sweep" with "next-edit"/"next_edit"/"nextedit" -> sweep), "off"
 // and an unrecognized model give none, a family name forces it.
 std::optional<next_edit_family> pick_next_edit_format(std::string_view setting, std::string_view model_name);
 
@@ -55,11 +63,11 @@ struct next_edit_prompt_input {
   size_t cursor = 0;       // byte offset, inside the region
   // The editable region: from a line start to a line end (its break excluded).
   size_t region_begin = 0, region_end = 0;
-  // The excerpt around it (zeta): from a line start to a line end, containing the region.
+  // The excerpt around it (zeta, instinct): from a line start to a line end, containing the region.
   size_t context_begin = 0, context_end = 0;
   std::string original_region;       // sweep: the region as it was before the latest edit
   std::vector<index::edit_hunk> hunks;  // recent edits, oldest first
-  std::vector<related_file> related;    // sweep: other files, most relevant last
+  std::vector<related_file> related;    // sweep, instinct: other files, most relevant last
 };
 
 struct prompt_piece {

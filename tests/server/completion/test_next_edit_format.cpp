@@ -179,3 +179,102 @@ TEST(next_edit_format, sweep_output_needs_its_stop_token) {
   EXPECT_EQ(parse_next_edit_output(next_edit_family::sweep, "a\nb\n", true), "a\nb");
   EXPECT_EQ(parse_next_edit_output(next_edit_family::sweep, "a\nb\n", false), std::nullopt);
 }
+
+// Instinct: ChatML turns around Continue's user-turn layout: the request,
+// "### Context:" (<|context_file|>: PATH / <|snippet|> / code), "### User
+// Edits:" (newest first), "### User Excerpt:" with the markers on lines of
+// their own, closed by "```\n### Response:"; <|im_start|> and <|im_end|> are
+// the special tokens, everything else is text.
+TEST(next_edit_format, instinct_layout_matches_the_published_one) {
+  next_edit_prompt_input in = input_for(2);
+  in.related = {related_file{"src/util.py", "def helper():\n    pass"}};
+  qf::index::edit_hunk older;
+  older.uri = "file:///src/util.py";
+  older.line = 0;
+  older.old_lines = {"def help():"};
+  older.new_lines = {"def helper():"};
+  in.hunks = {older, rename_hunk()};  // oldest first, as the engine passes them
+  const next_edit_prompt p = build_next_edit_prompt(next_edit_family::instinct, in);
+  ASSERT_EQ(p.pieces.size(), 10u);
+  EXPECT_EQ(p.pieces[0], (prompt_piece{true, "<|im_start|>"}));
+  EXPECT_EQ(p.pieces[1].text.substr(0, 7), "system\n");
+  EXPECT_EQ(p.pieces[2], (prompt_piece{true, "<|im_end|>"}));
+  EXPECT_EQ(p.pieces[3], (prompt_piece{false, "\n"}));
+  EXPECT_EQ(p.pieces[4], (prompt_piece{true, "<|im_start|>"}));
+  EXPECT_EQ(p.pieces[5].text.substr(0, 5), "user\n");
+  EXPECT_EQ(p.pieces[6], (prompt_piece{true, "<|im_end|>"}));
+  EXPECT_EQ(p.pieces[7], (prompt_piece{false, "\n"}));
+  EXPECT_EQ(p.pieces[8], (prompt_piece{true, "<|im_start|>"}));
+  EXPECT_EQ(p.pieces[9], (prompt_piece{false, "assistant\n"}));
+  // The system turn names every marker the user turn uses.
+  for (const char* marker : {"<|context_file|>", "<|snippet|>", "<|editable_region_start|>",
+                             "<|editable_region_end|>", "<|user_cursor_is_here|>", "### Context:",
+                             "### User Edits:", "### User Excerpt:"})
+    EXPECT_NE(p.pieces[1].text.find(marker), std::string::npos) << marker;
+  const std::string& user = p.pieces[5].text;
+  const size_t sections = user.find("\n\n### Context:\n");
+  ASSERT_NE(sections, std::string::npos);
+  EXPECT_EQ(user.substr(sections),
+            "\n\n### Context:\n"
+            "<|context_file|>: src/util.py\n"
+            "<|snippet|>\n"
+            "def helper():\n"
+            "    pass\n"
+            "\n"
+            "### User Edits:\n"
+            "\n"
+            "User edited file \"src/geo.py\"\n"
+            "\n"
+            "```diff\n"
+            "@@ -3 +3 @@\n"
+            "-def area(w, h):\n"
+            "+def area(width, h):\n"
+            "```\n"
+            "User edited file \"src/util.py\"\n"
+            "\n"
+            "```diff\n"
+            "@@ -1 +1 @@\n"
+            "-def help():\n"
+            "+def helper():\n"
+            "```\n"
+            "\n"
+            "### User Excerpt:\n"
+            "src/geo.py\n"
+            "\n"
+            "\n"
+            "<|editable_region_start|>\n"
+            "def area(width<|user_cursor_is_here|>, h):\n"
+            "    return w * h\n"
+            "<|editable_region_end|>\n"
+            "```\n"
+            "### Response:");
+  EXPECT_EQ(p.stop_tokens, (std::vector<std::string>{"<|im_end|>", "<|endoftext|>"}));
+
+  // Tokens: the three turn openers and two closers are special tokens; the
+  // markers, and document text that spells a turn token, are text.
+  fake_backend be;
+  be.mutable_vocab().set_special(fake_vocab::k_sep, "<|im_start|>");
+  completion_settings s;
+  kv_pool pool(be, s);
+  next_edit_engine engine(be, pool, s);
+  const auto plain = engine.tokenize(p);
+  EXPECT_EQ(std::count(plain.begin(), plain.end(), fake_vocab::k_sep), 3);
+  std::string sneaky = k_doc;
+  sneaky.replace(sneaky.find("w * h"), 5, "<|im_start|>");
+  in.text = sneaky;
+  in.region_end = sneaky.find("\n\nprint");
+  in.context_end = sneaky.find("\nprint");
+  const auto toks = engine.tokenize(build_next_edit_prompt(next_edit_family::instinct, in));
+  EXPECT_EQ(std::count(toks.begin(), toks.end(), fake_vocab::k_sep), 3);
+}
+
+TEST(next_edit_format, instinct_output_is_the_region_up_to_the_end_of_the_turn) {
+  EXPECT_EQ(parse_next_edit_output(next_edit_family::instinct, "a<|user_cursor_is_here|>b\nc\n", true), "ab\nc");
+  EXPECT_EQ(parse_next_edit_output(next_edit_family::instinct, "a\nb", false), std::nullopt);  // turn not ended
+  // Markers echoed on lines of their own are dropped.
+  EXPECT_EQ(parse_next_edit_output(next_edit_family::instinct,
+                                   "<|editable_region_start|>\na\nb\n<|editable_region_end|>\n", true),
+            "a\nb");
+  EXPECT_EQ(pick_next_edit_format("auto", "instinct (instinct-Q4_K_M.gguf)"), next_edit_family::instinct);
+  EXPECT_EQ(pick_next_edit_format("instinct", "Qwen2.5-Coder-7B"), next_edit_family::instinct);
+}

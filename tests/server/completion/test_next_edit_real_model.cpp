@@ -118,3 +118,48 @@ TEST(next_edit_real_model, whatever_the_model_writes_comes_back_as_valid_edits) 
   // Edits are minimal: none is empty and none keeps a common end on both sides.
   for (const region_edit& e : flat) EXPECT_TRUE(e.begin != e.end || !e.new_text.empty());
 }
+
+// Instinct on the real vocabulary: the turn tokens are Qwen2.5's special
+// tokens (three openers, two closers); the markers stay text; whatever the
+// model writes comes back as edits or silence.
+TEST(next_edit_real_model, instinct_prompt_uses_the_chat_turn_tokens) {
+  std::string err;
+  engine_options eo;
+  eo.threads = 1;
+  auto backend = load_engine_backend(model_path(), eo, &err);
+  ASSERT_TRUE(backend) << err;
+  const int32_t start = backend->vocab().find_token("<|im_start|>");
+  const int32_t end = backend->vocab().find_token("<|im_end|>");
+  ASSERT_GE(start, 0);
+  ASSERT_GE(end, 0);
+  completion_settings s;
+  kv_pool pool(*backend, s);
+  next_edit_engine engine(*backend, pool, s);
+  next_edit_prompt_input in;
+  in.path = "w/geo.py";
+  in.text = k_after;
+  in.cursor = 14;
+  in.region_end = k_after.size() - 1;
+  in.context_end = in.region_end;
+  const auto toks = engine.tokenize(build_next_edit_prompt(next_edit_family::instinct, in));
+  EXPECT_EQ(std::count(toks.begin(), toks.end(), start), 3);
+  EXPECT_EQ(std::count(toks.begin(), toks.end(), end), 2);
+  EXPECT_EQ(backend->vocab().find_token("<|editable_region_start|>"), -1);
+
+  provider_options o;
+  o.model_path = model_path();
+  o.completion.next_edit_format = "instinct";
+  o.completion.next_edit_max_tokens = 32;
+  o.engine.threads = 1;
+  auto p = make_completion_provider(o, &err);
+  ASSERT_TRUE(p) << err;
+  next_edit_request req;
+  req.uri = "file:///w/geo.py";
+  req.text = k_after;
+  req.cursor = {0, 14};
+  req.received = std::chrono::steady_clock::now();
+  const next_edit_result r = p->next_edit(req, {});
+  EXPECT_EQ(r.format, "instinct");
+  EXPECT_GT(r.metrics.tokens_evaluated, 0);
+  EXPECT_EQ(r.edits.empty(), !r.reason.empty());
+}
