@@ -32,17 +32,6 @@
 (defvar-local quickfill--next-edit nil
   "The shown next edit: (:id ID :tick TICK :edits ((BEG END TEXT) ...) :length N :overlays OVS).")
 
-(defun quickfill--encoded-length (text)
-  "Length of TEXT in the server's position encoding (UTF-16 unless it chose another)."
-  (let ((enc (ignore-errors (plist-get (eglot--capabilities (eglot-current-server)) :positionEncoding))))
-    (cond ((equal enc "utf-8") (string-bytes text))
-          ((equal enc "utf-32") (length text))
-          (t (/ (length (encode-coding-string text 'utf-16le)) 2)))))
-
-(defun quickfill--notify (method params)
-  "Send notification METHOD with PARAMS to this buffer's quickfill server."
-  (jsonrpc-notify (quickfill--current-server) method params))
-
 (defun quickfill-next-edit-clear ()
   "Remove the shown next edit."
   (interactive)

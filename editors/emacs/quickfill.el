@@ -27,7 +27,9 @@
 ;; would give the model) in *quickfill-explain*.  `quickfill-complete' inserts
 ;; the first of an explicit textDocument/inlineCompletion's items (the server
 ;; returns several candidates, best first); right after it, M-] and M-[
-;; (`quickfill-cycle-map') replace it by the next or previous one.  Works with Debian's
+;; (`quickfill-cycle-map') replace it by the next or previous one.  What is
+;; shown and accepted (completion items, inline suggestions, next edits) is
+;; reported to the server's acceptance counts.  Works with Debian's
 ;; elpa-eglot 1.9 on Emacs 28 and with the eglot built into Emacs 29+.
 
 ;;; Code:
@@ -224,10 +226,72 @@ origin), then the prompt itself."
       (display-buffer (current-buffer)))
     e))
 
+;;;; Acceptance reports
+
+;; What is shown and what is taken goes to the server as quickfill/didShow and
+;; quickfill/didAccept (its acceptance counts, `quickfill-stats'); nothing
+;; leaves the machine.  Completion items (the menu of `completion-at-point',
+;; company or corfu) are reported by wrapping what `eglot-completion-at-point'
+;; returns in quickfill buffers: the menu counts as shown once its candidates
+;; are listed (with the first one's length), and as accepted when a candidate
+;; is chosen (status `finished').
+
+(defun quickfill--encoded-length (text)
+  "Length of TEXT in the server's position encoding (UTF-16 unless it chose another)."
+  (let ((enc (ignore-errors (plist-get (eglot--capabilities (eglot-current-server)) :positionEncoding))))
+    (cond ((equal enc "utf-8") (string-bytes text))
+          ((equal enc "utf-32") (length text))
+          (t (/ (length (encode-coding-string text 'utf-16le)) 2)))))
+
+(defun quickfill--notify (method params)
+  "Send notification METHOD with PARAMS to this buffer's quickfill server."
+  (jsonrpc-notify (quickfill--current-server) method params))
+
+(defvar quickfill--report-ids 0)
+
+(defun quickfill--report-id (kind)
+  "A new id for a suggestion of KIND shown in this Emacs."
+  (format "emacs-%s-%d-%d" kind (emacs-pid) (cl-incf quickfill--report-ids)))
+
+(defun quickfill--quickfill-buffer-p ()
+  "Non-nil when this buffer's eglot server is quickfill."
+  (let ((s (ignore-errors (eglot-current-server))))
+    (and s (cl-typep s 'quickfill-eglot-server))))
+
+(defun quickfill--capf-with-reports (capf)
+  "CAPF (what `eglot-completion-at-point' returned) reporting shown and accepted items."
+  (pcase capf
+    ((and `(,beg ,end ,table . ,props) (guard (functionp table)) (guard (quickfill--quickfill-buffer-p)))
+     (let* ((id (quickfill--report-id "completion"))
+            (trigger (if (memq this-command '(completion-at-point complete-symbol)) "explicit" "automatic"))
+            (shown nil)
+            (exit (plist-get props :exit-function))
+            (reporting-table
+             (lambda (string pred action)
+               (let ((r (funcall table string pred action)))
+                 (when (and (not shown) (memq action '(nil t)) r)
+                   (let ((first (car (all-completions string table pred))))
+                     (when (stringp first)
+                       (setq shown (quickfill--encoded-length first))
+                       (quickfill--notify :quickfill/didShow
+                                          (list :id id :source "completion" :trigger trigger :length shown)))))
+                 r))))
+       `(,beg ,end ,reporting-table
+              ,@(plist-put (copy-sequence props) :exit-function
+                           (lambda (string status)
+                             (when exit (funcall exit string status))
+                             (when (and shown (eq status 'finished))
+                               (quickfill--notify :quickfill/didAccept
+                                                  (list :id id :acceptedLength
+                                                        (min shown (quickfill--encoded-length string))))))))))
+    (_ capf)))
+
+(advice-add 'eglot-completion-at-point :filter-return #'quickfill--capf-with-reports)
+
 ;;;; Inline suggestions with a cycle key
 
 (defvar-local quickfill--shown nil
-  "The suggestion `quickfill-complete' inserted: (START-MARKER END-MARKER TEXTS INDEX).")
+  "The suggestion `quickfill-complete' inserted: (START-MARKER END-MARKER TEXTS INDEX ID).")
 
 (defvar quickfill-cycle-map
   (let ((map (make-sparse-keymap)))
@@ -256,13 +320,33 @@ origin), then the prompt itself."
     (nreverse texts)))
 
 (defun quickfill--show (texts index)
-  "Put the INDEX-th of TEXTS where the shown suggestion is."
+  "Put the INDEX-th of TEXTS where the shown suggestion is; report it shown."
   (pcase-let ((`(,start ,end . ,_) quickfill--shown))
     (delete-region start end)
     (goto-char start)
-    (insert (nth index texts))
-    (setq quickfill--shown (list start (copy-marker (point)) texts index))
-    (nth index texts)))
+    (let ((text (nth index texts))
+          (id (quickfill--report-id "inline")))
+      (insert text)
+      (setq quickfill--shown (list start (copy-marker (point)) texts index id))
+      (quickfill--notify :quickfill/didShow
+                         (list :id id :source "inline" :trigger "explicit" :length (quickfill--encoded-length text)))
+      text)))
+
+(defun quickfill--inline-settle ()
+  "Report how much of the suggestion `quickfill-complete' inserted is still there.
+Runs after the first command that is not a cycle command: the text from the
+suggestion's start that still matches it counts as accepted (all of it when
+untouched, none after an undo)."
+  (remove-hook 'post-command-hook #'quickfill--inline-settle t)
+  (pcase-let ((`(,start ,_ ,texts ,index ,id) quickfill--shown))
+    (setq quickfill--shown nil)
+    (when (and id (marker-buffer start))
+      (let* ((text (nth index texts))
+             (have (buffer-substring-no-properties start (min (point-max) (+ start (length text)))))
+             (n (compare-strings text nil nil have nil nil))
+             (kept (if (eq n t) text (substring text 0 (1- (abs n))))))
+        (unless (string-empty-p kept)
+          (quickfill--notify :quickfill/didAccept (list :id id :acceptedLength (quickfill--encoded-length kept))))))))
 
 (defun quickfill-complete ()
   "Insert the server's best suggestion at point; M-] / M-[ right after it cycle.
@@ -273,13 +357,14 @@ Returns the inserted text, or nil when the server had none."
         (progn (when (called-interactively-p 'interactive) (message "quickfill: no suggestion")) nil)
       (setq quickfill--shown (list (copy-marker (point)) (copy-marker (point)) texts 0))
       (prog1 (quickfill--show texts 0)
-        (set-transient-map quickfill-cycle-map t)))))
+        (set-transient-map quickfill-cycle-map t
+                           (lambda () (add-hook 'post-command-hook #'quickfill--inline-settle nil t)))))))
 
 (defun quickfill-next-candidate (&optional step)
   "Replace the suggestion `quickfill-complete' inserted by the next one (STEP ahead).
 After the last comes the first.  Returns the text now shown."
   (interactive)
-  (pcase-let ((`(,_ ,_ ,texts ,index) quickfill--shown))
+  (pcase-let ((`(,_ ,_ ,texts ,index . ,_) quickfill--shown))
     (unless texts (user-error "No quickfill suggestion to cycle"))
     (quickfill--show texts (mod (+ index (or step 1)) (length texts)))))
 

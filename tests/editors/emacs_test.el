@@ -264,8 +264,14 @@ target, jumped to and accepted, and the acceptance reaches quickfill/stats."
                                      (goto-char (point-min))
                                      (forward-line 9)
                                      (buffer-substring (line-beginning-position) (line-end-position))))))))
-    ;; The request shows up in quickfill/stats.
+    ;; The request shows up in quickfill/stats, and the menus listed and the
+    ;; candidates chosen above in its acceptance counts.
     (should (>= (plist-get (quickfill-stats) :answered) 1))
+    (let ((c (plist-get (plist-get (plist-get (plist-get (quickfill-stats) :acceptance) :bySource) :completion)
+                        :automatic)))
+      (message "completion acceptance: %S" c)
+      (should (>= (plist-get c :shown) 1))
+      (should (>= (plist-get c :accepted) 1)))
     ;; quickfill-complete inserts the best suggestion; the cycle command
     ;; replaces it by each other candidate in turn, then the first again.
     (goto-char (point-min))
@@ -286,7 +292,18 @@ target, jumped to and accepted, and the acceptance reaches quickfill/stats."
           (should-not (member shown seen))
           (push shown seen)))
       (should (equal shown first))
-      (message "quickfill-complete cycled through %d suggestion(s)" (length seen)))))
+      (message "quickfill-complete cycled through %d suggestion(s), first %S" (length seen) first)
+      ;; The next command keeps the first characters (at most 2) and deletes
+      ;; the rest: a partial acceptance (reported after that command).
+      (when (> (length first) 1)
+        (delete-region (+ start (min 2 (1- (length first)))) (point))
+        (quickfill--inline-settle)
+        (let ((c (plist-get (plist-get (plist-get (plist-get (quickfill-stats) :acceptance) :bySource) :inline)
+                            :explicit)))
+          (message "inline acceptance: %S" c)
+          (should (>= (plist-get c :shown) (length seen)))
+          (should (= (plist-get c :partlyAccepted) 1))
+          (should (= (plist-get c :acceptedChars) (min 2 (1- (length first))))))))))
 
 (defun qf-test-run ()
   "Run the tests; exit 0 (pass), 1 (failure) or 77 (something was skipped)."
