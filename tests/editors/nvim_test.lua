@@ -236,6 +236,32 @@ local function run()
   vim.api.nvim_buf_set_lines(bufnr, 9, -1, false, { line_before, '' })
   vim.api.nvim_win_set_cursor(0, { 10, #line_before })
 
+  -- Word by word: the accept-word function inserts the next word and keeps
+  -- showing the rest; when the rest goes away, the words taken are reported
+  -- as a partial acceptance.
+  check(qf.next_word('foo(bar)') == 'foo' and qf.next_word('  (bar)') == '  (' and qf.next_word('\nx') == '\n'
+        and qf.next_word('  ') == '  ', 'next_word splits words, punctuation, breaks and blanks')
+  done, text = false, nil
+  qf.ghost_request(bufnr, true, function(t) done, text = true, t end)
+  check(vim.wait(WAIT, function() return done end, 20) and type(text) == 'string', 'inlineCompletion answered again')
+  local word = qf.next_word(text)
+  if word and #word < #text then
+    check(qf.ghost_accept_word(bufnr), 'accepting a word inserts it')
+    local now = table.concat(vim.api.nvim_buf_get_lines(bufnr, 9, -1, false), '\n')
+    check(now:sub(1, #line_before + #word) == line_before .. word, 'buffer holds the accepted word: ' .. vim.inspect(now))
+    local rest = vim.api.nvim_buf_get_extmarks(bufnr, vim.api.nvim_create_namespace('quickfill_ghost'), 0, -1, { details = true })
+    check(#rest == 1, 'the rest of the suggestion is still shown')
+    local before = ((((qf.stats(bufnr) or {}).acceptance or {}).bySource or {}).inline or {}).explicit or {}
+    qf.ghost_clear(bufnr)
+    local after = ((((qf.stats(bufnr) or {}).acceptance or {}).bySource or {}).inline or {}).explicit or {}
+    check((after.partlyAccepted or 0) == (before.partlyAccepted or 0) + 1,
+          'the words taken are reported as a partial acceptance: ' .. vim.inspect(after))
+  else
+    print('suggestion is one word (' .. vim.inspect(text) .. '); word-by-word acceptance not exercised')
+  end
+  vim.api.nvim_buf_set_lines(bufnr, 9, -1, false, { line_before, '' })
+  vim.api.nvim_win_set_cursor(0, { 10, #line_before })
+
   -- Ghost text while typing, as a user gets it: in insert mode, a change fires
   -- TextChangedI, the debounced autocommand asks inlineCompletion (automatic
   -- trigger), draws it, and the accept key (<C-l>) inserts it.

@@ -16,8 +16,9 @@
 -- the `nvim_lsp` source instead (see docs/editors.md). Optional ghost text
 -- asks textDocument/inlineCompletion while typing and draws the first line as
 -- virtual text (extmarks), further lines as virtual lines; a key accepts it,
--- another shows the next of the answer's items (the server returns several
--- candidates for an explicit request, best first).
+-- another its next word (the rest stays shown; the words taken count as a
+-- partial acceptance), another shows the next of the answer's items (the
+-- server returns several candidates for an explicit request, best first).
 -- :QuickfillExplain shows quickfill/explainCompletion at the cursor (the
 -- prompt a completion there would give the model) in a scratch buffer.
 -- :QuickfillDashboard writes the server's dashboard page (quickfill/report)
@@ -39,7 +40,7 @@ local defaults = {
   completefunc = true,       -- set 'completefunc' to quickfill's (CTRL-X CTRL-U)
   omnifunc = false,          -- set 'omnifunc' to vim.lsp.omnifunc (CTRL-X CTRL-O)
   timeout_ms = 10000,        -- how long completefunc waits for an answer
-  ghost_text = false,        -- true or a table { debounce_ms = 150, accept_key = '<C-l>', hl = 'Comment' }
+  ghost_text = false,        -- true or a table { debounce_ms = 150, accept_key = '<C-l>', accept_word_key = '<M-Right>', hl = 'Comment' }
   next_edit = false,         -- true or a table { accept_key = '<M-y>', jump_key = '<M-n>', auto = false } (next_edit.lua)
   on_attach = nil,           -- function(client, bufnr)
   capabilities = nil,        -- client capabilities override
@@ -47,7 +48,8 @@ local defaults = {
 }
 
 M.config = vim.deepcopy(defaults)
-local ghost_defaults = { debounce_ms = 150, accept_key = '<C-l>', cycle_key = '<M-]>', hl = 'Comment' }
+local ghost_defaults = { debounce_ms = 150, accept_key = '<C-l>', accept_word_key = '<M-Right>', cycle_key = '<M-]>',
+                         hl = 'Comment' }
 
 -- ---------------------------------------------------------------------------
 -- helpers
@@ -464,11 +466,18 @@ end
 
 local ghost = {}  -- bufnr -> { text, row, col, tick, timer }
 
+-- Removes the ghost text. When part of it was taken word by word, that part
+-- is reported accepted now (a partial acceptance).
 function M.ghost_clear(bufnr)
   bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
   vim.api.nvim_buf_clear_namespace(bufnr, ns, 0, -1)
   local g = ghost[bufnr]
-  if g then g.text = nil end
+  if g then
+    if g.text and g.id and (g.accepted or 0) > 0 then
+      require('quickfill.next_edit').report_accepted(bufnr, g.id, g.accepted)
+    end
+    g.text, g.accepted, g.keep = nil, 0, nil
+  end
 end
 
 local function ghost_opts()
@@ -476,9 +485,9 @@ local function ghost_opts()
   return merge(ghost_defaults, type(g) == 'table' and g or {})
 end
 
--- Draws `text` (first line at the cursor, the rest as virtual lines).
-function M.ghost_show(bufnr, row, col, text, explicit)
-  M.ghost_clear(bufnr)
+-- Draws `text` at (row, col): the first line at the cursor, the rest as virtual lines.
+local function ghost_draw(bufnr, row, col, text)
+  vim.api.nvim_buf_clear_namespace(bufnr, ns, 0, -1)
   local lines = vim.split(text, '\n', { plain = true })
   local hl = ghost_opts().hl
   local opts = { virt_text = { { lines[1], hl } }, hl_mode = 'combine' }
@@ -494,6 +503,12 @@ function M.ghost_show(bufnr, row, col, text, explicit)
     for i = 2, #lines do table.insert(opts.virt_lines, { { lines[i], hl } }) end
   end
   vim.api.nvim_buf_set_extmark(bufnr, ns, row, col, opts)
+end
+
+-- Shows `text` as a new suggestion (reported shown).
+function M.ghost_show(bufnr, row, col, text, explicit)
+  M.ghost_clear(bufnr)
+  ghost_draw(bufnr, row, col, text)
   ghost[bufnr] = ghost[bufnr] or {}
   local g = ghost[bufnr]
   g.text, g.row, g.col, g.tick = text, row, col, vim.api.nvim_buf_get_changedtick(bufnr)
@@ -574,14 +589,47 @@ function M.ghost_accept(bufnr)
   bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
   local g = ghost[bufnr]
   if not g or not g.text or g.tick ~= vim.api.nvim_buf_get_changedtick(bufnr) then return false end
-  local text = g.text
+  local text, id, length = g.text, g.id, g.length
+  g.accepted = 0  -- all of it is reported below, not a part
   M.ghost_clear(bufnr)
   local lines = vim.split(text, '\n', { plain = true })
   vim.api.nvim_buf_set_text(bufnr, g.row, g.col, g.row, g.col, lines)
   local last_row = g.row + #lines - 1
   local last_col = (#lines == 1 and g.col or 0) + #lines[#lines]
   vim.api.nvim_win_set_cursor(0, { last_row + 1, last_col })
-  if g.id then require('quickfill.next_edit').report_accepted(bufnr, g.id, g.length) end
+  if id then require('quickfill.next_edit').report_accepted(bufnr, id, length) end
+  return true
+end
+
+-- The next word of a suggestion: a line break, or blanks and then a run of
+-- word characters or of other non-blank characters, or trailing blanks.
+function M.next_word(text)
+  return text:match('^\r?\n') or text:match('^[ \t]*[%w_]+') or text:match('^[ \t]*[^%w_%s]+')
+    or text:match('^[ \t]+')
+end
+
+-- Inserts the shown ghost text's next word and keeps showing the rest (the
+-- same suggestion: what is taken this way is reported, as a partial
+-- acceptance, when the rest goes away; taking the last word accepts it all).
+-- Returns true when something was inserted.
+function M.ghost_accept_word(bufnr)
+  bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
+  local g = ghost[bufnr]
+  if not g or not g.text or g.tick ~= vim.api.nvim_buf_get_changedtick(bufnr) then return false end
+  local word = M.next_word(g.text)
+  if not word then return false end
+  if #word >= #g.text then return M.ghost_accept(bufnr) end
+  local lines = vim.split(word, '\r?\n')
+  vim.api.nvim_buf_set_text(bufnr, g.row, g.col, g.row, g.col, lines)
+  g.row = g.row + #lines - 1
+  g.col = (#lines == 1 and g.col or 0) + #lines[#lines]
+  vim.api.nvim_win_set_cursor(0, { g.row + 1, g.col })
+  g.text = g.text:sub(#word + 1)
+  g.accepted = (g.accepted or 0) + require('quickfill.next_edit').utf16_len(word)
+  g.tick = vim.api.nvim_buf_get_changedtick(bufnr)
+  g.keep = { tick = g.tick, row = g.row, col = g.col }  -- the autocommands this change fires keep it
+  g.texts, g.index = { g.text }, 1
+  ghost_draw(bufnr, g.row, g.col, g.text)
   return true
 end
 
@@ -602,7 +650,16 @@ function M._enable_ghost(bufnr)
   end
   vim.api.nvim_create_autocmd({ 'TextChangedI', 'CursorMovedI' }, {
     group = group, buffer = bufnr,
-    callback = function() M.ghost_clear(bufnr); schedule_request() end,
+    callback = function()
+      -- The change and the cursor move of an accepted word leave the rest shown.
+      local g, cur = ghost[bufnr], vim.api.nvim_win_get_cursor(0)
+      local k = g and g.keep
+      if k and k.tick == vim.api.nvim_buf_get_changedtick(bufnr) and k.row == cur[1] - 1 and k.col == cur[2] then
+        return
+      end
+      M.ghost_clear(bufnr)
+      schedule_request()
+    end,
   })
   vim.api.nvim_create_autocmd({ 'InsertLeave', 'BufLeave' }, {
     group = group, buffer = bufnr, callback = function() M.ghost_clear(bufnr) end,
@@ -614,6 +671,13 @@ function M._enable_ghost(bufnr)
         vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(opts.accept_key, true, false, true), 'n', false)
       end
     end, { buffer = bufnr, desc = 'quickfill: accept ghost text' })
+  end
+  if opts.accept_word_key and opts.accept_word_key ~= '' then
+    vim.keymap.set('i', opts.accept_word_key, function()
+      if not M.ghost_accept_word(bufnr) then
+        vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(opts.accept_word_key, true, false, true), 'n', false)
+      end
+    end, { buffer = bufnr, desc = 'quickfill: accept the next word of the ghost text' })
   end
   if opts.cycle_key and opts.cycle_key ~= '' then
     vim.keymap.set('i', opts.cycle_key, function()
