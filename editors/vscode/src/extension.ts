@@ -127,8 +127,13 @@ const inlineProvider: vscode.InlineCompletionItemProvider = {
     // Acceptance: the first item is the one shown; its command runs when it is accepted.
     if (out.length > 0 && nextEdits) {
       const first = out[0];
-      const length = typeof first.insertText === 'string' ? first.insertText.length : 0;
-      const id = nextEdits.inlineShown(length, context.triggerKind === vscode.InlineCompletionTriggerKind.Invoke);
+      const text = typeof first.insertText === 'string' ? first.insertText : '';
+      const length = text.length;
+      // The part not typed yet: the item replaces its range (the word before the cursor) up to the cursor.
+      const start = first.range?.start;
+      const typed = start && start.line === position.line ? Math.max(0, position.character - start.character) : 0;
+      const id = nextEdits.inlineShown(length, context.triggerKind === vscode.InlineCompletionTriggerKind.Invoke,
+        document.uri.toString(), pos, text.slice(typed));
       first.command = { title: 'quickfill: accepted', command: AcceptInlineCommand, arguments: [id, length] };
     }
     return out;

@@ -74,3 +74,55 @@ export function acceptedPrefix(shown: string, accepted: string): number {
   while (n < shown.length && n < accepted.length && shown[n] === accepted[n]) ++n;
   return n;
 }
+
+// Partial acceptance of the shown inline item, seen from document changes:
+// VS Code runs an item's command only when it is accepted whole, so taking it
+// a word or a line at a time (Ctrl+Right) shows up as changes that insert the
+// item's next part where the previous part ended. Each such change of at least
+// 2 characters counts as taken (typing the suggestion by hand, one character
+// per change, does not); the parts taken are reported (one didAccept) when
+// the item goes away: another item is shown, the document changes otherwise,
+// or flush() is called. An item accepted whole is reported by its command.
+export interface Pos { line: number; character: number; }
+export interface TextChange { range: { start: Pos; end: Pos }; text: string; }
+
+export class PartialAccept {
+  private cur: { id: string; uri: string; at: Pos; rest: string; taken: number } | undefined;
+
+  // The item `id` was shown in `uri`, its not-yet-typed part `rest` starting at `at`.
+  // Returns the report of the previous item's parts, if any were taken.
+  shown(id: string, uri: string, at: Pos, rest: string): { id: string; acceptedLength: number } | undefined {
+    const out = this.flush();
+    this.cur = { id, uri, at: { ...at }, rest, taken: 0 };
+    return out;
+  }
+
+  // The item was accepted whole (its command ran): nothing more to report for it.
+  acceptedWhole(id: string): void {
+    if (this.cur && this.cur.id === id) this.cur = undefined;
+  }
+
+  // Changes to `uri`; returns a report when they end the item with parts taken.
+  change(uri: string, changes: readonly TextChange[]): { id: string; acceptedLength: number } | undefined {
+    const c = this.cur;
+    if (!c || c.uri !== uri || changes.length === 0) return undefined;
+    const ch = changes.length === 1 ? changes[0] : undefined;
+    const empty = ch && ch.range.start.line === ch.range.end.line && ch.range.start.character === ch.range.end.character;
+    if (ch && empty && ch.range.start.line === c.at.line && ch.range.start.character === c.at.character &&
+        ch.text.length >= 2 && c.rest.startsWith(ch.text)) {
+      c.taken += ch.text.length;
+      c.rest = c.rest.slice(ch.text.length);
+      const lines = ch.text.split('\n');
+      c.at = lines.length === 1 ? { line: c.at.line, character: c.at.character + ch.text.length }
+        : { line: c.at.line + lines.length - 1, character: lines[lines.length - 1].length };
+      return c.rest === '' ? this.flush() : undefined;
+    }
+    return this.flush();
+  }
+
+  flush(): { id: string; acceptedLength: number } | undefined {
+    const c = this.cur;
+    this.cur = undefined;
+    return c && c.taken > 0 ? didAcceptParams(c.id, c.taken) : undefined;
+  }
+}

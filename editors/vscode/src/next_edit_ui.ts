@@ -11,13 +11,14 @@
 //     applies the edits (Alt+] and Alt+Enter while a next edit is shown);
 //   - every inline item and next edit offered is reported with
 //     quickfill/didShow, an accepted one with quickfill/didAccept (an inline
-//     item's command runs on acceptance).
+//     item's command runs on acceptance; one taken a word or line at a time
+//     is seen from the document changes, next_edit.ts PartialAccept).
 import * as vscode from 'vscode';
 import { LanguageClient, State } from 'vscode-languageclient/node';
 
 import {
   NextEditMethod, DidShowMethod, DidAcceptMethod, NextEdit, nextEditParams, parseNextEdit, editsAway, hintText,
-  shownLength, didShowParams, didAcceptParams,
+  shownLength, didShowParams, didAcceptParams, PartialAccept, Pos,
 } from './next_edit';
 
 export const AcceptInlineCommand = 'quickfill.didAcceptInline';
@@ -33,6 +34,7 @@ export class NextEditUi {
   private timer: NodeJS.Timeout | undefined;
   private shown: Shown | undefined;
   private ids = 0;
+  private readonly partial = new PartialAccept();
   private readonly hint = vscode.window.createTextEditorDecorationType({
     after: { color: new vscode.ThemeColor('editorCodeLens.foreground'), fontStyle: 'italic' },
   });
@@ -48,9 +50,17 @@ export class NextEditUi {
       vscode.commands.registerCommand('quickfill.nextEdit', () => this.request(true)),
       vscode.commands.registerCommand('quickfill.jumpToNextEdit', () => this.jump()),
       vscode.commands.registerCommand('quickfill.acceptNextEdit', () => this.accept()),
-      vscode.commands.registerCommand(AcceptInlineCommand, (id: string, length: number) => this.report(
-        DidAcceptMethod, didAcceptParams(id, length))),
+      vscode.commands.registerCommand(AcceptInlineCommand, (id: string, length: number) => {
+        this.partial.acceptedWhole(id);
+        this.report(DidAcceptMethod, didAcceptParams(id, length));
+      }),
       vscode.workspace.onDidChangeTextDocument((e) => {
+        const part = this.partial.change(e.document.uri.toString(), e.contentChanges.map((c) => ({
+          range: { start: { line: c.range.start.line, character: c.range.start.character },
+                   end: { line: c.range.end.line, character: c.range.end.character } },
+          text: c.text,
+        })));
+        if (part) this.report(DidAcceptMethod, part);
         if (this.shown && e.document.uri.toString() === this.shown.uri) this.clear();
         this.schedule();
       }),
@@ -61,10 +71,13 @@ export class NextEditUi {
     return vscode.workspace.getConfiguration('quickfill').get<boolean>('nextEdit.enable', true) !== false;
   }
 
-  // An id for an inline item shown now, reported as shown.
-  inlineShown(length: number, explicit: boolean): string {
+  // An id for an inline item shown now, reported as shown; `rest` (the part
+  // not typed yet, starting at `at` in `uri`) is watched for a partial acceptance.
+  inlineShown(length: number, explicit: boolean, uri?: string, at?: Pos, rest?: string): string {
     const id = `inline-${++this.ids}`;
     this.report(DidShowMethod, didShowParams(id, 'inline', explicit, length));
+    const previous = uri && at && rest !== undefined ? this.partial.shown(id, uri, at, rest) : this.partial.flush();
+    if (previous) this.report(DidAcceptMethod, previous);
     return id;
   }
 

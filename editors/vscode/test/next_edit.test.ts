@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import * as assert from 'node:assert/strict';
 import {
-  nextEditParams, parseNextEdit, editsAway, hintText, shownLength, didShowParams, didAcceptParams, acceptedPrefix,
+  nextEditParams, parseNextEdit, editsAway, hintText, shownLength, didShowParams, didAcceptParams, acceptedPrefix, PartialAccept,
 } from '../src/next_edit';
 
 const r = (l1: number, c1: number, l2: number, c2: number) => ({ start: { line: l1, character: c1 }, end: { line: l2, character: c2 } });
@@ -49,4 +49,37 @@ test('acceptance reports', () => {
   assert.equal(acceptedPrefix('foo(bar)', 'foo('), 4);
   assert.equal(acceptedPrefix('foo', 'foo(bar)'), 3);
   assert.equal(acceptedPrefix('abc', 'x'), 0);
+});
+
+test('word-by-word acceptance of an inline item is reported once, as what was taken', () => {
+  const p = new PartialAccept();
+  const at = { line: 3, character: 8 };
+  assert.equal(p.shown('i-1', 'file:///a.py', at, 'foo(bar, baz)\nnext'), undefined);
+  const ins = (line: number, character: number, text: string) => [{ range: { start: { line, character }, end: { line, character } }, text }];
+  // Ctrl+Right twice: "foo(" then "bar, " -- nothing reported yet.
+  assert.equal(p.change('file:///a.py', ins(3, 8, 'foo(')), undefined);
+  assert.equal(p.change('file:///a.py', ins(3, 12, 'bar, ')), undefined);
+  // Another document's change is not ours.
+  assert.equal(p.change('file:///b.py', ins(0, 0, 'zz')), undefined);
+  // A typed character ends it: the 9 characters taken are reported.
+  assert.deepEqual(p.change('file:///a.py', ins(3, 17, 'q')), { id: 'i-1', acceptedLength: 9 });
+  assert.equal(p.flush(), undefined);
+
+  // Typing the suggestion by hand (one character per change) takes nothing.
+  p.shown('i-2', 'file:///a.py', at, 'xy');
+  assert.equal(p.change('file:///a.py', ins(3, 8, 'x')), undefined);
+  assert.equal(p.flush(), undefined);
+
+  // Taking every part, across a line break, reports all of it at once.
+  p.shown('i-3', 'file:///a.py', at, 'ab\ncd');
+  assert.equal(p.change('file:///a.py', ins(3, 8, 'ab\n')), undefined);
+  assert.deepEqual(p.change('file:///a.py', ins(4, 0, 'cd')), { id: 'i-3', acceptedLength: 5 });
+
+  // Accepted whole (its command ran): nothing more; a new item flushes the old one's parts.
+  p.shown('i-4', 'file:///a.py', at, 'long text');
+  p.acceptedWhole('i-4');
+  assert.equal(p.flush(), undefined);
+  p.shown('i-5', 'file:///a.py', at, 'long text');
+  p.change('file:///a.py', ins(3, 8, 'long'));
+  assert.deepEqual(p.shown('i-6', 'file:///a.py', at, 'x'), { id: 'i-5', acceptedLength: 4 });
 });
