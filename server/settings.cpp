@@ -103,8 +103,9 @@ std::vector<setting_spec> make_schema() {
         "half the interactive chunk halves the layer time the next keystroke may wait for, at about 3/4 of its "
         "throughput."},
       S{"completion.finishLineMs", "Generation", QF_FIELD(completion.finish_line_ms), 0, 10000, {},
-        "After the deadline, decoding may go on this long to finish the current line (a half line is rarely "
-        "useful). Multi-line answers cut at the deadline keep whole lines only."},
+        "With line rules, the last this-many milliseconds of the budget only finish the current line (no new line "
+        "is begun; a half line is rarely useful). The answer is still due by the deadline; multi-line answers cut "
+        "at it keep whole lines only."},
       // ---- Speed ----
       S{"completion.typeThrough", "Speed", QF_FIELD(completion.type_through), 0, 0, {},
         "Characters typed that match the start of the last suggestion are answered from it at once, without the "

@@ -95,16 +95,16 @@ first_row take_first_row(const lm_sequence& seq) {
 void decode(lm_sequence& seq, const lm_vocab& vocab, const fim_format& fmt, std::span<const int32_t> prompt,
             const first_row& first, stop_checker& stops, const gen_params& p, infer::sampler* smp,
             const cancel_token& cancel, gen_outcome& out) {
-  // Finishing the line past the deadline only makes sense with line rules.
-  // The engine's token stops a step at the hard deadline; the soft one
-  // (p.deadline) is checked between steps, where the line can be ended.
-  const auto hard_deadline =
-      p.deadline == gen_clock::time_point::max() || !p.stop_rules ? p.deadline : p.deadline + p.finish_line;
-  const cancel_token tok = cancel.with_deadline(hard_deadline);
+  // The answer is due by p.deadline: the engine's token stops a step there.
+  // With line rules the last p.finish_line of the budget only ends the
+  // current line (soft: checked between steps, where the line can end).
+  const bool timed = p.deadline != gen_clock::time_point::max();
+  const auto soft_deadline = timed && p.stop_rules ? p.deadline - p.finish_line : p.deadline;
+  const cancel_token tok = cancel.with_deadline(p.deadline);
   std::vector<int32_t> history(prompt.begin(), prompt.end());
   utf8_stream utf8;
   gen_clock::time_point t_first{}, t_last{};
-  gen_clock::duration step_time{0};  // duration of the last decode step
+  gen_clock::duration step_time = p.step_estimate;  // duration of the last decode step (the estimate before one)
   bool done = false;
   const size_t generated0 = out.generated.size();
 
@@ -128,10 +128,11 @@ void decode(lm_sequence& seq, const lm_vocab& vocab, const fim_format& fmt, std:
       return true;
     }
     if (static_cast<int>(out.generated.size() - generated0) >= p.max_tokens) return true;
-    // Stop when the next step would end past the deadline (the answer is due by then).
-    if (now + step_time >= p.deadline) {
+    // Stop when the next step would end past the deadline (the answer is due
+    // by then); in the finish-line window, also at the end of a line.
+    if (timed && now + step_time >= soft_deadline) {
       out.deadline_hit = true;
-      if (!p.stop_rules || stops.at_line_end() || now >= hard_deadline) return true;
+      if (!p.stop_rules || stops.at_line_end() || now + step_time >= p.deadline) return true;
     }
     return false;
   };
@@ -162,6 +163,7 @@ void decode(lm_sequence& seq, const lm_vocab& vocab, const fim_format& fmt, std:
     const auto step_start = gen_clock::now();
     lm_eval_result r = seq.eval(batch, batch.size() > 1 ? lm_logits::all : lm_logits::last, tok, want);
     step_time = gen_clock::now() - step_start;
+    if (batch.size() == 1) out.step_ms = std::chrono::duration<double, std::milli>(step_time).count();
     if (r.cancelled) {
       note_stop(tok, out);
       if (static_cast<int64_t>(seq.tokens().size()) > base) seq.keep_first(base);

@@ -5,8 +5,11 @@
 // it stops at the prompt deadline or on cancellation. Phase 2 decodes
 // greedily (one token or one verified speculative draft per step) or by
 // sampling (one token per step, from the whole logits row), until a stop
-// rule, the token limit, the deadline (running on past it for at most
-// finish_line_ms to end the current line) or cancellation. Special/control
+// rule, the token limit, the deadline or cancellation. The deadline is hard:
+// a step is begun only when it would end in time (by the last step's
+// duration, or the measured step_estimate before the first), and the engine
+// stops a step at it; with line rules the last finish_line of the budget
+// begins no new line. Special/control
 // tokens are never turned into text. Every decoded token's log-probability
 // under the model is summed: the outcome's score is their mean.
 //
@@ -38,7 +41,12 @@ struct gen_params {
   gen_clock::time_point start{};            // for ttft
   gen_clock::time_point prompt_deadline = gen_clock::time_point::max();
   gen_clock::time_point deadline = gen_clock::time_point::max();
+  // With line rules, the last finish_line of the budget only finishes the
+  // current line (no new line is begun); the answer is still due by deadline.
   std::chrono::milliseconds finish_line{0};
+  // Measured time of one decode step (0 = unknown): a step is begun only
+  // when it would end before the deadline.
+  gen_clock::duration step_estimate{0};
   bool stop_rules = true;
   bool speculative = false;
   int draft_max = 8;
@@ -63,6 +71,7 @@ struct gen_outcome {
   double prompt_eval_ms = 0;          // time spent in completed prompt eval calls
   int64_t drafted = 0, accepted = 0;
   double ttft_ms = 0, tpot_ms = 0;
+  double step_ms = 0;                 // duration of the last single-token decode step (0: none ran)
   double logprob_sum = 0;             // over `generated`
   // Mean log-probability of the decoded tokens (<= 0); 0 when none was decoded.
   double score() const { return generated.empty() ? 0.0 : logprob_sum / double(generated.size()); }

@@ -88,6 +88,7 @@ void pipeline::reset_caches() {
 }
 
 void pipeline::note_prefill(const gen_outcome& out) {
+  if (out.step_ms > 0) step_ms_ = step_ms_ > 0 ? 0.7 * step_ms_ + 0.3 * out.step_ms : out.step_ms;
   if (out.evaluated < 4 || out.prompt_eval_ms <= 0) return;
   const double tps = static_cast<double>(out.evaluated) / (out.prompt_eval_ms / 1000.0);
   prefill_tps_ = prefill_tps_ > 0 ? 0.7 * prefill_tps_ + 0.3 * tps : tps;
@@ -222,6 +223,7 @@ void pipeline::run(const completion_request& req, const cancel_token& cancel, co
   gp.draft_ngram = s_.draft_ngram;
   gp.prompt_chunk = prefetch ? s_.background_chunk_tokens : s_.prompt_chunk_tokens;
   gp.prefill_tokens_per_s = prefill_tps_;
+  gp.step_estimate = std::chrono::duration_cast<gen_clock::duration>(std::chrono::duration<double, std::milli>(step_ms_));
   stop_checker stops(cx, dec, s_.stop_rules);
   const sampling_settings& cls = req.explicit_trigger ? s_.sampling_explicit : s_.sampling_auto;
   std::vector<gen_outcome> outs = generate_candidates(*sc.seq, backend_->vocab(), fmt_, p.tokens, stops, gp,

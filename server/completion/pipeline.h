@@ -99,6 +99,7 @@ class pipeline final : public completion_provider {
   layout_input input_of(const doc_state& ds, const std::string& uri, std::vector<extra_doc>& extra) const;
   void reset_caches();
   static void take_request(doc_state& ds, const completion_request& req, int64_t line, int64_t col);
+  // Keeps the moving averages of prompt throughput and decode step time.
   void note_prefill(const gen_outcome& out);
 
   std::unique_ptr<lm_backend> backend_;
@@ -114,6 +115,7 @@ class pipeline final : public completion_provider {
   std::unique_ptr<next_edit_engine> next_edit_;  // on *pool_ (rebuilt with it)
   std::string model_name_;
   double prefill_tps_ = 0;  // moving average of prompt tokens per second
+  double step_ms_ = 0;      // moving average of a single-token decode step
   uint64_t completions_ = 0;
 };
 

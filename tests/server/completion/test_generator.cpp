@@ -204,10 +204,11 @@ TEST(generator, a_cancel_wins_over_a_passed_deadline) {
   EXPECT_FALSE(o.deadline_hit);
 }
 
-// Past the deadline, decoding with line rules runs on for at most
-// finish_line to end the current line; the engine's token carries the later
-// (hard) deadline, so the grace is not cut short inside a step.
-TEST(generator, the_finish_line_grace_ends_the_line_past_the_deadline) {
+// The deadline is hard: with line rules, the last finish_line of the budget
+// only ends the current line (no new one is begun), and without the window
+// decoding is cut mid-line in time. The line of 10 tokens ends after ~55 ms
+// (5 ms per token).
+TEST(generator, the_finish_line_window_ends_the_line_inside_the_budget) {
   auto rule = [](std::span<const int32_t> h) -> int32_t {
     int64_t n = 0;
     for (int64_t i = static_cast<int64_t>(h.size()) - 1; i >= 0 && h[i] != fake_vocab::k_mid; --i) ++n;
@@ -217,7 +218,10 @@ TEST(generator, the_finish_line_grace_ends_the_line_past_the_deadline) {
   cursor_context cx = make_cursor_context("", 0, 0);
   trigger_decision d;
   d.multi_line = true;
-  for (int grace_ms : {0, 5000}) {
+  struct round { int budget_ms, window_ms; bool whole_line; };
+  // A long budget whose window opens mid-line: the line is finished, and the next one not begun.
+  // A budget that passes mid-line (with or without a window): cut in time, before the line ends.
+  for (const round r : {round{5000, 4970, true}, round{30, 0, false}, round{30, 20, false}}) {
     fake_backend be(rule);
     be.per_token = std::chrono::microseconds(5000);
     fim_format fmt = detect_fim_format(be.vocab());
@@ -225,17 +229,47 @@ TEST(generator, the_finish_line_grace_ends_the_line_past_the_deadline) {
     stop_checker sc(cx, d, true);
     gen_params p;
     p.max_tokens = 30;
-    p.deadline = gen_clock::now() + std::chrono::milliseconds(40);  // passes before the line ends (~75 ms)
-    p.finish_line = std::chrono::milliseconds(grace_ms);
+    p.deadline = gen_clock::now() + std::chrono::milliseconds(r.budget_ms);
+    p.finish_line = std::chrono::milliseconds(r.window_ms);
     gen_outcome o = generate(*seq, be.vocab(), fmt, prompt, sc, p, {});
-    EXPECT_TRUE(o.deadline_hit) << grace_ms;
-    EXPECT_EQ(o.cancelled, qf::cancel_reason::none) << grace_ms;
-    if (grace_ms > 0) {
+    EXPECT_TRUE(o.deadline_hit) << r.budget_ms;
+    EXPECT_EQ(o.cancelled, qf::cancel_reason::none) << r.budget_ms;
+    if (r.whole_line) {
       EXPECT_EQ(o.generated.size(), 11u);  // the whole line, then stop at its end
       EXPECT_EQ(o.text, "aaaaaaaaaa");
     } else {
-      EXPECT_LT(o.generated.size(), 11u);  // no grace: cut mid-line at the deadline
+      EXPECT_LT(o.generated.size(), 11u);  // cut mid-line by the deadline
       EXPECT_EQ(o.text, std::string(o.generated.size(), 'a'));
+    }
+  }
+}
+
+// Before the first decode step, the measured step time decides whether one
+// fits: a 100 ms step does not fit a 50 ms budget, so the answer is the token
+// the prompt evaluation gave; unknown (0), steps are taken until one ends late.
+TEST(generator, the_measured_step_time_decides_whether_a_step_is_begun) {
+  std::vector<int32_t> prompt{fake_vocab::k_pre, 'x', fake_vocab::k_suf, fake_vocab::k_mid};
+  cursor_context cx = make_cursor_context("", 0, 0);
+  trigger_decision d;
+  for (const int estimate_ms : {100, 0}) {
+    fake_backend be([](std::span<const int32_t>) -> int32_t { return 'a'; });
+    be.per_token = std::chrono::microseconds(5000);
+    fim_format fmt = detect_fim_format(be.vocab());
+    auto seq = be.new_sequence(256);
+    stop_checker sc(cx, d, false);
+    gen_params p;
+    p.max_tokens = 30;
+    p.stop_rules = false;
+    p.deadline = gen_clock::now() + std::chrono::milliseconds(50);
+    p.step_estimate = std::chrono::milliseconds(estimate_ms);
+    gen_outcome o = generate(*seq, be.vocab(), fmt, prompt, sc, p, {});
+    EXPECT_TRUE(o.deadline_hit) << estimate_ms;
+    if (estimate_ms > 0) {
+      EXPECT_EQ(o.generated.size(), 1u);
+      EXPECT_EQ(o.step_ms, 0.0);  // no decode step ran
+    } else {
+      EXPECT_GT(o.generated.size(), 1u);
+      EXPECT_GT(o.step_ms, 0.0);
     }
   }
 }
