@@ -12,6 +12,7 @@
 #include "server/completion/candidates.h"
 #include "server/completion/generator.h"
 #include "server/completion/postprocess.h"
+#include "server/completion/syntax_rules.h"
 
 namespace qf::server::completion {
 namespace {
@@ -210,7 +211,10 @@ void pipeline::run(const completion_request& req, const cancel_token& cancel, co
   gen_params gp;
   gp.start = req.received.time_since_epoch().count() ? req.received : t0;
   const bool has_deadline = req.deadline.time_since_epoch().count() != 0;
-  gp.deadline = has_deadline ? req.deadline : gen_clock::time_point::max();
+  // Decoding ends early enough for the post-processing to fit before the
+  // deadline too (its syntax pass has a CPU budget of its own).
+  gp.deadline = has_deadline ? req.deadline - (s_.stop_rules ? k_syntax_budget : clock::duration{0})
+                             : gen_clock::time_point::max();
   if (has_deadline) {
     auto budget = req.deadline - t0;
     gp.prompt_deadline = t0 + std::chrono::duration_cast<clock::duration>(budget * s_.prompt_share);
