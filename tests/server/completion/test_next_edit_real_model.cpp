@@ -45,17 +45,37 @@ class cleanup : public ::testing::Environment {
 };
 const auto* const k_env = ::testing::AddGlobalTestEnvironment(new cleanup);
 
+// The engine backend of the test model, on one thread (null, with a failure, when it does not load).
+std::unique_ptr<lm_backend> load_backend() {
+  std::string err;
+  engine_options eo;
+  eo.threads = 1;
+  auto backend = load_engine_backend(model_path(), eo, &err);
+  EXPECT_TRUE(backend) << err;
+  return backend;
+}
+
+// The shipped provider on the test model with a forced next-edit format.
+std::unique_ptr<completion_provider> provider_for(const std::string& format, int max_tokens) {
+  provider_options o;
+  o.model_path = model_path();
+  o.completion.next_edit_format = format;
+  o.completion.next_edit_max_tokens = max_tokens;
+  o.engine.threads = 1;
+  std::string err;
+  auto p = make_completion_provider(o, &err);
+  EXPECT_TRUE(p) << err;
+  return p;
+}
+
 const std::string k_before = "def area(w, h):\n    return w * h\n\nprint(area(2, 3))\n";
 const std::string k_after = "def area(width, h):\n    return w * h\n\nprint(area(2, 3))\n";
 
 }  // namespace
 
 TEST(next_edit_real_model, sweep_prompt_tokens_use_the_file_separator_token) {
-  std::string err;
-  engine_options eo;
-  eo.threads = 1;
-  auto backend = load_engine_backend(model_path(), eo, &err);
-  ASSERT_TRUE(backend) << err;
+  auto backend = load_backend();
+  ASSERT_TRUE(backend);
   const int32_t sep = backend->vocab().find_token("<|file_sep|>");
   ASSERT_GE(sep, 0);
   completion_settings s;
@@ -86,14 +106,8 @@ TEST(next_edit_real_model, sweep_prompt_tokens_use_the_file_separator_token) {
 }
 
 TEST(next_edit_real_model, whatever_the_model_writes_comes_back_as_valid_edits) {
-  provider_options o;
-  o.model_path = model_path();
-  o.completion.next_edit_format = "sweep";
-  o.completion.next_edit_max_tokens = 64;
-  o.engine.threads = 1;
-  std::string err;
-  auto p = make_completion_provider(o, &err);
-  ASSERT_TRUE(p) << err;
+  auto p = provider_for("sweep", 64);
+  ASSERT_TRUE(p);
   auto history = std::make_shared<qf::index::edit_history>();
   history->record("file:///w/geo.py", k_before, k_after, 2);
   next_edit_request req;
@@ -123,11 +137,8 @@ TEST(next_edit_real_model, whatever_the_model_writes_comes_back_as_valid_edits) 
 // tokens (three openers, two closers); the markers stay text; whatever the
 // model writes comes back as edits or silence.
 TEST(next_edit_real_model, instinct_prompt_uses_the_chat_turn_tokens) {
-  std::string err;
-  engine_options eo;
-  eo.threads = 1;
-  auto backend = load_engine_backend(model_path(), eo, &err);
-  ASSERT_TRUE(backend) << err;
+  auto backend = load_backend();
+  ASSERT_TRUE(backend);
   const int32_t start = backend->vocab().find_token("<|im_start|>");
   const int32_t end = backend->vocab().find_token("<|im_end|>");
   ASSERT_GE(start, 0);
@@ -146,13 +157,8 @@ TEST(next_edit_real_model, instinct_prompt_uses_the_chat_turn_tokens) {
   EXPECT_EQ(std::count(toks.begin(), toks.end(), end), 2);
   EXPECT_EQ(backend->vocab().find_token("<|editable_region_start|>"), -1);
 
-  provider_options o;
-  o.model_path = model_path();
-  o.completion.next_edit_format = "instinct";
-  o.completion.next_edit_max_tokens = 32;
-  o.engine.threads = 1;
-  auto p = make_completion_provider(o, &err);
-  ASSERT_TRUE(p) << err;
+  auto p = provider_for("instinct", 32);
+  ASSERT_TRUE(p);
   next_edit_request req;
   req.uri = "file:///w/geo.py";
   req.text = k_after;

@@ -664,28 +664,20 @@ function M._enable_ghost(bufnr)
   vim.api.nvim_create_autocmd({ 'InsertLeave', 'BufLeave' }, {
     group = group, buffer = bufnr, callback = function() M.ghost_clear(bufnr) end,
   })
-  if opts.accept_key and opts.accept_key ~= '' then
-    -- Not an <expr> mapping: those may not change the buffer (textlock).
-    vim.keymap.set('i', opts.accept_key, function()
-      if not M.ghost_accept(bufnr) then
-        vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(opts.accept_key, true, false, true), 'n', false)
+  -- Each key runs its action, or types itself when there is nothing to act on.
+  -- Not <expr> mappings: those may not change the buffer (textlock).
+  local function map(key, action, desc)
+    if not key or key == '' then return end
+    vim.keymap.set('i', key, function()
+      if not action() then
+        vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(key, true, false, true), 'n', false)
       end
-    end, { buffer = bufnr, desc = 'quickfill: accept ghost text' })
+    end, { buffer = bufnr, desc = desc })
   end
-  if opts.accept_word_key and opts.accept_word_key ~= '' then
-    vim.keymap.set('i', opts.accept_word_key, function()
-      if not M.ghost_accept_word(bufnr) then
-        vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(opts.accept_word_key, true, false, true), 'n', false)
-      end
-    end, { buffer = bufnr, desc = 'quickfill: accept the next word of the ghost text' })
-  end
-  if opts.cycle_key and opts.cycle_key ~= '' then
-    vim.keymap.set('i', opts.cycle_key, function()
-      if not M.ghost_cycle(bufnr, 1) then
-        vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(opts.cycle_key, true, false, true), 'n', false)
-      end
-    end, { buffer = bufnr, desc = 'quickfill: next suggestion' })
-  end
+  map(opts.accept_key, function() return M.ghost_accept(bufnr) end, 'quickfill: accept ghost text')
+  map(opts.accept_word_key, function() return M.ghost_accept_word(bufnr) end,
+      'quickfill: accept the next word of the ghost text')
+  map(opts.cycle_key, function() return M.ghost_cycle(bufnr, 1) end, 'quickfill: next suggestion')
 end
 
 -- ---------------------------------------------------------------------------
