@@ -115,4 +115,11 @@ std::vector<syntax_node> enclosing_nodes(const syntax_tree& tree, std::size_t of
 }
 
 }  // namespace qf::index
+#else
+// Built without tree-sitter: no syntax tree is ever made, so no node encloses anything.
+#include "indexing/syntax_query.h"
+
+namespace qf::index {
+std::vector<syntax_node> enclosing_nodes(const syntax_tree&, std::size_t, std::size_t) { return {}; }
+}  // namespace qf::index
 #endif  // QF_HAVE_TREE_SITTER
