@@ -42,11 +42,15 @@ bool has_avx512(const cpu_features& f) {
 struct tables {
   detail::kernel_table avx2;
   detail::kernel_table avx512;
+  // A fill function lives in a file compiled for its instruction set, so the
+  // compiler may use that set in the function itself: it runs only where the
+  // CPU has it (a table left unfilled is never selected, see set_kernel_level).
   tables() {
+    const cpu_features& f = detect_cpu();
     avx2 = detail::scalar_kernels();
-    detail::fill_avx2_kernels(avx2);
+    if (has_avx2(f)) detail::fill_avx2_kernels(avx2);
     avx512 = avx2;
-    detail::fill_avx512_kernels(avx512);
+    if (has_avx512(f)) detail::fill_avx512_kernels(avx512);
   }
 };
 
