@@ -259,7 +259,7 @@ TEST(generator, the_measured_step_time_decides_whether_a_step_is_begun) {
     auto seq = be.new_sequence(256);
     stop_checker sc(cx, d, false);
     gen_params p;
-    p.max_tokens = 30;
+    p.max_tokens = 200;  // more than fit the deadline
     p.stop_rules = false;
     p.deadline = gen_clock::now() + std::chrono::milliseconds(400);
     p.step_estimate = std::chrono::milliseconds(estimate_ms);
