@@ -118,6 +118,15 @@ std::vector<setting_spec> make_schema() {
         "has not been tuned by a measurement."},
       S{"completion.draftNgram", "Speed", QF_FIELD(completion.draft_ngram), 1, 16, {},
         "Length of the n-gram matched in the history (shorter ones are tried when it has no match)."},
+      S{"completion.draftModel", "Speed", QF_FIELD(completion.draft_model), 0, 0, {},
+        "GGUF path of a smaller model of the same family (the same tokenizer, e.g. a 0.5B for a 1.5B) that drafts "
+        "for speculative decoding in place of prompt lookup, which it falls back to when it has no confident token. "
+        "Output stays identical to plain greedy decoding. It is loaded with the model (and again when this changes), "
+        "keeps one KV sequence of its own and catches up with a new prompt in the background; a model with another "
+        "tokenizer is refused (logged). Empty: prompt lookup only."},
+      S{"completion.draftMinProb", "Speed", QF_FIELD(completion.draft_min_prob), 0.0, 1.0, {},
+        "The draft model drafts while its next token's probability is at least this (0: always `draftMax` tokens). "
+        "Not tuned by a measurement."},
       S{"completion.prefetch", "Speed", QF_FIELD(completion.prefetch), 0, 0, {},
         "After answering, compute the completion that would follow if the suggestion were accepted (background, low "
         "priority). Off by default: it costs a full generation per answer, which on 2 cores competes with the next "

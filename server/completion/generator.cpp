@@ -8,6 +8,7 @@
 
 #include "inference/tokenizer/unicode.h"
 #include "server/completion/prompt_lookup.h"
+#include "server/completion/verify_step.h"
 
 namespace qf::server::completion {
 namespace {
@@ -105,7 +106,6 @@ void decode(lm_sequence& seq, const lm_vocab& vocab, const fim_format& fmt, std:
   utf8_stream utf8;
   gen_clock::time_point t_first{}, t_last{};
   gen_clock::duration step_time = p.step_estimate;  // duration of the last decode step (the estimate before one)
-  bool done = false;
   const size_t generated0 = out.generated.size();
 
   auto is_stop = [&](int32_t t) {
@@ -146,51 +146,30 @@ void decode(lm_sequence& seq, const lm_vocab& vocab, const fim_format& fmt, std:
   auto [next, next_lp] = pick(first.logits, first.best, first.best_logprob);
   if (next < 0) return;
   const lm_output want = smp ? lm_output::full : lm_output::best;
-  while (!done) {
-    if (consume(next, next_lp)) break;
+  while (!consume(next, next_lp)) {
     if (tok.is_cancelled()) {
       note_stop(tok, out);
       break;
     }
-    std::vector<int32_t> batch{next};
+    const auto step_start = gen_clock::now();  // a step's time includes its drafting
+    std::vector<int32_t> draft;
     if (p.speculative && !smp) {
-      int room = p.max_tokens - static_cast<int>(out.generated.size() - generated0);
-      std::vector<int32_t> draft = prompt_lookup_draft(history, p.draft_ngram, std::min(p.draft_max, room));
-      batch.insert(batch.end(), draft.begin(), draft.end());
+      const int n = std::min(p.draft_max, p.max_tokens - static_cast<int>(out.generated.size() - generated0));
+      draft = p.draft ? p.draft->propose(history, n, tok) : prompt_lookup_draft(history, p.draft_ngram, n);
     }
-    const int64_t base = static_cast<int64_t>(seq.tokens().size());
-    if (base + static_cast<int64_t>(batch.size()) > seq.n_ctx()) break;  // context full
-    const auto step_start = gen_clock::now();
-    lm_eval_result r = seq.eval(batch, batch.size() > 1 ? lm_logits::all : lm_logits::last, tok, want);
+    const step_result r = verify_step(seq, next, draft, tok, want, consume);
+    if (r.context_full) break;
     step_time = gen_clock::now() - step_start;
-    if (batch.size() == 1) out.step_ms = std::chrono::duration<double, std::milli>(step_time).count();
+    if (draft.empty()) out.step_ms = std::chrono::duration<double, std::milli>(step_time).count();
     if (r.cancelled) {
       note_stop(tok, out);
-      if (static_cast<int64_t>(seq.tokens().size()) > base) seq.keep_first(base);
       break;
     }
-    if (batch.size() == 1) {
-      std::tie(next, next_lp) = pick(seq.logits(0), seq.best_token(0), seq.best_logprob(0));
-      continue;
-    }
-    // Verify the draft: best_token(i) predicts the token after batch[i].
-    const int64_t n_draft = static_cast<int64_t>(batch.size()) - 1;
-    out.drafted += n_draft;
-    int64_t accepted = 0;
-    next = seq.best_token(0);
-    next_lp = seq.best_logprob(0);
-    while (accepted < n_draft && next == batch[accepted + 1]) {
-      ++accepted;
-      ++out.accepted;
-      if (consume(next, next_lp)) {
-        done = true;
-        break;
-      }
-      next = seq.best_token(accepted);
-      next_lp = seq.best_logprob(accepted);
-    }
-    // Drop the rejected tail (the cache holds batch[0..accepted]).
-    seq.keep_first(base + 1 + accepted);
+    out.drafted += r.drafted;
+    out.accepted += r.accepted;
+    if (r.done) break;
+    std::tie(next, next_lp) = draft.empty() ? pick(seq.logits(0), r.next, r.next_logprob)
+                                            : std::pair<int32_t, float>{r.next, r.next_logprob};
   }
   (void)stops.push(utf8.flush());
   const size_t n_gen = out.generated.size() - generated0;

@@ -28,6 +28,7 @@
 
 #include "inference/core/cancellation.h"
 #include "inference/sampling/sampler.h"
+#include "server/completion/drafter.h"
 #include "server/completion/fim_format.h"
 #include "server/completion/lm.h"
 #include "server/completion/postprocess.h"
@@ -51,6 +52,8 @@ struct gen_params {
   bool speculative = false;
   int draft_max = 8;
   int draft_ngram = 3;
+  // Where drafts come from when speculative (null: prompt lookup with draft_ngram).
+  drafter* draft = nullptr;
   int64_t prompt_chunk = 128;  // tokens per prompt eval call
   int64_t short_prompt_tokens = 16;  // a rest of the prompt this short may use the whole deadline
   // Measured prompt throughput (0 = unknown). With a prompt deadline, a chunk

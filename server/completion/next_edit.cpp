@@ -10,6 +10,7 @@
 #include "server/completion/next_edit_diff.h"
 #include "server/completion/next_edit_region.h"
 #include "server/completion/prompt_lookup.h"
+#include "server/completion/verify_step.h"
 
 namespace qf::server::completion {
 namespace {
@@ -97,7 +98,6 @@ next_edit_engine::decoded next_edit_engine::decode(const std::string& owner, con
   std::vector<int32_t> history(prompt.begin(), prompt.end());
   utf8_stream utf8;
   int generated = 0;
-  bool finished = false;
   // Takes one token; true when decoding ends.
   auto consume = [&](int32_t t) -> bool {
     ++generated;
@@ -116,38 +116,17 @@ next_edit_engine::decoded next_edit_engine::decode(const std::string& owner, con
     return generated >= max_tokens;
   };
   int32_t next = seq.best_token(0);
-  while (!finished) {
-    if (consume(next)) break;
-    if (tok.is_cancelled()) break;
-    std::vector<int32_t> batch{next};
-    if (s_.speculative) {
-      const int room = max_tokens - generated;
-      const std::vector<int32_t> draft = prompt_lookup_draft(history, s_.draft_ngram, std::min(2 * s_.draft_max, room));
-      batch.insert(batch.end(), draft.begin(), draft.end());
-    }
-    const int64_t base = static_cast<int64_t>(seq.tokens().size());
-    if (base + static_cast<int64_t>(batch.size()) > seq.n_ctx()) break;
-    lm_eval_result r = seq.eval(batch, batch.size() > 1 ? lm_logits::all : lm_logits::last, tok,
-                                lm_output::best);
-    if (r.cancelled) {
-      if (static_cast<int64_t>(seq.tokens().size()) > base) seq.keep_first(base);
-      break;
-    }
-    next = seq.best_token(0);
-    if (batch.size() == 1) continue;
-    const int64_t n_draft = static_cast<int64_t>(batch.size()) - 1;
-    m.tokens_drafted += n_draft;
-    int64_t accepted = 0;
-    while (accepted < n_draft && next == batch[accepted + 1]) {
-      ++accepted;
-      ++m.tokens_accepted;
-      if (consume(next)) {
-        finished = true;
-        break;
-      }
-      next = seq.best_token(accepted);
-    }
-    seq.keep_first(base + 1 + accepted);
+  while (!consume(next) && !tok.is_cancelled()) {
+    std::vector<int32_t> draft;
+    if (s_.speculative)
+      draft = prompt_lookup_draft(history, s_.draft_ngram, std::min(2 * s_.draft_max, max_tokens - generated));
+    const step_result r =
+        verify_step(seq, next, draft, tok, lm_output::best, [&](int32_t t, float) { return consume(t); });
+    if (r.context_full || r.cancelled) break;
+    m.tokens_drafted += r.drafted;
+    m.tokens_accepted += r.accepted;
+    if (r.done) break;
+    next = r.next;
   }
   if (!d.stopped && tok.is_cancelled()) {
     d.cancelled = cancel.is_cancelled();

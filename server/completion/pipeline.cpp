@@ -67,7 +67,35 @@ pipeline::pipeline(std::unique_ptr<lm_backend> backend, const completion_setting
 
 pipeline::~pipeline() = default;
 
-std::string pipeline::describe() const { return backend_->describe(); }
+std::string pipeline::describe() const {
+  return draft_ ? backend_->describe() + "; drafts by " + draft_->describe() : backend_->describe();
+}
+
+bool pipeline::set_draft_model(std::unique_ptr<lm_backend> draft, std::string* error) {
+  draft_.reset();
+  const std::string why = draft_vocab_mismatch(backend_->vocab(), draft->vocab());
+  if (!why.empty()) {
+    if (error) *error = why;
+    return false;
+  }
+  draft_ = std::make_unique<model_drafter>(std::move(draft), pool_->n_ctx(), s_.draft_ngram, s_.draft_min_prob);
+  spdlog::info("completion: draft model {}", draft_->describe());
+  return true;
+}
+
+bool pipeline::load_draft_model(std::string* error) {
+  draft_path_ = s_.draft_model;
+  draft_.reset();  // free the old one before loading the next
+  std::erase_if(tasks_, [](const task& t) { return t.kind == task_kind::draft_warm; });
+  if (s_.draft_model.empty()) return true;
+  std::string err = "no loader for draft models";
+  std::unique_ptr<lm_backend> b = draft_loader_ ? draft_loader_(s_.draft_model, &err) : nullptr;
+  if (b && set_draft_model(std::move(b), &err)) return true;
+  err = "draft model " + s_.draft_model + " not used: " + err;
+  spdlog::warn("completion: {}", err);
+  if (error) *error = err;
+  return false;
+}
 
 const layout* pipeline::layout_of(const std::string& uri) const {
   auto it = docs_.find(uri);
@@ -86,6 +114,7 @@ void pipeline::reset_caches() {
   prefetched_.clear();
   pool_ = std::make_unique<kv_pool>(*backend_, s_);
   next_edit_.reset();  // it holds the old pool
+  if (draft_) draft_->resize(pool_->n_ctx());
 }
 
 void pipeline::note_prefill(const gen_outcome& out) {
@@ -107,6 +136,11 @@ void pipeline::configure(const completion_settings& settings) {
   else if (layout_changed) {
     docs_.clear();
     tasks_.clear();
+  }
+  if (s_.draft_model != draft_path_) load_draft_model(nullptr);
+  if (draft_) {
+    draft_->set_min_prob(s_.draft_min_prob);
+    draft_->set_ngram(s_.draft_ngram);
   }
 }
 
@@ -225,6 +259,7 @@ void pipeline::run(const completion_request& req, const cancel_token& cancel, co
   gp.speculative = s_.speculative;
   gp.draft_max = s_.draft_max;
   gp.draft_ngram = s_.draft_ngram;
+  gp.draft = draft_.get();
   gp.prompt_chunk = prefetch ? s_.background_chunk_tokens : s_.prompt_chunk_tokens;
   gp.prefill_tokens_per_s = prefill_tps_;
   gp.step_estimate = std::chrono::duration_cast<gen_clock::duration>(std::chrono::duration<double, std::milli>(step_ms_));
@@ -260,6 +295,7 @@ void pipeline::run(const completion_request& req, const cancel_token& cancel, co
     return;
   }
   drop_tasks(req.uri, task_kind::warm);
+  if (!prefetch && draft_ && s_.speculative && draft_->behind(p.tokens)) queue(task{task_kind::draft_warm, req.uri, p.tokens});
   const syntax_window window =
       make_syntax_window(req.text, cursor_off, index::find_syntax_language(req.language_id, req.uri));
   // Post-process each candidate, best score first; drop empty ones, duplicates and those under the gate.
@@ -400,6 +436,9 @@ bool pipeline::background_step(const cancel_token& cancel) {
         note_prefill(out);
         break;
       }
+      case task_kind::draft_warm:
+        if (draft_) finished = draft_->warm(t.tokens, s_.background_chunk_tokens, cancel);
+        break;
       case task_kind::rebase:
         finished = run_rebase(it->second, t.uri, cancel);
         break;

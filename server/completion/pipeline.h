@@ -14,6 +14,7 @@
 #pragma once
 
 #include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include "server/completion/chunk_tokenizer.h"
+#include "server/completion/draft_model.h"
 #include "server/completion/fim_format.h"
 #include "server/completion/generator.h"
 #include "server/completion/kv_pool.h"
@@ -47,6 +49,15 @@ class pipeline final : public completion_provider {
   next_edit_result next_edit(const next_edit_request& req, const cancel_token& cancel) override;
   // The model's name (GGUF general.name and file name), for the next-edit format.
   void set_model_name(std::string name);
+  // Loads draft models (completion.draftModel): the factory gives the engine's loader.
+  using backend_loader = std::function<std::unique_ptr<lm_backend>(const std::string& path, std::string* error)>;
+  void set_draft_loader(backend_loader loader) { draft_loader_ = std::move(loader); }
+  // Loads s_.draft_model (none: drops the draft model). False with *error when
+  // it cannot draft (unreadable, another tokenizer); prompt lookup stays.
+  bool load_draft_model(std::string* error);
+  // Takes a loaded draft model (tests); false with *error when its tokenizer differs.
+  bool set_draft_model(std::unique_ptr<lm_backend> draft, std::string* error);
+  const model_drafter* draft_model() const { return draft_.get(); }
   void document_closed(const std::string& uri) override;
   void configure(const completion_settings& settings) override;
   std::string describe() const override;
@@ -84,7 +95,7 @@ class pipeline final : public completion_provider {
     size_t cursor = 0;
     std::string suggestion;
   };
-  enum class task_kind { warm, rebase, prefetch };
+  enum class task_kind { warm, draft_warm, rebase, prefetch };
   struct task {
     task_kind kind;
     std::string uri;
@@ -114,6 +125,9 @@ class pipeline final : public completion_provider {
   std::deque<task> tasks_;
   std::unique_ptr<next_edit_engine> next_edit_;  // on *pool_ (rebuilt with it)
   std::string model_name_;
+  backend_loader draft_loader_;
+  std::unique_ptr<model_drafter> draft_;
+  std::string draft_path_;  // the draft_model setting last loaded (or tried)
   double prefill_tps_ = 0;  // moving average of prompt tokens per second
   double step_ms_ = 0;      // moving average of a single-token decode step
   uint64_t completions_ = 0;

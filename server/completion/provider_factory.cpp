@@ -47,6 +47,13 @@ std::unique_ptr<completion_provider> make_completion_provider(const provider_opt
     progress(80, "preparing caches");
     auto p = std::make_unique<completion::pipeline>(std::move(backend), opts.completion);
     p->set_model_name(model_name(opts.model_path));
+    p->set_draft_loader([engine = opts.engine](const std::string& path, std::string* err) {
+      return completion::load_engine_backend(path, engine, err);
+    });
+    if (!opts.completion.draft_model.empty()) {
+      progress(90, "loading the draft model " + opts.completion.draft_model);
+      p->load_draft_model(nullptr);  // a draft model that cannot draft is logged; prompt lookup stays
+    }
     progress(100, "ready: " + p->describe());
     return p;
   } catch (const std::bad_alloc&) {

@@ -45,6 +45,8 @@ struct completion_settings {
   bool speculative = true;      // prompt-lookup drafts
   int draft_max = 8;            // tokens per draft
   int draft_ngram = 3;          // n-gram size matched in the prompt
+  std::string draft_model;      // GGUF of a smaller model of the same family ("" = prompt lookup only)
+  double draft_min_prob = 0.5;  // the draft model drafts while its token's probability is at least this
   bool prefetch = false;        // after answering, compute the continuation of the suggestion
   // Sampling and candidates, per request class (sampling.h).
   // The automatic gate -1.8 is measured on the bundled model (docs/benchmarks.md, "Confidence gate").

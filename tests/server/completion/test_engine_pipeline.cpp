@@ -45,6 +45,20 @@ const std::string& tiny_model() {
   return path;
 }
 
+// A one-layer model with the tiny model's tokenizer (same seed and vocabulary
+// size), or with another one (another seed), to draft for it.
+std::string draft_model(uint64_t seed) {
+  auto spec = qf::infer::convert::synth_preset("tiny", "qwen2");
+  spec.n_ctx = 2048;
+  spec.n_vocab = 1024;
+  spec.n_layer = 1;
+  spec.init_std = 0.5f;
+  spec.seed = seed;
+  std::string p = (temp_dir() / ("draft-qwen2-" + std::to_string(seed) + ".gguf")).string();
+  if (!fs::exists(p)) qf::infer::convert::write_synth_model(spec, qf::infer::ggml_type::f32, p);
+  return p;
+}
+
 std::unique_ptr<completion_provider> load(const completion_settings& settings, std::string* err = nullptr) {
   provider_options o;
   o.model_path = tiny_model();
@@ -139,6 +153,59 @@ TEST(engine_pipeline, speculative_output_equals_greedy_output) {
     EXPECT_EQ(g.metrics.tokens_drafted, 0);
     EXPECT_GT(s.metrics.tokens_drafted, 0);
   }
+}
+
+TEST(engine_pipeline, a_draft_model_keeps_the_greedy_output) {
+  completion_settings common;
+  common.type_through = false;
+  common.stop_rules = false;
+  common.max_tokens_explicit = 24;
+  common.sampling_explicit = sampling_settings{};  // greedy, one candidate
+  common.speculative = true;
+  common.draft_max = 4;
+  completion_settings drafted = common;
+  drafted.draft_model = draft_model(1);
+  drafted.draft_min_prob = 0;  // always draft: every proposal is verified
+  auto lookup = load(common);
+  auto spec = load(drafted);
+  ASSERT_TRUE(lookup && spec);
+  auto* pl = dynamic_cast<pipeline*>(spec.get());
+  ASSERT_NE(pl, nullptr);
+  ASSERT_NE(pl->draft_model(), nullptr);
+  EXPECT_NE(spec->describe().find("drafts by"), std::string::npos);
+  const std::string text = source();
+  for (int64_t line : {k_line, int64_t{4}, int64_t{10}}) {
+    // Twice: the first request finds the drafter cold (prompt lookup), the
+    // background catches it up, the second one drafts with the model.
+    for (int pass = 0; pass < 2; ++pass) {
+      completion_result g = lookup->complete(request(text, line, 4), {});
+      completion_result s = spec->complete(request(text, line, 4), {});
+      while (spec->background_step({})) {
+      }
+      ASSERT_EQ(g.items.size(), s.items.size());
+      if (!g.items.empty()) EXPECT_EQ(g.items[0].insert_text, s.items[0].insert_text) << "line " << line;
+      EXPECT_EQ(g.metrics.tokens_generated, s.metrics.tokens_generated);
+    }
+  }
+  EXPECT_GT(pl->draft_model()->stats().model_drafts, 0);
+  EXPECT_GT(pl->draft_model()->stats().caught_up, 0);
+
+  // Another tokenizer is refused with a reason; prompt lookup stays.
+  drafted.draft_model = draft_model(2);
+  spec->configure(drafted);
+  EXPECT_EQ(pl->draft_model(), nullptr);
+  std::string why;
+  EXPECT_FALSE(pl->load_draft_model(&why));
+  EXPECT_NE(why.find("tokenizer"), std::string::npos) << why;
+  // A file that is not there: a reason too, and completions go on.
+  drafted.draft_model = (temp_dir() / "missing.gguf").string();
+  spec->configure(drafted);
+  EXPECT_EQ(pl->draft_model(), nullptr);
+  EXPECT_GT(spec->complete(request(text, k_line, 4), {}).metrics.tokens_generated, 0);
+  // Turned off again.
+  drafted.draft_model.clear();
+  spec->configure(drafted);
+  EXPECT_EQ(pl->draft_model(), nullptr);
 }
 
 // Three candidates on the real engine: the prompt is evaluated once, the
