@@ -71,6 +71,11 @@ std::vector<int32_t> model_drafter::propose(std::span<const int32_t> history, in
   ++stats_.proposals;
   std::vector<int32_t> draft;
   if (max_draft <= 0 || history.empty()) return draft;
+  if (skip_ > 0) {
+    --skip_;
+    ++stats_.skipped;
+    return lookup_.propose(history, max_draft, cancel);
+  }
   if (static_cast<int64_t>(history.size()) + max_draft > seq_->n_ctx() || behind(history)) {
     ++stats_.cold;
     return lookup_.propose(history, max_draft, cancel);
@@ -89,7 +94,14 @@ std::vector<int32_t> model_drafter::propose(std::span<const int32_t> history, in
     const int32_t one[1] = {t};
     if (seq_->eval(one, lm_logits::last, cancel, lm_output::best).cancelled) break;
   }
-  if (draft.empty()) return lookup_.propose(history, max_draft, cancel);
+  if (draft.empty()) {
+    if (!cancel.is_cancelled()) {
+      skip_ = next_skip_;
+      next_skip_ = std::min(2 * next_skip_, k_max_skip);
+    }
+    return lookup_.propose(history, max_draft, cancel);
+  }
+  next_skip_ = 1;
   ++stats_.model_drafts;
   stats_.tokens_proposed += static_cast<int64_t>(draft.size());
   return draft;

@@ -9,8 +9,11 @@
 // draft is shorter than asked. A history that has moved far from the cached
 // one (a new prompt layout, another document) is not caught up inside a
 // keystroke's budget: the proposal falls back to prompt lookup and warm()
-// catches up in the background. Nothing here affects what is decoded: the
-// target verifies every draft (generator.cpp).
+// catches up in the background. A draft model that keeps having no
+// confident token is asked less often (it skips 1, 2, 4, then 8 proposals,
+// which prompt lookup makes), so an unhelpful one costs little. Nothing
+// here affects what is decoded: the target verifies every draft
+// (generator.cpp).
 #pragma once
 
 #include <cstdint>
@@ -34,12 +37,15 @@ struct draft_model_stats {
   int64_t tokens_proposed = 0;
   int64_t caught_up = 0;      // history tokens evaluated by the draft model
   int64_t cold = 0;           // proposals that fell back because the cache was too far behind
+  int64_t skipped = 0;        // proposals left to prompt lookup after unconfident ones
 };
 
 class model_drafter final : public drafter {
  public:
   // The most history tokens a proposal evaluates to catch up; more is left to warm().
-  static constexpr int64_t k_inline_catch_up = 8;
+  static constexpr int64_t k_inline_catch_up = 16;
+  // The most proposals skipped after the draft model had no confident token.
+  static constexpr int k_max_skip = 8;
 
   model_drafter(std::unique_ptr<lm_backend> backend, int64_t n_ctx, int ngram, double min_prob);
 
@@ -68,6 +74,8 @@ class model_drafter final : public drafter {
   lookup_drafter lookup_;
   double min_prob_;
   draft_model_stats stats_;
+  int skip_ = 0;       // proposals still to leave to prompt lookup
+  int next_skip_ = 1;  // how many the next unconfident proposal skips
 };
 
 }  // namespace qf::server::completion

@@ -148,6 +148,11 @@ TEST(draft_model, an_unsure_draft_model_leaves_the_draft_to_prompt_lookup) {
   (void)unsure.propose(history, 4, {});
   EXPECT_EQ(unsure.stats().model_drafts, 0);
   EXPECT_EQ(unsure.propose(history, 4, {}), prompt_lookup_draft(history, 3, 4));
+  EXPECT_EQ(unsure.stats().skipped, 1);
+  // It sits out 1, 2, 4, then 8 proposals: of 20 more, 4 ask the model.
+  for (int i = 0; i < 20; ++i) (void)unsure.propose(history, 4, {});
+  EXPECT_EQ(unsure.stats().proposals - unsure.stats().skipped - unsure.stats().cold, 1 + 4);
+  EXPECT_EQ(unsure.stats().model_drafts, 0);
 }
 
 TEST(draft_model, a_model_with_another_tokenizer_cannot_draft) {
