@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstring>
 #include <ctime>
+#include <span>
 
 #include <boost/json.hpp>
 #include <spdlog/spdlog.h>

@@ -1,6 +1,8 @@
 // Building the router from the settings (see make_router.h).
 #include "server/routing/make_router.h"
 
+#include <algorithm>
+
 #include <spdlog/spdlog.h>
 
 #include "server/routing/router.h"
@@ -12,6 +14,7 @@ std::unique_ptr<completion_provider> make_router(const router_inputs& in, std::s
   router_hooks hooks;
   hooks.board = in.board ? in.board : std::make_shared<source_board>();
   hooks.notify = in.notify;
+  hooks.now = in.now;
   const routing_settings& rs = in.settings;
 
   std::vector<routed_source> sources;

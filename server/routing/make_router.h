@@ -25,6 +25,7 @@ struct router_inputs {
   std::shared_ptr<source_board> board;  // the core's; null: a private one
   std::function<void(const std::string&)> notify;  // messages for the user (window/showMessage)
   const source_registry* kinds = nullptr;          // null: builtin_kinds()
+  std::function<source_board::clock::time_point()> now;  // quota windows' clock (null: steady_clock)
 };
 
 std::unique_ptr<completion_provider> make_router(const router_inputs& in, std::string* error);

@@ -2,6 +2,8 @@
 // (see router.h).
 #include "server/routing/router.h"
 
+#include <algorithm>
+
 #include <spdlog/spdlog.h>
 
 #include "server/completion/source_failure.h"
