@@ -160,6 +160,7 @@ completion_result router::complete(const completion_request& req, const cancel_t
       audit(*s, req, nullptr, failure_kind_name(f.kind()), took);
       spdlog::warn("source {} failed ({}): {}", s->name, failure_kind_name(f.kind()), f.what());
       if (cancel.is_cancelled()) return {};
+      if (route.size() == 1) throw;  // a route of one source: its failure as it is (the server without routing)
       note(s->name, f.what());
       last_kind = f.kind();
     }

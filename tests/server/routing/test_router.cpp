@@ -210,7 +210,8 @@ TEST(Router, ADownSourceIsPassedOverAndShownWithItsReason) {
   ASSERT_TRUE(b.router) << b.error;
   cancel_token c;
   EXPECT_EQ(first_text(b.router->complete(request(false), c)), "T");
-  const json::object& gone = b.board->status_json().at("sources").as_array()[0].as_object();
+  const json::value status = b.board->status_json();
+  const json::object& gone = status.at("sources").as_array()[0].as_object();
   EXPECT_EQ(gone.at("state").as_string(), "down");
   EXPECT_FALSE(gone.at("lastError").as_string().empty());
   EXPECT_EQ(source_stats(*b.board, "gone").at("skipped").at("down").as_uint64(), 1u);
