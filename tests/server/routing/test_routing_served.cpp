@@ -74,7 +74,10 @@ class served {
         continue;
       }
       if (o.contains("id") && o.at("id").is_int64() && o.at("id").as_int64() == id) {
-        if (!o.contains("result")) return std::nullopt;
+        if (!o.contains("result")) {
+          ADD_FAILURE() << method << ": " << json::serialize(o);
+          return std::nullopt;
+        }
         return o.at("result");
       }
     }
@@ -133,7 +136,7 @@ class RoutingServed : public ::testing::Test {
   std::string second_;
 };
 
-std::uint64_t requests(const json::object& s) { return s.empty() ? 0 : s.at("requests").as_uint64(); }
+std::uint64_t requests(const json::object& s) { return s.empty() ? 0 : s.at("requests").to_number<std::uint64_t>(); }
 
 TEST_F(RoutingServed, AutomaticAndExplicitRequestsTakeTheirRoutes) {
   served s;
@@ -156,7 +159,7 @@ TEST_F(RoutingServed, AutomaticAndExplicitRequestsTakeTheirRoutes) {
   const json::object second = s.source("stats", "second");
   EXPECT_EQ(requests(second), 2u);
   EXPECT_GT(second.at("promptTokens").as_int64(), 0);
-  EXPECT_EQ(second.at("latencyMs").at("count").as_uint64(), 2u);
+  EXPECT_EQ(second.at("latencyMs").at("count").to_number<std::uint64_t>(), 2u);
   EXPECT_EQ(s.stop(), 0);
 }
 
@@ -175,7 +178,7 @@ TEST_F(RoutingServed, ADownSourceFallsBackToTheNext) {
   auto r = s.complete("file:///t/b.py", 9, 2);
   ASSERT_TRUE(r);
   EXPECT_EQ(requests(s.source("stats", "tiny")), 1u);
-  EXPECT_EQ(s.source("stats", "gone").at("skipped").at("down").as_uint64(), 1u);
+  EXPECT_EQ(s.source("stats", "gone").at("skipped").at("down").to_number<std::uint64_t>(), 1u);
   bool told = false;
   for (const auto& m : s.messages) told = told || m.find("source \"gone\" is not available") != std::string::npos;
   EXPECT_TRUE(told);
