@@ -13,106 +13,46 @@
 
 #include <boost/json.hpp>
 
-#include "lsp/client/lsp_client.h"
+#include "tests/server/cli/served_model.h"
 
 namespace qf::test {
 namespace {
 
 namespace json = boost::json;
 namespace fs = std::filesystem;
-using std::chrono::milliseconds;
 
 const std::string bundled = std::string(QUICKFILL_SOURCE_DIR) + "/models/quickfill-tiny-code.gguf";
 
-class served {
+// The real server with routing settings (served_model.h drives it).
+class served : public served_model {
  public:
-  ~served() {
-    if (started_) stop();
-  }
   bool start(const json::object& quickfill, std::string* error) {
-    const std::string log = (fs::temp_directory_path() / ("qf-routing-served-" + std::to_string(::getpid()) + ".log")).string();
-    if (!client_.start({QUICKFILL_BIN, "--stdio", "--threads", "1", "--no-background", "--log-level", "debug",
-                        "--log-file", log},
-                       lsp::client_options{}, error))
-      return false;
-    started_ = true;
+    const std::string log =
+        (fs::temp_directory_path() / ("qf-routing-served-" + std::to_string(::getpid()) + ".log")).string();
     json::object options = quickfill;
     options["completion"] = json::object{{"explicitDeadlineMs", 60000}, {"autoDeadlineMs", 60000},
                                          {"maxTokens", 4}, {"maxTokensExplicit", 4}, {"autoTriggerMidWord", true}};
-    if (!call("initialize", json::object{{"processId", nullptr}, {"rootUri", nullptr},
-                                         {"capabilities", json::object{}}, {"initializationOptions", options}})) {
-      *error = "no answer to initialize";
-      return false;
-    }
-    notify("initialized", json::object{});
-    return wait_loaded(error);
-  }
-  bool wait_loaded(std::string* error) {
-    for (int i = 0; i < 1200; ++i) {
-      auto st = call("quickfill/status", nullptr);
-      if (!st) break;
-      if (!st->at("modelLoading").as_bool()) return true;
-      std::this_thread::sleep_for(milliseconds(50));
-    }
-    *error = "the sources did not load";
-    return false;
-  }
-  void notify(const std::string& method, json::value params) {
-    client_.send(json::object{{"jsonrpc", "2.0"}, {"method", method}, {"params", std::move(params)}});
-  }
-  // Answers null to server requests; keeps showMessage texts.
-  std::optional<json::value> call(const std::string& method, json::value params) {
-    const int64_t id = client_.request(method, std::move(params));
-    for (;;) {
-      auto m = client_.next(milliseconds(120000));
-      if (!m) return std::nullopt;
-      const json::object& o = m->body.as_object();
-      if (o.contains("method")) {
-        if (o.contains("id")) client_.send(json::object{{"jsonrpc", "2.0"}, {"id", o.at("id")}, {"result", nullptr}});
-        if (o.at("method") == "window/showMessage")
-          messages.push_back(std::string(o.at("params").at("message").as_string()));
-        continue;
-      }
-      if (o.contains("id") && o.at("id").is_int64() && o.at("id").as_int64() == id) {
-        if (!o.contains("result")) {
-          ADD_FAILURE() << method << ": " << json::serialize(o);
-          return std::nullopt;
-        }
-        return o.at("result");
-      }
-    }
+    return start_with({}, options, log, error, /*require_model=*/false);
   }
   void open(const std::string& uri, const std::string& text) {
     notify("textDocument/didOpen", json::object{{"textDocument", json::object{{"uri", uri}, {"languageId", "python"},
                                                                              {"version", 1}, {"text", text}}}});
   }
-  // A completion at the end of the one-line document `uri`; triggerKind 1 (invoked) or 2 (automatic).
+  // A completion at column `col` of the one-line document `uri`; triggerKind 1 (invoked) or 2 (automatic).
   std::optional<json::value> complete(const std::string& uri, int col, int trigger_kind) {
     return call("textDocument/completion",
                 json::object{{"textDocument", json::object{{"uri", uri}}},
                              {"position", json::object{{"line", 0}, {"character", col}}},
                              {"context", json::object{{"triggerKind", trigger_kind}}}});
   }
+  // One source of the quickfill/status or quickfill/stats answer ({} when absent).
   json::object source(const std::string& from, const std::string& name) {
     auto r = call(from == "status" ? "quickfill/status" : "quickfill/stats", json::object{});
     if (!r) return {};
-    const json::value& list = from == "status" ? r->at("sources") : r->at("sources");
-    for (const auto& s : list.as_array())
+    for (const auto& s : r->at("sources").as_array())
       if (s.at("name").as_string() == name) return s.as_object();
     return {};
   }
-  int stop() {
-    started_ = false;
-    call("shutdown", nullptr);
-    notify("exit", nullptr);
-    bool timed_out = false;
-    return client_.wait_exit(milliseconds(60000), &timed_out);
-  }
-  std::vector<std::string> messages;
-
- private:
-  lsp::lsp_client client_;
-  bool started_ = false;
 };
 
 class RoutingServed : public ::testing::Test {
