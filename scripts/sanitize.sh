@@ -34,7 +34,7 @@ for stage in "${stages[@]}"; do
     tsan)
       echo "sanitize: TSan build (build-tsan)"
       cmake --preset tsan "${LAUNCHER[@]}"
-      cmake --build build-tsan -j "$JOBS" --target server_tests quickfill quickfill_test_server lsp_transcript_runner
+      cmake --build build-tsan -j "$JOBS" --target server_tests server_routing_tests quickfill quickfill_test_server lsp_transcript_runner
       ctest --test-dir build-tsan --output-on-failure -j "$JOBS" -L '^(server|transcript)$'
       ;;
     *)

@@ -21,6 +21,10 @@ lsp_server::lsp_server(core_options opts, std::shared_ptr<lsp::outbox> out, even
       core_(with_workspace_progress(std::move(opts), loop, this),
             [&loop](std::function<void()> fn) { loop.post(std::move(fn)); }) {
   register_handlers();
+  // Router notices (a spent quota, a source that could not be made): once each, as showMessage.
+  core_.set_notice_handler([this](const std::string& m) {
+    if (phase_ != phase::exited) show_message(lsp::message_type::warning, m);
+  });
   core_.start();
 }
 
@@ -335,6 +339,7 @@ json::value lsp_server::stats_json(std::size_t recent) {
   const server_settings s = core_.settings();
   json::value stats = core_.stats().to_json(recent, slo_options{s.slo_budget_ms, s.slo_target});
   stats.as_object()["acceptance"] = core_.acceptance().to_json();
+  stats.as_object()["sources"] = core_.sources().stats_json();  // per completion source (server/routing/)
   return stats;
 }
 
@@ -360,6 +365,10 @@ void lsp_server::on_status(const lsp::reply_once& reply) {
                  {"queued", core_.worker().queued()},
                  {"workerBusy", core_.worker().busy()}};
   if (!m.loaded && !m.error.empty()) o["noModelReason"] = m.error;
+  // Each completion source's health and the routes, from the board (never waits for the worker).
+  json::value board = core_.sources().status_json();
+  o["sources"] = board.at("sources");
+  o["routes"] = board.at("routes");
   reply.result(std::move(o));
 }
 

@@ -5,6 +5,7 @@
 
 #include "indexing/utf8.h"
 #include "server/model_locator.h"
+#include "server/routing/make_router.h"
 
 namespace qf::server {
 
@@ -44,7 +45,10 @@ bool server_core::apply_settings(const quickfill_settings& next) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     model_changed = opts_.cli_model_path.empty() && next.server.model != settings_.server.model;
-    settings_ = next;
+    quickfill_settings applied = next;
+    if (applied.routing.keep_previous) applied.routing = settings_.routing;  // unreadable: the routing in force stays
+    model_changed = model_changed || !applied.routing.same_routing(settings_.routing);  // the router is rebuilt
+    settings_ = std::move(applied);
   }
   worker_.post_task([completion = next.completion](scheduler::provider_slot& p) {
     if (p) p->configure(completion);
@@ -59,9 +63,13 @@ void server_core::load_model(std::function<void(int, const std::string&)> progre
   const server_settings s = settings();
   const completion::engine_options engine = engine_options();
   completion::completion_settings completion;
+  routing::routing_settings routes;
+  std::function<void(const std::string&)> notice;
   {
     std::lock_guard<std::mutex> lock(mu_);
     completion = settings_.completion;
+    routes = settings_.routing;
+    notice = notice_handler_;
   }
   model_choice choice = choose_model(opts_.cli_model_path, s.model);
   {
@@ -72,12 +80,14 @@ void server_core::load_model(std::function<void(int, const std::string&)> progre
   }
   auto post = post_;
   auto factory = opts_.factory;
-  worker_.post_task([this, choice, completion, engine, post, factory, progress, done](scheduler::provider_slot& slot) {
+  auto board = board_;
+  worker_.post_task([this, choice, completion, engine, post, factory, progress, done, routes, notice,
+                     board](scheduler::provider_slot& slot) {
     slot.reset();  // free the old model before loading the next one
     model_state st;
     st.path = choice.path;
     st.source = choice.source;
-    if (choice.path.empty()) {
+    if (choice.path.empty() && routes.sources.empty()) {
       st.error = "no model file was given (--model or the quickfill.model setting) and the default model " +
                  std::string(default_model_name) + " was not found";
       if (!choice.searched.empty()) {
@@ -96,10 +106,16 @@ void server_core::load_model(std::function<void(int, const std::string&)> progre
       std::string error;
       std::unique_ptr<completion_provider> p;
       try {
-        if (factory)
-          p = factory(po, &error);
-        else
-          error = "this build has no completion engine";
+        // The router over the sources of the settings (one implicit local
+        // source without them: exactly the factory's provider, metered).
+        routing::router_inputs in;
+        in.context.base = po;
+        in.context.factory = factory;
+        in.context.resolve_model = [](const std::string& m) { return choose_model("", m).path; };
+        in.settings = routes;
+        in.board = board;
+        if (notice) in.notify = [post, notice](const std::string& m) { post([notice, m] { notice(m); }); };
+        p = routing::make_router(in, &error);
       } catch (const std::exception& e) {
         error = e.what();
       }
@@ -123,6 +139,11 @@ void server_core::load_model(std::function<void(int, const std::string&)> progre
       spdlog::warn("no model loaded: {}", st.error);
     if (done) post([done, st] { done(st); });
   });
+}
+
+void server_core::set_notice_handler(std::function<void(const std::string&)> handler) {
+  std::lock_guard<std::mutex> lock(mu_);
+  notice_handler_ = std::move(handler);
 }
 
 bool server_core::open(const std::string& uri, const std::string& language_id, std::int64_t version,

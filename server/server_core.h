@@ -25,6 +25,7 @@
 #include "indexing/workspace_index.h"
 #include "server/completion/provider_factory.h"
 #include "server/acceptance_stats.h"
+#include "server/routing/source_board.h"
 #include "server/scheduler.h"
 #include "server/settings.h"
 #include "server/stats.h"
@@ -131,6 +132,12 @@ class server_core {
   void next_edit(const std::string& key, next_edit_request req,
                  std::function<void(next_edit_result, bool no_model)> done, std::function<void(cancel_reason)> on_cancel);
   acceptance_stats& acceptance() { return acceptance_; }
+  // Routing (server/routing/): the provider a load makes is a router over the
+  // sources of the settings; the board shows their health and meters, read
+  // without the worker. Notices of the router (a spent quota, a source that
+  // could not be made) go to `handler` on the dispatcher thread.
+  routing::source_board& sources() { return *board_; }
+  void set_notice_handler(std::function<void(const std::string&)> handler);
   // Cancels every queued or running next-edit job (reason preempted): a
   // completion never waits behind a next edit.
   void cancel_next_edits();
@@ -170,6 +177,8 @@ class server_core {
   quickfill_settings settings_;
   model_state model_;
   std::string loaded_choice_;  // path of the last load attempt
+  std::shared_ptr<routing::source_board> board_ = std::make_shared<routing::source_board>();
+  std::function<void(const std::string&)> notice_handler_;  // under mu_
 };
 
 }  // namespace qf::server

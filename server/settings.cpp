@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <map>
 
+#include "server/routing/source_registry.h"
+
 namespace qf::server {
 
 namespace json = boost::json;
@@ -205,6 +207,25 @@ std::vector<setting_spec> make_schema() {
         "Token limit of one region's rewrite (also at most twice the region's tokens plus 32)."},
       S{"nextEdit.historyBytes", "Next edit", QF_FIELD(completion.next_edit_history_bytes), 0, 1 << 20, {},
         "Bytes of recent edits (all documents, newest first) put in the prompt."},
+      // ---- Routing (server/routing/, docs/routing.md) ----
+      S{"sources", "Routing", QF_FIELD(routing.sources_json), 0, 0, {},
+        "Completion sources: an array of `{\"name\", \"kind\", ...members of the kind, \"quota\": "
+        "{\"tokensPerHour\", \"tokensPerDay\"}}`. Kind `local` runs a GGUF model here (members `model`, `device`, "
+        "`threads`). Empty: one implicit local source named `local`, built from the model settings above (the "
+        "behaviour without routing). A value that cannot be read is an error and the routing in force is kept."},
+      S{"routes", "Routing", QF_FIELD(routing.routes_json), 0, 0, {},
+        "Which sources answer: `{\"automatic\": [names], \"explicit\": [names]}`, tried in order; the next is tried "
+        "when one fails, is down, has spent its quota, or is slower (recent median) than the time left. A missing "
+        "route takes every source in the order of `sources`."},
+      S{"audit.path", "Routing", QF_FIELD(routing.audit_path), 0, 0, {},
+        "JSON Lines file (mode 0600) with one line per call to a non-local source: time, source, SHA-256 of the "
+        "document URI, token counts, status, latency. Empty: no audit log."},
+      S{"audit.includeCode", "Routing", QF_FIELD(routing.audit_include_code), 0, 0, {},
+        "Also write the code around the cursor and the suggestions into each audit line. Off: no code text is "
+        "ever written."},
+      S{"routing.memoryReserveMiB", "Routing", QF_FIELD(routing.memory_reserve_mib), 0, 1 << 24, {},
+        "Memory left free when a further local model is loaded: it is loaded only when its weights + KV cache + "
+        "this fit in MemAvailable (and in the GPU's free memory on CUDA); docs/routing.md gives the math."},
   };
 }
 
@@ -304,6 +325,12 @@ bool apply(const setting_spec& spec, const json::value& v, quickfill_settings& s
     *(*f)(s) = d;
     return true;
   }
+  if (auto* f = std::get_if<setting_spec::json_field>(&spec.field)) {
+    const bool want_array = spec.type_name() == "array";
+    if (want_array ? !v.is_array() : !(v.is_object() || is_empty_array(v))) return false;
+    *(*f)(s) = is_empty_array(v) && !want_array ? json::value(json::object{}) : v;
+    return true;
+  }
   auto* f = std::get_if<setting_spec::string_field>(&spec.field);
   if (!f || !v.is_string()) return false;
   const std::string_view text = v.get_string();
@@ -328,8 +355,11 @@ std::string setting_spec::type_name() const {
     case 0: return "boolean";
     case 1: return "integer";
     case 2: return "number";
-    default: return "string";
+    case 3: return "string";
+    default: break;
   }
+  quickfill_settings d;
+  return (*std::get<setting_spec::json_field>(field))(d)->is_array() ? "array" : "object";
 }
 
 std::string setting_spec::accepted(bool markdown) const {
@@ -340,6 +370,9 @@ std::string setting_spec::accepted(bool markdown) const {
     case 0: return markdown ? "`true`, `false`" : "true or false";
     case 1: return (markdown ? "" : "an integer from ") + format_number(min) + " to " + format_number(max);
     case 2: return (markdown ? "" : "a number from ") + format_number(min) + " to " + format_number(max);
+    case 4:
+      if (type_name() == "array") return markdown ? "source objects" : "an array of source objects";
+      return markdown ? "`automatic`, `explicit`: arrays of names" : "an object of routes";
     default: break;
   }
   if (choices.empty()) return markdown ? "any string" : "a string";
@@ -385,11 +418,25 @@ parsed_settings parse_settings(const json::value& payload) {
   for (const setting_spec& spec : settings_schema()) {
     auto it = given.find(std::string(spec.key));
     if (it == given.end() || it->second.value->is_null()) continue;  // default
-    if (!apply(spec, *it->second.value, out.values))
+    if (!apply(spec, *it->second.value, out.values)) {
+      if (std::holds_alternative<setting_spec::json_field>(spec.field)) {
+        out.problems.push_back({settings_problem::severity::error,
+                                std::string(spec.key) + ": " + shown(*it->second.value) + " is not accepted (expected " +
+                                    spec.accepted(false) + "); the routing in force is kept"});
+        out.values.routing.keep_previous = true;
+        continue;
+      }
       out.problems.push_back({settings_problem::severity::warning,
                               std::string(spec.key) + ": " + shown(*it->second.value) + " is not accepted (expected " +
                                   spec.accepted(false) + "); using the default " +
                                   spec.default_json()});
+    }
+  }
+  // The routing section is read as a whole: a value that cannot be read keeps the routing in force.
+  std::string why;
+  if (!out.values.routing.keep_previous && !routing::parse_routing(out.values.routing, routing::builtin_kinds(), &why)) {
+    out.problems.push_back({settings_problem::severity::error, why + "; the routing in force is kept"});
+    out.values.routing.keep_previous = true;
   }
   return out;
 }

@@ -36,6 +36,7 @@
 
 #include "server/completion/engine_backend.h"
 #include "server/completion/settings.h"
+#include "server/routing/routing_settings.h"
 
 namespace qf::server {
 
@@ -54,6 +55,7 @@ struct quickfill_settings {
   server_settings server;
   completion::completion_settings completion;
   completion::engine_options engine;
+  routing::routing_settings routing;  // sources, routes, audit log (server/routing/)
 };
 
 // One key of the schema.
@@ -62,15 +64,18 @@ struct setting_spec {
   using int_field = int* (*)(quickfill_settings&);
   using number_field = double* (*)(quickfill_settings&);
   using string_field = std::string* (*)(quickfill_settings&);
+  // A structured value (an array or an object) read as a whole by its owner's
+  // parser after the scalar keys: "sources" and "routes" (routing_settings.h).
+  using json_field = boost::json::value* (*)(quickfill_settings&);
 
   std::string_view key;    // dotted path, e.g. "completion.maxTokens"
   std::string_view group;  // documentation table it belongs to
-  std::variant<bool_field, int_field, number_field, string_field> field;
+  std::variant<bool_field, int_field, number_field, string_field, json_field> field;
   double min = 0, max = 0;                // integers and numbers: accepted range
   std::vector<std::string_view> choices;  // strings: allowed values (empty: any string)
   std::string_view doc;                   // one line: meaning, and why the default
 
-  std::string type_name() const;        // "boolean", "integer", "number", "string"
+  std::string type_name() const;        // "boolean", "integer", "number", "string", "array", "object"
   // What is accepted: for messages ("an integer from 1 to 4096", "one of \"auto\", \"cpu\"") or
   // for the docs ("1 to 4096", "`auto`, `cpu`").
   std::string accepted(bool markdown) const;

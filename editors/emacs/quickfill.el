@@ -160,6 +160,30 @@ Call `eglot' or `eglot-ensure' in such a buffer to start it."
   "The server's quickfill/status answer: :modelLoaded, :modelLoading, :model, ..."
   (jsonrpc-request (quickfill--current-server) :quickfill/status (make-hash-table)))
 
+(defun quickfill-sources-summary (stats status)
+  "One line per completion source of STATS (quickfill/stats :sources), with
+the state and last error of STATUS (quickfill/status :sources)."
+  (let ((health (make-hash-table :test #'equal)) lines)
+    (mapc (lambda (h) (puthash (plist-get h :name) h health)) (plist-get status :sources))
+    (mapc (lambda (s)
+            (let* ((h (gethash (plist-get s :name) health))
+                   (n (or (plist-get s :requests) 0)) (e (or (plist-get s :errors) 0))
+                   (lat (plist-get s :latencyMs))
+                   (err (plist-get h :lastError))
+                   (line (format "%s (%s, %s): %d request%s, %d error%s, %d+%d tokens"
+                                 (plist-get s :name) (plist-get s :kind)
+                                 (or (plist-get h :state) (plist-get s :state))
+                                 n (if (= n 1) "" "s") e (if (= e 1) "" "s")
+                                 (or (plist-get s :promptTokens) 0) (or (plist-get s :completionTokens) 0))))
+              (when (> (or (plist-get lat :count) 0) 0)
+                (setq line (format "%s, p50/p90 %d / %d ms" line
+                                   (round (plist-get lat :p50)) (round (plist-get lat :p90)))))
+              (when (and (stringp err) (> (length err) 0))
+                (setq line (concat line " -- last error: " err)))
+              (push line lines)))
+          (plist-get stats :sources))
+    (nreverse lines)))
+
 (defun quickfill-stats ()
   "Return (and, interactively, show) the server's quickfill/stats answer.
 It holds request counts, latency percentiles (:totalMs, :ttftMs) and the
@@ -169,7 +193,11 @@ most recent requests (:recent, oldest first)."
     (when (called-interactively-p 'interactive)
       (with-current-buffer (get-buffer-create "*quickfill stats*")
         (erase-buffer)
-        (insert (pp-to-string (list :status (quickfill-status) :stats stats)))
+        (let* ((status (quickfill-status))
+               (sources (quickfill-sources-summary stats status)))
+          (when sources
+            (insert "Completion sources:\n" (mapconcat (lambda (l) (concat "  " l "\n")) sources "")))
+          (insert (pp-to-string (list :status status :stats stats))))
         (display-buffer (current-buffer))))
     stats))
 

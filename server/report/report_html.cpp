@@ -221,6 +221,40 @@ std::string acceptance_section(const json::object& acc) {
   return s + "</table>";
 }
 
+// Per completion source (stats.sources, server/routing/source_board.h).
+std::string completion_sources_section(const json::array& sources) {
+  std::string s = "<h2>Completion sources</h2><table><tr><th>source</th><th>kind</th><th>state</th><th>requests</th>"
+                  "<th>answered</th><th>errors</th><th>skipped</th><th>prompt tokens</th><th>completion tokens</th>"
+                  "<th>p50 ms</th><th>p90 ms</th><th>p99 ms</th><th>tokens last hour</th><th>tokens last day</th></tr>";
+  for (std::size_t i = 0; i < sources.size(); ++i) {
+    const std::string p = "stats.sources[" + std::to_string(i) + "]";
+    const json::object& o = obj(sources[i], p);
+    const std::string name = std::string(member(o, "name", p).is_string() ? member(o, "name", p).get_string() : "");
+    const std::string kind = std::string(member(o, "kind", p).is_string() ? member(o, "kind", p).get_string() : "");
+    const std::string state = std::string(member(o, "state", p).is_string() ? member(o, "state", p).get_string() : "");
+    const json::object& skipped = obj(member(o, "skipped", p), p + ".skipped");
+    const double skips = number(skipped, "down", p + ".skipped") + number(skipped, "deadline", p + ".skipped") +
+                         number(skipped, "quota", p + ".skipped");
+    const json::object& lat = obj(member(o, "latencyMs", p), p + ".latencyMs");
+    const json::object& q = obj(member(o, "quota", p), p + ".quota");
+    const std::string id = "source-" + name;
+    auto count = [&](const char* key) { return cell(id + "-" + key, number(o, key, p), format_number(number(o, key, p), 0)); };
+    auto ms = [&](const char* key) {
+      return cell(id + "-" + key, number(lat, key, p + ".latencyMs"), format_number(number(lat, key, p + ".latencyMs"), 1));
+    };
+    auto quota = [&](const char* used, const char* limit) {
+      const double u = number(q, used, p + ".quota"), l = number(q, limit, p + ".quota");
+      return cell(id + "-" + used, u, format_number(u, 0) + (l > 0 ? " / " + format_number(l, 0) : ""));
+    };
+    s += "<tr><td>" + escape_html(name) + "</td><td>" + escape_html(kind) + "</td><td>" + escape_html(state) + "</td>" +
+         count("requests") + count("answered") + count("errors") + cell(id + "-skipped", skips, format_number(skips, 0)) +
+         count("promptTokens") + count("completionTokens") + ms("p50") + ms("p90") + ms("p99") +
+         quota("tokensLastHour", "tokensPerHour") + quota("tokensLastDay", "tokensPerDay") + "</tr>";
+  }
+  if (sources.empty()) s += "<tr><td colspan=\"14\" class=\"none\">no source</td></tr>";
+  return s + "</table>";
+}
+
 std::string render_or_throw(const json::value& stats) {
   const json::object& st = obj(stats, "stats");
   const std::string p = "stats";
@@ -238,6 +272,7 @@ std::string render_or_throw(const json::value& stats) {
   body += histograms_section(obj(member(st, "histograms", p), "stats.histograms"));
   body += counts_table("Cancellations", "cancel-", obj(member(st, "cancellations", p), "stats.cancellations"),
                        "stats.cancellations");
+  if (st.contains("sources")) body += completion_sources_section(array(st, "sources", p));
   if (const json::value* a = st.if_contains("acceptance")) body += acceptance_section(obj(*a, "stats.acceptance"));
   if (const json::value* c = st.if_contains("confidence")) {
     const json::object& conf = obj(*c, "stats.confidence");

@@ -267,6 +267,16 @@ target, jumped to and accepted, and the acceptance reaches quickfill/stats."
     ;; The request shows up in quickfill/stats, and the menus listed and the
     ;; candidates chosen above in its acceptance counts.
     (should (>= (plist-get (quickfill-stats) :answered) 1))
+    ;; The completion sources: the one implicit local source, metered, and its summary line.
+    (let* ((stats (quickfill-stats))
+           (src (aref (plist-get stats :sources) 0))
+           (summary (quickfill-sources-summary stats (quickfill-status))))
+      (message "completion sources: %S" summary)
+      (should (equal (plist-get src :name) "local"))
+      (should (>= (plist-get src :requests) 1))
+      (should (= (length summary) 1))
+      (should (string-match-p "\\`local (local, ok): [0-9]+ requests?, 0 errors, [0-9]+\\+[0-9]+ tokens"
+                              (car summary))))
     (let ((c (plist-get (plist-get (plist-get (plist-get (quickfill-stats) :acceptance) :bySource) :completion)
                         :automatic)))
       (message "completion acceptance: %S" c)

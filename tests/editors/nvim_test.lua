@@ -231,6 +231,13 @@ local function run()
   stats = qf.stats(bufnr)
   check(type(stats) == 'table' and stats.answered >= 3 and #stats.recent >= 3,
         'quickfill/stats counts the answered requests')
+  -- The completion sources: the one implicit local source, metered, and its summary line.
+  local src = (stats.sources or {})[1] or {}
+  check(src.name == 'local' and src.kind == 'local' and src.requests >= 3 and src.latencyMs.count >= 3,
+        'quickfill/stats meters the local source: ' .. vim.inspect(stats.sources))
+  local summary = qf.sources_summary(stats, qf.status(bufnr))
+  check(#summary == 1 and summary[1]:match('^local %(local, ok%): %d+ requests, 0 errors, %d+%+%d+ tokens, p50/p90 %d+ / %d+ ms$'),
+        'the stats view lists the source: ' .. vim.inspect(summary))
 
   -- Back to the text before the accepted ghost text, where the server had items (greedy decoding).
   vim.api.nvim_buf_set_lines(bufnr, 9, -1, false, { line_before, '' })

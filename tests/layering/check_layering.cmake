@@ -18,6 +18,8 @@
 #                        pipeline is below the LSP server; it may use inference/
 #                        and indexing/)
 #   server/net/          nothing of the project (the HTTP client; server/ uses it)
+#   server/routing/      of server/ only server/completion/, server/net/ and
+#                        server/remote/ (the router sits below the LSP server)
 # Also: no weak symbols under inference/ (the CUDA backend is chosen by the
 # selector, not by link order), no "../" includes, and qf_cuda does not link
 # qf_inference (the library that holds the selector sits above it).
@@ -68,6 +70,10 @@ function(qf_layering_check_file root rel out_var)
       list(APPEND found "${rel}: includes ${inc} (server/completion/ must not depend on the rest of server/)")
       continue()
     endif()
+    if(rel MATCHES "^server/routing/" AND inc MATCHES "^server/" AND NOT inc MATCHES "^server/(completion|net|remote|routing)/")
+      list(APPEND found "${rel}: includes ${inc} (server/routing/ may use only server/completion/, net/ and remote/)")
+      continue()
+    endif()
     if(NOT inc_top IN_LIST QF_LAYER_TOP_ALLOWED_${top})
       list(APPEND found "${rel}: includes ${inc} (${top}/ must not depend on ${inc_top}/)")
       continue()
@@ -97,7 +103,8 @@ endfunction()
 function(qf_layering_check root out_var)
   set(found "")
   file(GLOB_RECURSE files RELATIVE "${root}"
-       "${root}/inference/*" "${root}/lsp/*" "${root}/indexing/*" "${root}/server/net/*" "${root}/server/completion/*")
+       "${root}/inference/*" "${root}/lsp/*" "${root}/indexing/*" "${root}/server/net/*" "${root}/server/completion/*"
+       "${root}/server/routing/*")
   list(FILTER files EXCLUDE REGEX "(^|/)node_modules/")  # grammar sources installed by npm
   list(SORT files)
   foreach(rel IN LISTS files)

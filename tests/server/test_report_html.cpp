@@ -6,6 +6,7 @@
 #include <boost/json.hpp>
 
 #include "server/report/report_html.h"
+#include "server/routing/source_board.h"
 #include "server/stats.h"
 
 using namespace qf::server;
@@ -87,4 +88,35 @@ TEST(ReportHtml, EscapesTextFromTheJson) {
   ASSERT_FALSE(html.empty()) << error;
   EXPECT_EQ(html.find("<b>odd"), std::string::npos);
   EXPECT_NE(html.find("&lt;b&gt;odd&lt;/b&gt;"), std::string::npos);
+}
+
+TEST(ReportHtml, ShowsEachCompletionSourcesMeter) {
+  routing::source_board board;
+  board.set_sources({{"cloud", "openai", false, {1000, 0}}, {"local", "local", true, {}}});
+  routing::call_record ok;
+  ok.latency_ms = 120;
+  ok.prompt_tokens = 300;
+  ok.completion_tokens = 20;
+  board.record_call("cloud", ok);
+  routing::call_record bad;
+  bad.ok = false;
+  bad.error = "endpoint down";
+  board.record_call("cloud", bad);
+  board.record_skip("cloud", routing::skip_reason::deadline);
+  json::value j = sample_stats();
+  j.as_object()["sources"] = board.stats_json();
+  std::string error;
+  const std::string html = report::render_report_html(j, &error);
+  ASSERT_FALSE(html.empty()) << error;
+  EXPECT_NE(html.find("<h2>Completion sources</h2>"), std::string::npos);
+  EXPECT_NE(html.find("id=\"source-cloud-requests\" data-value=\"2.0000\">2<"), std::string::npos);
+  EXPECT_NE(html.find("id=\"source-cloud-errors\" data-value=\"1.0000\">1<"), std::string::npos);
+  EXPECT_NE(html.find("id=\"source-cloud-skipped\" data-value=\"1.0000\">1<"), std::string::npos);
+  EXPECT_NE(html.find("id=\"source-cloud-promptTokens\" data-value=\"300.0000\">300<"), std::string::npos);
+  EXPECT_NE(html.find("id=\"source-cloud-p50\" data-value=\"120.0000\">120.0<"), std::string::npos);
+  EXPECT_NE(html.find("id=\"source-cloud-tokensLastHour\" data-value=\"320.0000\">320 / 1000<"), std::string::npos);
+  EXPECT_NE(html.find("id=\"source-local-requests\" data-value=\"0.0000\">0<"), std::string::npos);
+  j.as_object()["sources"].as_array()[0].as_object().erase("latencyMs");
+  EXPECT_TRUE(report::render_report_html(j, &error).empty());
+  EXPECT_EQ(error, "stats.sources[0].latencyMs: missing");
 }

@@ -31,7 +31,7 @@ import {
   InlineCompletionMethod, CompletionMethod, StatsMethod, StatusMethod, inlineCompletionParams, completionParams,
   inlineItems, completionItems, usableAsGhost, GhostItem,
 } from './inline';
-import { ServerState, parseStats, statusText, stateFromStats, StatsView } from './status';
+import { ServerState, parseStats, parseSources, sourcesText, statusText, stateFromStats, StatsView } from './status';
 import { ReportMethod, DashboardViewType, DashboardTitle, dashboardWebviewOptions, parseReport } from './dashboard';
 import { ExplainMethod, ExplainScheme, explainParams, parseExplanation, explanationText } from './explain';
 import { NextEditUi, AcceptInlineCommand } from './next_edit_ui';
@@ -235,6 +235,8 @@ async function showStats(): Promise<void> {
   try {
     const status = await client.sendRequest(StatusMethod, {});
     const stats = await client.sendRequest(StatsMethod, { recent: 10 });
+    const sources = sourcesText(parseSources(stats, status));
+    if (sources.length > 0) output.appendLine(['Completion sources:', ...sources.map((l) => '  ' + l)].join('\n'));
     output.appendLine(JSON.stringify({ status, stats }, null, 2));
     output.show(true);
   } catch (err) {

@@ -146,3 +146,51 @@ export function stateFromStats(stats: StatsView, current: ServerState): ServerSt
   if (stats.modelLoaded === true) return 'ready';
   return current === 'starting' || current === 'loading' ? 'ready' : current;
 }
+
+// One completion source as the stats view lists it (quickfill/stats `sources`
+// merged with quickfill/status `sources` for the last error).
+export interface SourceView {
+  name: string;
+  kind: string;
+  state: string;
+  requests: number;
+  errors: number;
+  promptTokens: number;
+  completionTokens: number;
+  p50Ms: number | undefined;
+  p90Ms: number | undefined;
+  lastError: string | undefined;
+}
+
+export function parseSources(stats: unknown, status?: unknown): SourceView[] {
+  const list = lookup(stats, ['sources']);
+  if (!Array.isArray(list)) return [];
+  const health = lookup(status, ['sources']);
+  return list.filter((s) => s && typeof s === 'object' && typeof s.name === 'string').map((s: any) => {
+    const h: any = Array.isArray(health) ? health.find((x: any) => x && x.name === s.name) : undefined;
+    const answered = firstNumber(s, [['latency_ms', 'count']]) ?? 0;
+    return {
+      name: s.name,
+      kind: firstString(s, [['kind']]) ?? '?',
+      state: firstString(h, [['state']]) ?? firstString(s, [['state']]) ?? '?',
+      requests: firstNumber(s, [['requests']]) ?? 0,
+      errors: firstNumber(s, [['errors']]) ?? 0,
+      promptTokens: firstNumber(s, [['prompt_tokens']]) ?? 0,
+      completionTokens: firstNumber(s, [['completion_tokens']]) ?? 0,
+      p50Ms: answered > 0 ? firstNumber(s, [['latency_ms', 'p50']]) : undefined,
+      p90Ms: answered > 0 ? firstNumber(s, [['latency_ms', 'p90']]) : undefined,
+      lastError: firstString(h, [['last_error']]),
+    };
+  });
+}
+
+// One line per source: "cloud (openai, ok): 12 requests, 1 error, 3400+210 tokens, p50/p90 180 ms / 420 ms".
+export function sourcesText(sources: SourceView[]): string[] {
+  return sources.map((s) => {
+    let line = `${s.name} (${s.kind}, ${s.state}): ${s.requests} request${s.requests === 1 ? '' : 's'}, ` +
+               `${s.errors} error${s.errors === 1 ? '' : 's'}, ${s.promptTokens}+${s.completionTokens} tokens`;
+    if (s.p50Ms !== undefined && s.p90Ms !== undefined) line += `, p50/p90 ${ms(s.p50Ms)} / ${ms(s.p90Ms)}`;
+    if (s.lastError) line += ` -- last error: ${s.lastError}`;
+    return line;
+  });
+}

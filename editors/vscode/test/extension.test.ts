@@ -148,6 +148,11 @@ test('the extension end to end: activation, ghost text, status bar, commands, se
       assert.ok(inlineCounts.shown >= 1 && inlineCounts.accepted === 1, `acceptance: ${JSON.stringify(dump.stats.acceptance)}`);
       assert.equal(inlineCounts.acceptedChars, items[0].insertText.length);
       assert.match(log(), /"answered": \d+/);
+      // The completion sources: the one implicit local source, with its meter.
+      assert.match(log(), /Completion sources:\n  local \(local, ok\): \d+ requests?, 0 errors, \d+\+\d+ tokens/);
+      assert.equal(dump.stats.sources[0].name, 'local');
+      assert.ok(dump.stats.sources[0].requests >= 1, JSON.stringify(dump.stats.sources));
+      assert.equal(dump.status.sources[0].state, 'ok');
 
       // showDashboard: the server's quickfill/report page in a webview with scripts off; run again, the
       // same panel is revealed with a fresh page.

@@ -1,7 +1,7 @@
 // Unit tests of status.ts: reading quickfill/stats + quickfill/status and the status-bar text.
 import { test } from 'node:test';
 import * as assert from 'node:assert/strict';
-import { parseStats, statusText, stateFromStats, isNoModelMessage } from '../src/status';
+import { parseStats, parseSources, sourcesText, statusText, stateFromStats, isNoModelMessage } from '../src/status';
 
 const stats = {
   requests: 3, answered: 2, noModel: 0,
@@ -65,4 +65,28 @@ test('state transitions from stats', () => {
   assert.equal(stateFromStats(parseStats({}, { modelLoaded: true }), 'disabled'), 'disabled');
   assert.equal(isNoModelMessage('quickfill: no model is loaded, so completions will be empty.'), true);
   assert.equal(isNoModelMessage('loaded tiny.gguf'), false);
+});
+
+test('completion sources: the meter of quickfill/stats with the health of quickfill/status', () => {
+  const s = {
+    sources: [
+      { name: 'cloud', kind: 'openai', state: 'ok', requests: 12, answered: 11, errors: 1, promptTokens: 3400,
+        completionTokens: 210, latencyMs: { count: 11, p50: 180, p90: 420.4, p99: 500, max: 500 } },
+      { name: 'local', kind: 'local', state: 'ok', requests: 1, answered: 0, errors: 0, promptTokens: 0,
+        completionTokens: 0, latencyMs: { count: 0, p50: 0, p90: 0, p99: 0, max: 0 } },
+    ],
+  };
+  const st = { sources: [{ name: 'cloud', kind: 'openai', state: 'degraded', lastError: 'endpoint down' },
+                         { name: 'local', kind: 'local', state: 'ok', lastError: '' }] };
+  const v = parseSources(s, st);
+  assert.equal(v.length, 2);
+  assert.equal(v[0].state, 'degraded', 'the status answer says how it is now');
+  assert.equal(v[0].lastError, 'endpoint down');
+  assert.equal(v[1].p50Ms, undefined, 'no percentiles before an answer');
+  assert.deepEqual(sourcesText(v), [
+    'cloud (openai, degraded): 12 requests, 1 error, 3400+210 tokens, p50/p90 180 ms / 420 ms -- last error: endpoint down',
+    'local (local, ok): 1 request, 0 errors, 0+0 tokens',
+  ]);
+  assert.deepEqual(parseSources({}), [], 'an older server without sources');
+  assert.deepEqual(parseSources({ sources: 'x' }), []);
 });

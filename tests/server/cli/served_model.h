@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <boost/json.hpp>
 
@@ -24,10 +25,6 @@ class served_model {
   // `extra`: further "completion" settings.
   bool start(const std::string& model, const std::string& log, std::string* error,
              const json::object& extra = {}) {
-    if (!client_.start({QUICKFILL_BIN, "--stdio", "--model", model, "--threads", "1", "--no-background",
-                        "--log-level", "debug", "--log-file", log},
-                       qf::lsp::client_options{}, error))
-      return false;
     // Generous budgets: the answers compared below must not depend on the
     // machine's load.
     json::object options{{"completion", json::object{{"explicitDeadlineMs", 60000},
@@ -35,17 +32,33 @@ class served_model {
                                                              {"maxTokensExplicit", 24},
                                                              {"prefetch", false}}}};
     for (const auto& [k, v] : extra) options["completion"].as_object()[k] = v;
+    return start_with({"--model", model}, options, log, error);
+  }
+
+  // The server with `args` added to its command line and `options` as its
+  // initializationOptions; true once the model (or the sources) finished loading.
+  bool start_with(const std::vector<std::string>& args, const json::object& options, const std::string& log,
+                  std::string* error, bool require_model = true) {
+    std::vector<std::string> argv{QUICKFILL_BIN, "--stdio", "--threads", "1", "--no-background",
+                                  "--log-level", "debug", "--log-file", log};
+    argv.insert(argv.end(), args.begin(), args.end());
+    if (!client_.start(argv, qf::lsp::client_options{}, error)) return false;
     auto init = call("initialize", json::object{{"processId", nullptr},
                                                 {"rootUri", nullptr},
                                                 {"capabilities", json::object{}},
                                                 {"initializationOptions", options}});
     if (!init) return fail(error, "no answer to initialize");
     client_.send(json::object{{"jsonrpc", "2.0"}, {"method", "initialized"}, {"params", json::object{}}});
-    for (int i = 0; i < 600; ++i) {  // the model loads in the background
+    return wait_loaded(error, require_model);
+  }
+
+  // Waits until no load is in progress (the model loads in the background).
+  bool wait_loaded(std::string* error, bool require_model = true) {
+    for (int i = 0; i < 600; ++i) {
       auto st = call("quickfill/status", nullptr);
       if (!st) return fail(error, "no answer to quickfill/status");
       if (!st->at("modelLoading").as_bool()) {
-        if (st->at("modelLoaded").as_bool()) return true;
+        if (st->at("modelLoaded").as_bool() || !require_model) return true;
         return fail(error, "model not loaded: " + json::serialize(*st));
       }
       std::this_thread::sleep_for(milliseconds(100));
@@ -95,6 +108,8 @@ class served_model {
       const json::object& o = m->body.as_object();
       if (o.contains("method")) {  // a notification, or a request to the client
         if (o.contains("id")) client_.send(json::object{{"jsonrpc", "2.0"}, {"id", o.at("id")}, {"result", nullptr}});
+        if (o.at("method") == "window/showMessage")
+          messages.push_back(std::string(o.at("params").at("message").as_string()));
         continue;
       }
       if (o.contains("id") && o.at("id").is_int64() && o.at("id").as_int64() == id) {
@@ -112,6 +127,7 @@ class served_model {
     return client_.wait_exit(milliseconds(60000), &timed_out);
   }
   pid_t pid() const { return client_.pid(); }
+  std::vector<std::string> messages;  // window/showMessage texts seen by call()
 
  private:
   static bool fail(std::string* error, const std::string& what) {

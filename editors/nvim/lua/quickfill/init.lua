@@ -254,6 +254,33 @@ function M.stats(bufnr, timeout_ms)
   return request_sync('quickfill/stats', vim.empty_dict(), bufnr, timeout_ms)
 end
 
+-- One line per completion source (quickfill/stats `sources`, the state and
+-- last error from quickfill/status `sources`): "cloud (openai, ok): 12
+-- requests, 1 error, 3400+210 tokens, p50/p90 180 / 420 ms".
+function M.sources_summary(stats, status)
+  local lines = {}
+  local health = {}
+  for _, h in ipairs(type(status) == 'table' and type(status.sources) == 'table' and status.sources or {}) do
+    if type(h) == 'table' and h.name then health[h.name] = h end
+  end
+  for _, s in ipairs(type(stats) == 'table' and type(stats.sources) == 'table' and stats.sources or {}) do
+    if type(s) == 'table' and type(s.name) == 'string' then
+      local h = health[s.name] or {}
+      local n, e = tonumber(s.requests) or 0, tonumber(s.errors) or 0
+      local line = string.format('%s (%s, %s): %d request%s, %d error%s, %d+%d tokens', s.name, tostring(s.kind),
+        tostring(h.state or s.state), n, n == 1 and '' or 's', e, e == 1 and '' or 's',
+        tonumber(s.promptTokens) or 0, tonumber(s.completionTokens) or 0)
+      local lat = type(s.latencyMs) == 'table' and s.latencyMs or {}
+      if (tonumber(lat.count) or 0) > 0 then
+        line = line .. string.format(', p50/p90 %d / %d ms', math.floor(lat.p50 + 0.5), math.floor(lat.p90 + 0.5))
+      end
+      if type(h.lastError) == 'string' and h.lastError ~= '' then line = line .. ' -- last error: ' .. h.lastError end
+      table.insert(lines, line)
+    end
+  end
+  return lines
+end
+
 -- quickfill/report: the dashboard page (self-contained HTML: latency
 -- histograms, percentiles over time, the SLO's burn) written to `path`
 -- (default: quickfill-dashboard.html in the cache folder); the path, or nil
@@ -700,7 +727,13 @@ function M.setup(opts)
   vim.api.nvim_create_user_command('QuickfillStats', function()
     local st, err = M.status()
     local s = M.stats()
-    print(st and vim.inspect({ status = st, stats = s }) or ('quickfill: ' .. tostring(err)))
+    if not st then
+      print('quickfill: ' .. tostring(err))
+      return
+    end
+    local sources = M.sources_summary(s, st)
+    local head = #sources > 0 and ('Completion sources:\n  ' .. table.concat(sources, '\n  ') .. '\n') or ''
+    print(head .. vim.inspect({ status = st, stats = s }))
   end, { desc = 'Show quickfill/status and quickfill/stats' })
   vim.api.nvim_create_user_command('QuickfillDashboard', function() M.open_dashboard() end,
                                    { desc = 'Write the quickfill dashboard page and open it in the browser' })

@@ -1,0 +1,97 @@
+// The audit log (see audit_log.h).
+#include "server/routing/audit_log.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <ctime>
+#include <span>
+
+#include <boost/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "indexing/utf8.h"
+#include "server/net/sha256.h"
+
+namespace qf::server::routing {
+
+namespace json = boost::json;
+
+std::string uri_hash(const std::string& uri) {
+  net::sha256 h;
+  h.update(std::span<const char>(uri.data(), uri.size()));
+  return h.hex_digest();
+}
+
+std::string utc_now_iso8601() {
+  const auto now = std::chrono::system_clock::now();
+  const std::time_t t = std::chrono::system_clock::to_time_t(now);
+  const auto ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+                tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms));
+  return buf;
+}
+
+audit_log::audit_log(std::string path, bool include_code) : path_(std::move(path)), include_code_(include_code) {
+  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  if (fd_ < 0) {
+    error_ = "cannot open the audit log " + path_ + ": " + std::strerror(errno);
+    return;
+  }
+  if (::fchmod(fd_, 0600) != 0) {  // an existing file keeps no wider mode
+    error_ = "cannot make the audit log " + path_ + " private (mode 0600): " + std::strerror(errno);
+    ::close(fd_);
+    fd_ = -1;
+  }
+}
+
+audit_log::~audit_log() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+std::string audit_log::line(const audit_entry& e, bool include_code, const std::string& time_utc) {
+  json::object o{{"time", time_utc},
+                 {"source", e.source},
+                 {"kind", e.kind},
+                 {"document", uri_hash(e.uri)},
+                 {"trigger", e.explicit_trigger ? "explicit" : "automatic"},
+                 {"promptTokens", e.prompt_tokens},
+                 {"completionTokens", e.completion_tokens},
+                 {"status", e.status},
+                 {"latencyMs", e.latency_ms}};
+  if (include_code) {
+    json::array s;
+    for (const auto& t : e.suggestions) s.push_back(json::value(index::repair_utf8(t)));
+    o["code"] = json::object{{"before", index::repair_utf8(e.code_before)},
+                             {"after", index::repair_utf8(e.code_after)},
+                             {"suggestions", std::move(s)}};
+  }
+  return json::serialize(o);
+}
+
+void audit_log::write(const audit_entry& e) {
+  if (fd_ < 0) return;
+  const std::string text = line(e, include_code_, utc_now_iso8601()) + "\n";
+  std::lock_guard<std::mutex> lock(mu_);
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd_, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      if (!write_failed_) spdlog::error("audit log {}: write failed: {}", path_, std::strerror(errno));
+      write_failed_ = true;
+      return;
+    }
+    done += static_cast<std::size_t>(n);
+  }
+}
+
+}  // namespace qf::server::routing
