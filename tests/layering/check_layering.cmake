@@ -18,6 +18,8 @@
 #                        pipeline is below the LSP server; it may use inference/
 #                        and indexing/)
 #   server/net/          nothing of the project (the HTTP client; server/ uses it)
+#   server/remote/       of server/, only server/net/ and server/completion/ (the
+#                        remote completion sources sit below the LSP server)
 # Also: no weak symbols under inference/ (the CUDA backend is chosen by the
 # selector, not by link order), no "../" includes, and qf_cuda does not link
 # qf_inference (the library that holds the selector sits above it).
@@ -62,6 +64,10 @@ function(qf_layering_check_file root rel out_var)
     string(REGEX MATCH "^[^/]+" inc_top "${inc}")
     if(rel MATCHES "^server/net/" AND NOT inc MATCHES "^server/net/")
       list(APPEND found "${rel}: includes ${inc} (server/net/ must not depend on the rest of the project)")
+      continue()
+    endif()
+    if(rel MATCHES "^server/remote/" AND inc MATCHES "^server/" AND NOT inc MATCHES "^server/(remote|net|completion)/")
+      list(APPEND found "${rel}: includes ${inc} (server/remote/ may use only server/net/ and server/completion/)")
       continue()
     endif()
     if(rel MATCHES "^server/completion/" AND inc MATCHES "^server/" AND NOT inc MATCHES "^server/completion/")

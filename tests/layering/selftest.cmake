@@ -16,6 +16,7 @@ put(inference/backend/cpu/local.cpp "#include \"ops.h\"\n#include <vector>")
 put(lsp/jsonrpc.cpp "#include \"indexing/utf8.h\"")
 put(server/completion/generator.cpp "#include \"server/completion/lm.h\"\n#include \"indexing/lines.h\"")
 put(server/net/url.cpp "#include \"server/net/url.h\"")
+put(server/remote/remote_source.cpp "#include \"server/net/http_client.h\"\n#include \"server/completion/postprocess.h\"")
 qf_layering_check("${root}" clean)
 if(clean)
   message(FATAL_ERROR "clean tree reported: ${clean}")
@@ -33,6 +34,7 @@ put(lsp/transport.cpp "#include \"inference/core/cancellation.h\"")
 put(indexing/document.cpp "#include \"lsp/protocol.h\"")
 put(server/completion/pipeline.cpp "#include \"server/scheduler.h\"")
 put(server/net/http_client.cpp "#include \"server/settings.h\"")
+put(server/remote/remote_api.cpp "#include \"server/server_core.h\"")
 put(inference/backend/cuda/CMakeLists.txt "target_link_libraries(qf_cuda PUBLIC\n  qf_inference CUDA::cudart)")
 qf_layering_check("${root}" found)
 set(expected
@@ -47,6 +49,7 @@ set(expected
   "indexing/document.cpp: includes lsp/"
   "server/completion/pipeline.cpp: includes server/scheduler.h"
   "server/net/http_client.cpp: includes server/settings.h"
+  "server/remote/remote_api.cpp: includes server/server_core.h"
   "qf_cuda links qf_inference")
 set(missing "")
 foreach(e IN LISTS expected)
