@@ -30,7 +30,8 @@
 //                      TGI, OpenAI). A preset ("starcoder", "qwen",
 //                      "codellama", "deepseek", "codegemma") or a template
 //                      holding {prefix} and {suffix} formats the FIM prompt
-//                      here and sends no "suffix" (llama-server refuses it)
+//                      here and sends no "suffix" (for servers that ignore
+//                      "suffix" or a model whose FIM tokens they do not know)
 //   slots              llama-infill only: the server's slot count (-np); when
 //                      set, each document is pinned to slot hash(uri) % slots
 //                      ("id_slot"), 0..1024 (default 0: the server picks)

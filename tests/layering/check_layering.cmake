@@ -103,7 +103,8 @@ endfunction()
 function(qf_layering_check root out_var)
   set(found "")
   file(GLOB_RECURSE files RELATIVE "${root}"
-       "${root}/inference/*" "${root}/lsp/*" "${root}/indexing/*" "${root}/server/net/*" "${root}/server/completion/*")
+       "${root}/inference/*" "${root}/lsp/*" "${root}/indexing/*" "${root}/server/net/*" "${root}/server/completion/*"
+       "${root}/server/remote/*")
   list(FILTER files EXCLUDE REGEX "(^|/)node_modules/")  # grammar sources installed by npm
   list(SORT files)
   foreach(rel IN LISTS files)
