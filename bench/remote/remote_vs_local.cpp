@@ -6,7 +6,7 @@
 // the cursor at the end of what was typed (the rest of the file after it).
 // Both sides use the same completion settings (stop rules on, type-through
 // off so every keystroke really goes to the model) and a budget of
-// --budget-ms. llama-server runs with --threads (default 2) and one slot; the
+// --budget-ms. llama-server runs with --threads (default 1: on a shared machine a second spinning thread stalls) and one slot; the
 // remote side is llama-infill (/infill, cache_prompt) unless --openai.
 //
 // usage: remote_vs_local [--model M.gguf] [--file F] [--from N] [--chars N] [--budget-ms N]
@@ -86,7 +86,7 @@ void print(const char* name, const figures& f) {
 
 int main(int argc, char** argv) {
   std::string model = QUICKFILL_TINY_MODEL, file = QUICKFILL_SAMPLE;
-  int from = 200, chars = 120, budget = 400, threads = 2;
+  int from = 200, chars = 120, budget = 400, threads = 1;
   bool openai = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -121,17 +121,6 @@ int main(int argc, char** argv) {
   cs.prefetch = false;
 
   std::string err;
-  server::provider_options po;
-  po.model_path = model;
-  po.completion = cs;
-  po.engine.device = "cpu";
-  po.engine.threads = threads;
-  auto local = server::make_completion_provider(po, &err);
-  if (!local) {
-    std::fprintf(stderr, "remote_vs_local: local engine: %s\n", err.c_str());
-    return 1;
-  }
-
   const std::string log = (std::filesystem::temp_directory_path() / "qf_remote_vs_local_llama.log").string();
   test::llama_server srv(model, {"-c", "2048", "-np", "1", "-t", std::to_string(threads), "--no-warmup"}, log);
   if (!srv.ok()) {
@@ -139,7 +128,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   const std::string json = std::string(R"({"name": "bench", "kind": ")") + (openai ? "openai" : "llama-infill") +
-                           R"(", "maxTokens": 64, )" + (openai ? R"("fimTemplate": "starcoder", )" : "") +
+                           R"(", "maxTokens": 64, "maxPrefixChars": 600, "maxSuffixChars": 150, "maxExtraChars": 300, )" + (openai ? R"("fimTemplate": "starcoder", )" : "") +
                            R"("endpoints": [")" + srv.url() + R"("]})";
   auto opts = remote::parse_remote_source(boost::json::parse(json).as_object(), &err);
   auto remote = opts ? remote::make_remote_source(*opts, &err) : nullptr;
@@ -152,11 +141,25 @@ int main(int argc, char** argv) {
   std::printf("remote_vs_local: %s, model %s, %d keystrokes from byte %d, budget %d ms, %d thread(s) each\n",
               std::filesystem::path(file).filename().c_str(), std::filesystem::path(model).filename().c_str(), chars,
               from, budget, threads);
-  // Warm both once, then the same trace on each.
-  replay(*local, text, static_cast<std::size_t>(from), 1, budget);
-  replay(*remote, text, static_cast<std::size_t>(from), 1, budget);
-  const figures fl = replay(*local, text, static_cast<std::size_t>(from), chars, budget);
+  // The remote side first, then the local engine (made only then: its worker
+  // threads would compete with llama-server's for the cores). Each is warmed
+  // with one request (not counted), then replays the same trace.
+  replay(*remote, text, static_cast<std::size_t>(from), 1, 5000);
   const figures fr = replay(*remote, text, static_cast<std::size_t>(from), chars, budget);
+  srv.stop();
+  server::provider_options po;
+  po.model_path = model;
+  po.completion = cs;
+  po.engine.device = "cpu";
+  po.engine.threads = threads;
+  auto local = server::make_completion_provider(po, &err);
+  if (!local) {
+    std::fprintf(stderr, "remote_vs_local: local engine: %s\n", err.c_str());
+    return 1;
+  }
+
+  replay(*local, text, static_cast<std::size_t>(from), 1, 5000);
+  const figures fl = replay(*local, text, static_cast<std::size_t>(from), chars, budget);
   print("local engine (in process)", fl);
   print(openai ? "remote /v1/completions (llama-server)" : "remote /infill (llama-server)", fr);
   return 0;

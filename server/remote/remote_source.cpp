@@ -258,6 +258,11 @@ server::completion_result remote_source::complete(const server::completion_reque
       r.message = std::string(sink.failure->what()) + " (from " + url + ")";
       return r;
     }
+    if (r.deadline_hit && (sink.status == 0 || (sink.status == 200 && sink.pieces == 0))) {
+      r.kind = failure_kind::timeout;
+      r.message = "no answer from " + o_.endpoints[e] + " by the deadline";
+      return r;
+    }
     if (sink.status != 200) {
       std::string why = error_body_message(sink.error_body);
       r.message = url + " answered HTTP " + std::to_string(sink.status) + (why.empty() ? "" : ": " + why);
@@ -268,11 +273,6 @@ server::completion_result remote_source::complete(const server::completion_reque
       } else {
         r.kind = sink.status >= 400 && sink.status < 500 ? failure_kind::refused : failure_kind::protocol;
       }
-      return r;
-    }
-    if (r.deadline_hit && sink.pieces == 0) {
-      r.kind = failure_kind::timeout;
-      r.message = "no answer from " + o_.endpoints[e] + " by the deadline";
       return r;
     }
     r.v = verdict::answered;
