@@ -25,6 +25,8 @@
 
 extern char** environ;
 
+#include "tests/free_port.h"
+
 namespace qf::test {
 
 class llama_server {
@@ -93,17 +95,7 @@ class llama_server {
     return body == std::string::npos ? std::string() : got.substr(body + 4);
   }
 
-  static int free_port() {
-    int s = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    ::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    ::getsockname(s, reinterpret_cast<sockaddr*>(&a), &len);
-    ::close(s);
-    return ntohs(a.sin_port);
-  }
+  static int free_port() { return free_loopback_port(); }
 
  private:
   void start(const std::string& model, const std::vector<std::string>& extra) {

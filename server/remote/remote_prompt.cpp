@@ -3,18 +3,12 @@
 
 #include <algorithm>
 
+#include "indexing/file_uri.h"
 #include "indexing/lines.h"
 
 namespace qf::remote {
 
 namespace {
-
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
 
 bool continuation(char c) { return (static_cast<unsigned char>(c) & 0xc0) == 0x80; }
 
@@ -47,23 +41,8 @@ std::string_view head_lines(std::string_view text, std::size_t max) {
 }  // namespace
 
 std::string uri_filename(std::string_view uri) {
-  constexpr std::string_view scheme = "file://";
-  if (uri.substr(0, scheme.size()) != scheme) return std::string(uri);
-  std::string_view p = uri.substr(scheme.size());
-  std::string out;
-  for (std::size_t i = 0; i < p.size(); ++i) {
-    if (p[i] == '%' && i + 2 < p.size()) {
-      const int hi = hex_value(p[i + 1]);
-      const int lo = hex_value(p[i + 2]);
-      if (hi >= 0 && lo >= 0) {
-        out += static_cast<char>(hi * 16 + lo);
-        i += 2;
-        continue;
-      }
-    }
-    out += p[i];
-  }
-  return out;
+  std::string path = index::file_uri_to_path(uri);
+  return path.empty() ? std::string(uri) : path;
 }
 
 prompt_parts build_prompt(const server::completion_request& req, const remote_options& o) {

@@ -35,7 +35,7 @@ struct prompt_parts {
 
 prompt_parts build_prompt(const server::completion_request& req, const remote_options& o);
 
-// "file:///a/b.py" -> "/a/b.py" (percent escapes decoded); other URIs as they are.
+// "file:///a/b.py" -> "/a/b.py" (indexing/file_uri.h); other URIs as they are.
 std::string uri_filename(std::string_view uri);
 
 }  // namespace qf::remote
