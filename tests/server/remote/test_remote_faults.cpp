@@ -68,11 +68,19 @@ class RemoteFaults : public ::testing::Test {
   std::string source(const std::string& prefix, const std::string& more = "") const {
     return R"({"kind": "openai", "endpoints": [")" + base(prefix) + R"("], "retryBackoffMs": 5)" + more + "}";
   }
-  int requests_to(const std::string& prefix) const {
-    int n = 0;
-    for (const auto& l : nginx_->access_log())
-      if (l.rfind("POST /" + prefix + "/v1/completions ", 0) == 0) ++n;
-    return n;
+  // The requests nginx logged for `prefix`. nginx writes a request's line
+  // after the response went out, so the count is read again (for up to 2 s)
+  // until it reaches `expect`, then once more after 100 ms to see no more come.
+  int requests_to(const std::string& prefix, int expect) const {
+    auto count = [&] {
+      int n = 0;
+      for (const auto& l : nginx_->access_log())
+        if (l.rfind("POST /" + prefix + "/v1/completions ", 0) == 0) ++n;
+      return n;
+    };
+    for (int i = 0; i < 100 && count() < expect; ++i) std::this_thread::sleep_for(20ms);
+    std::this_thread::sleep_for(100ms);
+    return count();
   }
   std::string log_line(const std::string& prefix) const {
     for (const auto& l : nginx_->access_log())
@@ -110,23 +118,23 @@ TEST_F(RemoteFaults, Http500IsRetriedThenFailsThenTheBreakerOpens) {
   EXPECT_EQ(first.kind, "unavailable");
   EXPECT_NE(first.message.find("HTTP 500"), std::string::npos) << first.message;
   EXPECT_NE(first.message.find("boom"), std::string::npos) << first.message;  // the server's own message
-  EXPECT_EQ(requests_to("e500"), 3);  // one try and two retries
+  EXPECT_EQ(requests_to("e500", 3), 3);  // one try and two retries
   EXPECT_EQ(s->attempts(), 3u);
   EXPECT_EQ(s->health().state, "down");
   auto second = run(*s, make_request(doc_text, doc_line, doc_col, 5s));
   EXPECT_EQ(second.kind, "unavailable");
-  EXPECT_EQ(requests_to("e500"), 6);
+  EXPECT_EQ(requests_to("e500", 6), 6);
   EXPECT_EQ(s->endpoint_state(0), circuit_breaker::state::open);
   auto third = run(*s, make_request(doc_text, doc_line, doc_col, 5s));
   EXPECT_EQ(third.kind, "circuit_open") << third.message;
-  EXPECT_EQ(requests_to("e500"), 6);  // no request while the breaker is open
+  EXPECT_EQ(requests_to("e500", 6), 6);  // no request while the breaker is open
   EXPECT_EQ(s->health().state, "circuit_open");
 }
 
 TEST_F(RemoteFaults, Http503IsRetried) {
   auto s = make_source(source("e503", R"(, "retries": 1)"));
   EXPECT_EQ(run(*s, make_request(doc_text, doc_line, doc_col, 5s)).kind, "unavailable");
-  EXPECT_EQ(requests_to("e503"), 2);
+  EXPECT_EQ(requests_to("e503", 2), 2);
 }
 
 TEST_F(RemoteFaults, Http400IsRefusedWithoutRetryOrBreaker) {
@@ -134,7 +142,7 @@ TEST_F(RemoteFaults, Http400IsRefusedWithoutRetryOrBreaker) {
   auto o = run(*s, make_request(doc_text, doc_line, doc_col, 5s));
   EXPECT_EQ(o.kind, "refused");
   EXPECT_NE(o.message.find("bad request"), std::string::npos) << o.message;
-  EXPECT_EQ(requests_to("e400"), 1);
+  EXPECT_EQ(requests_to("e400", 1), 1);
   EXPECT_EQ(s->endpoint_state(0), circuit_breaker::state::closed);
 }
 
@@ -144,7 +152,7 @@ TEST_F(RemoteFaults, MalformedStreamsAreClearProtocolFailures) {
   EXPECT_EQ(o.kind, "protocol");
   EXPECT_NE(o.message.find("malformed event stream at line 1"), std::string::npos) << o.message;
   EXPECT_NE(o.message.find("<html><body>oops"), std::string::npos) << o.message;
-  EXPECT_EQ(requests_to("html"), 1);  // data arrived: never retried
+  EXPECT_EQ(requests_to("html", 1), 1);  // data arrived: never retried
   auto json = make_source(source("json"));
   o = run(*json, make_request(doc_text, doc_line, doc_col, 5s));
   EXPECT_EQ(o.kind, "protocol");
