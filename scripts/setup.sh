@@ -12,6 +12,8 @@
 #   QUICKFILL_CMAKE_ARGS  extra CMake arguments (e.g. -DQUICKFILL_CUDA=OFF)
 #   QUICKFILL_BUILD_DIR   build folder (default: build)
 #   QUICKFILL_SKIP_APT=1  do not touch system packages (already provisioned)
+#   QUICKFILL_SKIP_LLAMA_SERVER=1  do not build llama-server (the remote-source
+#                         tests against it then skip, saying so)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -95,3 +97,11 @@ fi
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release "${LAUNCHER[@]}" ${QUICKFILL_CMAKE_ARGS:-}
 cmake --build "$BUILD_DIR" -j "$JOBS"
 echo "setup: built $BUILD_DIR/server/quickfill"
+
+# llama.cpp's llama-server (CPU, Release), the real inference server of the
+# remote-source tests and benchmark (tests/server/remote, bench/remote). From
+# npm's node-llama-cpp package; a cold build takes about 25 minutes of CPU
+# (ccache makes a rebuild cheap).
+if [ "${QUICKFILL_SKIP_LLAMA_SERVER:-0}" != "1" ]; then
+  QUICKFILL_BUILD_DIR="$BUILD_DIR" QUICKFILL_JOBS="$JOBS" bash scripts/build_llama_server.sh
+fi

@@ -25,6 +25,8 @@
 
 extern char** environ;
 
+#include "tests/free_port.h"
+
 namespace qf::test {
 
 class nginx_server {
@@ -72,17 +74,7 @@ class nginx_server {
   }
 
  private:
-  static int free_port() {
-    int s = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    ::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    ::getsockname(s, reinterpret_cast<sockaddr*>(&a), &len);
-    ::close(s);
-    return ntohs(a.sin_port);
-  }
+  static int free_port() { return free_loopback_port(); }
 
   // Connects to the port; with `token`, also asks for /.qf-server-id over
   // plain HTTP and wants the token back, so a server of another test that

@@ -14,6 +14,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
+#include <algorithm>
 #include <cctype>
 
 #include "server/net/url.h"
@@ -65,19 +66,23 @@ class session {
     throw http_error(k, msg);
   }
 
+  bool cancel_requested() const {
+    return (o_.cancel && o_.cancel->load()) || (o_.should_cancel && o_.should_cancel());
+  }
+
   void check_cancel() {
-    if (cancelled_ || (o_.cancel && o_.cancel->load())) {
+    if (cancelled_ || cancel_requested()) {
       cancelled_ = true;
       fail(error_kind::cancelled, "");
     }
   }
 
   void start_poll() {
-    if (!o_.cancel) return;
-    poll_.expires_after(std::chrono::milliseconds(50));
+    if (!o_.cancel && !o_.should_cancel) return;
+    poll_.expires_after(std::max(o_.poll_interval, std::chrono::milliseconds(1)));
     poll_.async_wait([this](const boost::system::error_code& ec) {
       if (ec) return;
-      if (o_.cancel->load()) {
+      if (cancel_requested()) {
         cancelled_ = true;
         if (resolver_) resolver_->cancel();
         if (tcp_) tcp_->socket().close();

@@ -17,9 +17,14 @@
 // * Timeouts: connect_timeout bounds name resolution plus the TCP connect plus
 //   the TLS handshake; read_timeout bounds each wait for bytes (the longest
 //   silence tolerated), not the whole transfer.
-// * Cancellation: a flag the caller sets from any thread; it is polled every
-//   50 ms and closes the connection, and fetch() throws error_kind::cancelled.
-//   A sink returning false stops the transfer too (error_kind::aborted).
+// * Cancellation: a flag the caller sets from any thread, or a should_cancel
+//   callback (a deadline, a cancel token), or both; they are polled every
+//   poll_interval (50 ms unless set) while connecting and reading, the
+//   connection is closed at once when either says stop, and fetch() throws
+//   error_kind::cancelled. Closing the connection is how a streamed answer
+//   (server-sent events) is abandoned: the server sees the socket close and
+//   stops generating. A sink returning false stops the transfer too
+//   (error_kind::aborted).
 // * TLS: certificates are verified by default against the system store
 //   (OpenSSL's default paths, which honour SSL_CERT_FILE and SSL_CERT_DIR) or
 //   against ca_file; the host name (or IP address) is checked against the
@@ -37,6 +42,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <stdexcept>
@@ -88,6 +94,9 @@ struct request_options {
   bool verify_tls = true;   // false only for explicit opt-outs
   std::string user_agent = "quickfill";
   const std::atomic<bool>* cancel = nullptr;
+  // Polled on the calling thread with `cancel`; true stops the request.
+  std::function<bool()> should_cancel;
+  std::chrono::milliseconds poll_interval{50};
 };
 
 // A redirect response that was followed.

@@ -3,6 +3,7 @@
 #include "server/routing/source_registry.h"
 
 #include "server/routing/local_source.h"
+#include "server/routing/remote_kinds.h"
 
 namespace qf::server::routing {
 
@@ -37,6 +38,7 @@ const source_registry& builtin_kinds() {
   static const source_registry r = [] {
     source_registry k;
     register_local_kind(k);
+    register_remote_kinds(k);
     return k;
   }();
   return r;

@@ -20,6 +20,8 @@
 #   server/net/          nothing of the project (the HTTP client; server/ uses it)
 #   server/routing/      of server/ only server/completion/, server/net/ and
 #                        server/remote/ (the router sits below the LSP server)
+#   server/remote/       of server/, only server/net/ and server/completion/ (the
+#                        remote completion sources sit below the LSP server)
 # Also: no weak symbols under inference/ (the CUDA backend is chosen by the
 # selector, not by link order), no "../" includes, and qf_cuda does not link
 # qf_inference (the library that holds the selector sits above it).
@@ -66,6 +68,10 @@ function(qf_layering_check_file root rel out_var)
       list(APPEND found "${rel}: includes ${inc} (server/net/ must not depend on the rest of the project)")
       continue()
     endif()
+    if(rel MATCHES "^server/remote/" AND inc MATCHES "^server/" AND NOT inc MATCHES "^server/(remote|net|completion)/")
+      list(APPEND found "${rel}: includes ${inc} (server/remote/ may use only server/net/ and server/completion/)")
+      continue()
+    endif()
     if(rel MATCHES "^server/completion/" AND inc MATCHES "^server/" AND NOT inc MATCHES "^server/completion/")
       list(APPEND found "${rel}: includes ${inc} (server/completion/ must not depend on the rest of server/)")
       continue()
@@ -104,7 +110,7 @@ function(qf_layering_check root out_var)
   set(found "")
   file(GLOB_RECURSE files RELATIVE "${root}"
        "${root}/inference/*" "${root}/lsp/*" "${root}/indexing/*" "${root}/server/net/*" "${root}/server/completion/*"
-       "${root}/server/routing/*")
+       "${root}/server/routing/*" "${root}/server/remote/*")
   list(FILTER files EXCLUDE REGEX "(^|/)node_modules/")  # grammar sources installed by npm
   list(SORT files)
   foreach(rel IN LISTS files)

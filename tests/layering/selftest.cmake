@@ -17,6 +17,7 @@ put(lsp/jsonrpc.cpp "#include \"indexing/utf8.h\"")
 put(server/completion/generator.cpp "#include \"server/completion/lm.h\"\n#include \"indexing/lines.h\"")
 put(server/net/url.cpp "#include \"server/net/url.h\"")
 put(server/routing/router.cpp "#include \"server/completion/source_failure.h\"\n#include \"server/net/sha256.h\"")
+put(server/remote/remote_source.cpp "#include \"server/net/http_client.h\"\n#include \"server/completion/postprocess.h\"")
 qf_layering_check("${root}" clean)
 if(clean)
   message(FATAL_ERROR "clean tree reported: ${clean}")
@@ -35,6 +36,7 @@ put(indexing/document.cpp "#include \"lsp/protocol.h\"")
 put(server/completion/pipeline.cpp "#include \"server/scheduler.h\"")
 put(server/net/http_client.cpp "#include \"server/settings.h\"")
 put(server/routing/make_router.cpp "#include \"server/model_locator.h\"")
+put(server/remote/remote_api.cpp "#include \"server/server_core.h\"")
 put(inference/backend/cuda/CMakeLists.txt "target_link_libraries(qf_cuda PUBLIC\n  qf_inference CUDA::cudart)")
 qf_layering_check("${root}" found)
 set(expected
@@ -50,6 +52,7 @@ set(expected
   "server/completion/pipeline.cpp: includes server/scheduler.h"
   "server/net/http_client.cpp: includes server/settings.h"
   "server/routing/make_router.cpp: includes server/model_locator.h"
+  "server/remote/remote_api.cpp: includes server/server_core.h"
   "qf_cuda links qf_inference")
 set(missing "")
 foreach(e IN LISTS expected)

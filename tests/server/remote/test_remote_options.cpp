@@ -1,0 +1,106 @@
+// Validation of a remote source's settings object.
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+
+#include "server/remote/remote_source.h"
+
+namespace json = boost::json;
+using qf::remote::parse_remote_source;
+using qf::remote::remote_protocol;
+
+namespace {
+json::object obj(std::string_view text) { return json::parse(text).as_object(); }
+std::string error_of(std::string_view text) {
+  std::string err;
+  auto r = parse_remote_source(obj(text), &err);
+  return r ? "" : err;
+}
+}  // namespace
+
+TEST(RemoteOptions, AFullOpenAiSource) {
+  std::string err;
+  auto r = parse_remote_source(obj(R"({"name": "gpu-box", "kind": "openai", "quota": {"tokensPerDay": 100000},
+    "endpoints": ["https://a.example:8443/", "http://127.0.0.1:8000"], "model": "qwen2.5-coder-7b",
+    "apiKeyEnv": "GPU_BOX_KEY", "caFile": "/etc/ssl/box.pem", "connectTimeoutMs": 300, "readTimeoutMs": 2000,
+    "maxTokens": 48, "temperature": 0.2, "retries": 2, "stop": ["\n\n"], "fimTemplate": "qwen"})"),
+                               &err);
+  ASSERT_TRUE(r) << err;
+  EXPECT_EQ(r->name, "gpu-box");
+  EXPECT_EQ(r->protocol, remote_protocol::openai);
+  ASSERT_EQ(r->endpoints.size(), 2u);
+  EXPECT_EQ(r->endpoints[0], "https://a.example:8443");  // the trailing '/' is dropped
+  EXPECT_EQ(r->model, "qwen2.5-coder-7b");
+  EXPECT_EQ(r->key.env, "GPU_BOX_KEY");
+  EXPECT_EQ(r->ca_file, "/etc/ssl/box.pem");
+  EXPECT_EQ(r->connect_timeout.count(), 300);
+  EXPECT_EQ(r->read_timeout.count(), 2000);
+  EXPECT_EQ(r->max_tokens, 48);
+  EXPECT_DOUBLE_EQ(r->temperature, 0.2);
+  EXPECT_EQ(r->retries, 2);
+  EXPECT_EQ(r->stop, std::vector<std::string>{"\n\n"});
+  EXPECT_EQ(r->fim_template, "<|fim_prefix|>{prefix}<|fim_suffix|>{suffix}<|fim_middle|>");
+}
+
+TEST(RemoteOptions, ALlamaInfillSourceWithDefaults) {
+  std::string err;
+  auto r = parse_remote_source(obj(R"({"kind": "llama-infill", "endpoints": ["http://127.0.0.1:8012"], "slots": 4})"),
+                               &err);
+  ASSERT_TRUE(r) << err;
+  EXPECT_EQ(r->protocol, remote_protocol::llama_infill);
+  EXPECT_EQ(r->slots, 4);
+  EXPECT_EQ(r->retries, 1);
+  EXPECT_EQ(r->max_tokens, 64);
+  EXPECT_TRUE(r->key.env.empty() && r->key.file.empty());
+}
+
+TEST(RemoteOptions, BadValuesNameTheMember) {
+  EXPECT_NE(error_of(R"({"kind": "openai"})").find("endpoints is required"), std::string::npos);
+  EXPECT_NE(error_of(R"({"kind": "openai", "endpoints": []})").find("non-empty"), std::string::npos);
+  EXPECT_NE(error_of(R"({"kind": "openai", "endpoints": ["ftp://x"]})").find("endpoints[0]"), std::string::npos);
+  EXPECT_NE(error_of(R"({"kind": "openai", "endpoints": ["http://a", "http://a/"]})").find("repeats"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"kind": "local", "endpoints": ["http://a"]})").find("kind must be"), std::string::npos);
+  EXPECT_NE(error_of(R"({"endpoints": ["http://a"]})").find("kind is required"), std::string::npos);
+  EXPECT_NE(error_of(R"({"kind": "openai", "endpoints": ["http://a"], "maxTokens": 0})").find("maxTokens"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"kind": "openai", "endpoints": ["http://a"], "temperature": "hot"})").find("temperature"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"kind": "openai", "endpoints": ["http://a"], "retries": 1.5})").find("retries must be an integer"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"kind": "openai", "endpoints": ["http://a"], "connectTimeoutMs": 999999})")
+                .find("connectTimeoutMs must be between 1 and 60000"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"kind": "openai", "endpoints": ["http://a"], "colour": 1})").find("unknown member 'colour'"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"kind": "openai", "endpoints": ["http://a"], "fimTemplate": "{prefix} only"})")
+                .find("fimTemplate"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"kind": "llama-infill", "endpoints": ["http://a"], "fimTemplate": "qwen"})")
+                .find("openai"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"kind": "openai", "endpoints": ["http://a"], "slots": 2})").find("llama-infill"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"kind": "openai", "endpoints": ["http://a"], "apiKeyEnv": "A", "apiKeyFile": "/k"})")
+                .find("not both"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"name": "box", "kind": "openai", "endpoints": ["http://a"], "stop": [1]})").find("'box'"),
+            std::string::npos);
+}
+
+TEST(RemoteOptions, AKeyInTheSettingsIsRefusedWithoutEchoingIt) {
+  for (const char* member : {"apiKey", "key", "token"}) {
+    const std::string text = std::string(R"({"kind": "openai", "endpoints": ["http://a"], ")") + member +
+                             R"(": "sk-live-DO-NOT-ECHO-9f8e7d"})";
+    const std::string err = error_of(text);
+    EXPECT_NE(err.find("apiKeyEnv"), std::string::npos) << err;
+    EXPECT_EQ(err.find("DO-NOT-ECHO"), std::string::npos) << err;
+  }
+  // A key pasted where the variable's name belongs is refused without echoing it either.
+  const std::string err = error_of(R"({"kind": "openai", "endpoints": ["http://a"], "apiKeyEnv": "sk-live-DO-NOT-ECHO"})");
+  EXPECT_NE(err.find("apiKeyEnv must be the name"), std::string::npos) << err;
+  EXPECT_EQ(err.find("DO-NOT-ECHO"), std::string::npos) << err;
+  // Credentials in a URL are refused too.
+  EXPECT_NE(error_of(R"({"kind": "openai", "endpoints": ["http://user:pw@a"]})").find("endpoints[0]"),
+            std::string::npos);
+}
