@@ -18,6 +18,8 @@
 #include <boost/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "lsp/jsonrpc.h"
+#include "lsp/protocol.h"
 #include "lsp/transport.h"
 #include "server/completion/provider_factory.h"
 #include "server/daemon/bridge_state.h"

@@ -80,7 +80,9 @@ TEST(BridgeState, EachRequestInFlightGetsOneErrorAndProgressEnds) {
   s.from_client(msg({{"id", "x"}, {"method", "quickfill/status"}, {"params", nullptr}}));
   s.from_client(msg({{"id", 8}, {"method", "textDocument/completion"}, {"params", json::object{}}}));
   s.from_daemon(msg({{"id", 8}, {"result", json::object{{"items", json::array{}}}}}));  // answered: not in flight
-  s.from_daemon(msg({{"method", "$/progress"}, {"params", json::object{{"token", "t1"}, {"value", json::object{{"kind", "begin"}, {"title", "load"}}}}}}}));
+  json::object begin{{"kind", "begin"}, {"title", "load"}};
+  json::object progress{{"token", "t1"}, {"value", begin}};
+  s.from_daemon(msg({{"method", "$/progress"}, {"params", progress}}));
   EXPECT_EQ(s.in_flight(), 2u);
   std::vector<std::string> lost = s.daemon_lost();
   ASSERT_EQ(lost.size(), 3u);
