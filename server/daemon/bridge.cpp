@@ -104,7 +104,7 @@ bool spawn_daemon(const socket_paths& paths, const server_args& a, int idle_s, s
 int connect_daemon(const server_args& a, int idle_s, std::string* error) {
   socket_paths paths;
   if (!prepare_socket_dir(default_socket_dir(a.socket_dir), paths, error)) return -1;
-  for (int attempt = 0; attempt < 3; ++attempt) {
+  for (int attempt = 0; attempt < 6; ++attempt) {
     int fd = connect_unix(paths.socket);
     if (fd < 0) {
       dir_lock lock;
@@ -152,11 +152,16 @@ int connect_daemon(const server_args& a, int idle_s, std::string* error) {
                    r->version, h.version);
       continue;
     }
-    if (r) *error = "the daemon refused the connection: " + r->error;
-    else if (error->empty()) *error = "the daemon closed the connection during the handshake";
-    return -1;
+    if (r) {
+      *error = "the daemon refused the connection: " + r->error;
+      return -1;
+    }
+    // Closed without a reply: a daemon that is dying still had its socket
+    // (the kernel queued our connection); once it is gone we start one.
+    *error = "the daemon closed the connection during the handshake";
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  *error = "no daemon of version " + protocol_version() + " could be reached";
+  *error = "no daemon of version " + protocol_version() + " could be reached (last: " + *error + ")";
   return -1;
 }
 
