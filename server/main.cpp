@@ -1,5 +1,6 @@
-// The quickfill executable: the LSP server on stdio by default, or one of the
-// subcommands declared in server/cli/commands.h. The real completion provider
+// The quickfill executable: the LSP server on stdio by default (in front of
+// the per-user daemon, server/daemon/bridge.h), `quickfill daemon`, or one of
+// the subcommands declared in server/cli/commands.h. The real completion provider
 // (server/completion/provider_factory.h) is the only one this binary uses.
 #include <csignal>
 #include <cstdio>
@@ -12,7 +13,8 @@
 #include "server/completion/provider_factory.h"
 #include "server/logging.h"
 #include "server/settings.h"
-#include "server/stdio_server.h"
+#include "server/daemon/bridge.h"
+#include "server/daemon/daemon_server.h"
 
 int main(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);
@@ -31,6 +33,9 @@ int main(int argc, char** argv) {
     if (std::strcmp(sub, "model") == 0) return qf::cli::cmd_model(args);
     if (std::strcmp(sub, "report") == 0) return qf::cli::cmd_report(args);
   }
+  // `quickfill daemon [options]`: the per-user daemon in the foreground.
+  const bool daemon_mode = !args.empty() && std::strcmp(args[0], "daemon") == 0;
+  if (daemon_mode) args = args.subspan(1);
   qf::server::server_args opts;
   std::string error;
   if (!qf::server::parse_server_args(args, opts, &error)) {
@@ -49,15 +54,6 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "quickfill: %s\n", error.c_str());
     return 2;
   }
-  qf::server::stdio_options so;
-  so.core.cli_model_path = opts.model_path;
-  so.core.cli_device = opts.device;
-  so.core.n_threads = opts.threads;
-  so.core.step_graphs = qf::server::step_graphs_from_environment();
-  so.core.background = opts.background;
-  so.core.factory = qf::server::make_completion_provider;
-  so.max_message_bytes = opts.max_message_bytes;
-  so.core.documents.max_documents = opts.max_open_documents;
-  so.core.documents.max_total_bytes = opts.max_document_bytes;
-  return qf::server::run_stdio_server(std::move(so));
+  if (daemon_mode) return qf::server::daemon::run_daemon(opts);
+  return qf::server::daemon::run_stdio_entry(opts);
 }

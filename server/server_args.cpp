@@ -83,6 +83,17 @@ bool parse_server_args(std::span<char*> args, server_args& out, std::string* err
       }
     } else if (a == "--no-background") {
       out.background = false;
+    } else if (a == "--no-daemon") {
+      out.no_daemon = true;
+    } else if (a == "--socket-dir") {
+      if (!need_value(out.socket_dir)) return false;
+    } else if (a == "--idle-timeout") {
+      std::string v;
+      if (!need_value(v)) return false;
+      if (!parse_number(v.c_str(), out.idle_timeout_s) || out.idle_timeout_s < 0) {
+        *error = "--idle-timeout: expected a non-negative number of seconds, got '" + v + "'";
+        return false;
+      }
     } else {
       *error = "unknown option '" + a + "' (see --help)";
       return false;
@@ -99,6 +110,8 @@ const char* server_usage() {
          "       quickfill settings --markdown            the settings reference (docs/configuration.md)\n"
          "       quickfill prompt FILE LINE COL           the prompt a completion there would use, part by part\n"
          "       quickfill model pull REF | list          download a GGUF model (owner/repo:file.gguf or a URL)\n"
+         "       quickfill daemon [--socket-dir DIR] [--idle-timeout S]\n"
+         "                                               the per-user daemon in the foreground (debugging)\n"
          "       quickfill report --from-stats FILE [--out FILE.html]\n"
          "                                               the dashboard page from quickfill/stats JSON\n"
          "\n"
@@ -115,6 +128,11 @@ const char* server_usage() {
          "  --max-open-documents N   documents tracked at once (default 1000)\n"
          "  --max-document-bytes N   bytes of text of all open documents together (default 268435456)\n"
          "  --no-background          do not run background cache work when idle\n"
+         "  --no-daemon              keep the model in this process instead of sharing the per-user\n"
+         "                           daemon (also QUICKFILL_NO_DAEMON=1, or daemon.enabled: false)\n"
+         "  --socket-dir DIR         the daemon's directory (default $XDG_RUNTIME_DIR/quickfill,\n"
+         "                           else /tmp/quickfill-UID)\n"
+         "  --idle-timeout SECONDS   a daemon started from here exits this long after its last client\n"
          "  --version, --help\n";
 }
 

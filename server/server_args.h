@@ -18,6 +18,10 @@ struct server_args {
   std::size_t max_open_documents = 1000;              // index::store_limits
   std::size_t max_document_bytes = std::size_t{256} << 20;  // all open documents together
   bool background = true;
+  // The per-user daemon (docs/daemon.md).
+  bool no_daemon = false;       // --no-daemon (or QUICKFILL_NO_DAEMON=1): the model lives in this process
+  std::string socket_dir;       // --socket-dir ("" = $QUICKFILL_SOCKET_DIR, $XDG_RUNTIME_DIR/quickfill, /tmp/quickfill-UID)
+  int idle_timeout_s = -1;      // --idle-timeout (-1 = the daemon.idleTimeoutSeconds setting)
   bool help = false;
   bool version = false;
 };

@@ -40,7 +40,7 @@
 
 namespace qf::server {
 
-// The server's own section. Daemon options to come belong here too.
+// The server's own section, the daemon's options included.
 struct server_settings {
   std::string model;                // GGUF path ("" = not set)
   int auto_deadline_ms = 400;       // budget of automatic triggers
@@ -49,6 +49,11 @@ struct server_settings {
   bool workspace_index = true;      // index the workspace's definitions in the background
   int slo_budget_ms = 500;          // latency SLO: reply time of an automatic completion
   double slo_target = 0.95;         // latency SLO: share of automatic answers within the budget
+  // The per-user daemon (docs/daemon.md). Read by `quickfill --stdio` from
+  // initializationOptions only, before it connects; later payloads do not
+  // switch the mode of a running session.
+  bool daemon_enabled = true;       // false: the model is loaded in this process, as with --no-daemon
+  int daemon_idle_timeout_s = 300;  // a daemon started by this editor exits this long after its last client
 };
 
 struct quickfill_settings {

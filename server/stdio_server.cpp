@@ -1,6 +1,7 @@
 // stdin/stdout wiring of the LSP server (see stdio_server.h).
 #include "server/stdio_server.h"
 
+#include <optional>
 #include <thread>
 
 #include <spdlog/spdlog.h>
@@ -17,7 +18,9 @@ int run_stdio_server(stdio_options opts, const std::function<void(lsp_server&)>&
   auto out = std::make_shared<lsp::outbox>([&writer](const std::string& body) {
     if (!writer.write_message(body)) spdlog::error("cannot write to the client (stdout closed)");
   });
-  lsp::fd_reader reader(opts.in_fd, opts.max_message_bytes);
+  std::optional<lsp::fd_reader> own_reader;
+  if (!opts.reader) own_reader.emplace(opts.in_fd, opts.max_message_bytes);
+  lsp::fd_reader& reader = opts.reader ? *opts.reader : *own_reader;
   int exit_code = 1;
   {
     lsp_server server(std::move(opts.core), out, loop);
@@ -26,6 +29,8 @@ int run_stdio_server(stdio_options opts, const std::function<void(lsp_server&)>&
       loop.stop();
     });
     if (on_ready) on_ready(server);
+    for (std::string& body : opts.first_messages)
+      loop.post([&server, body = std::move(body)] { server.handle_message(body); });
 
     // Every frame goes through the bounded input queue (event_loop.h): this
     // thread waits there while the dispatcher is behind, and stops once the

@@ -8,6 +8,8 @@
 
 #include <cstddef>
 #include <functional>
+#include <string>
+#include <vector>
 
 #include "lsp/transport.h"
 #include "server/event_loop.h"
@@ -26,6 +28,11 @@ struct stdio_options {
   int in_fd = 0;
   int out_fd = 1;
   input_queue_stats* input_stats = nullptr;  // filled in when the session ends (tests)
+  // Messages already read from in_fd (the bridge reads the first one to
+  // choose between the daemon and this process), handled first, and the
+  // reader they came from, which then reads on (it may hold buffered input).
+  std::vector<std::string> first_messages;
+  lsp::fd_reader* reader = nullptr;
 };
 
 // `on_ready` (optional) sees the server before the first message is read.

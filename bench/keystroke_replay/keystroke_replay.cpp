@@ -293,7 +293,7 @@ int main(int argc, char** argv) {
   qf::lsp::client_options copts;
   copts.answer_server_requests = true;  // the server never waits on us
   std::string error;
-  const std::vector<std::string> server_argv = {o.quickfill, "--threads", std::to_string(o.threads),
+  const std::vector<std::string> server_argv = {o.quickfill, "--no-daemon", "--threads", std::to_string(o.threads),
                                                 "--log-level", "debug", "--log-file", o.log};
   if (!c.start(server_argv, copts, &error)) {
     std::fprintf(stderr, "keystroke_replay: cannot start %s: %s\n", o.quickfill.c_str(), error.c_str());

@@ -98,7 +98,7 @@ int run_shape(const options& o, const std::string& shape, const std::string& whe
 
   qf::bench::lsp_session s;
   std::string error;
-  if (!s.start({o.quickfill, "--stdio", "--model", o.model, "--log-file", o.log, "--log-level", "info"}, "", &error)) {
+  if (!s.start({o.quickfill, "--stdio", "--no-daemon", "--model", o.model, "--log-file", o.log, "--log-level", "info"}, "", &error)) {
     std::fprintf(stderr, "cannot start %s: %s\n", o.quickfill.c_str(), error.c_str());
     return 1;
   }

@@ -24,7 +24,7 @@ bool session::start(const options& o) {
     std::fprintf(stderr, "quickfill demo: cannot find my own executable\n");
     return false;
   }
-  std::vector<std::string> argv = {exe.string(), "--stdio", "--log-level", o.log_file.empty() ? "warn" : "debug"};
+  std::vector<std::string> argv = {exe.string(), "--stdio", "--no-daemon", "--log-level", o.log_file.empty() ? "warn" : "debug"};
   if (!o.log_file.empty()) argv.insert(argv.end(), {"--log-file", o.log_file});
   if (!o.model.empty()) argv.insert(argv.end(), {"--model", o.model});
 

@@ -20,6 +20,7 @@ struct sampling_settings {
   double repeat_penalty = 1.0;  // 1: off
   int candidates = 1;           // n: sequences decoded from the one evaluated prompt
   double min_confidence = -100; // the confidence gate: a lower mean token log-probability is not shown
+  bool operator==(const sampling_settings&) const = default;
 };
 
 struct completion_settings {
@@ -65,6 +66,7 @@ struct completion_settings {
   int next_edit_context_lines = 8;        // excerpt lines around the region (zeta)
   int next_edit_max_tokens = 512;         // limit of one region's rewrite
   int next_edit_history_bytes = 2048;     // recent edits in the prompt
+  bool operator==(const completion_settings&) const = default;  // the daemon reconfigures a shared engine only on a difference
 };
 
 // Shrinks the token budgets so that a full prompt plus generation fits a

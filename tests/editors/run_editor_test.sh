@@ -51,6 +51,9 @@ echo "binary: $bin"
 echo "model:  ${model:-<none found or built; tried: \$QUICKFILL_TEST_MODEL $* $data/stories260K, gguf synth>}"
 
 mkdir -p "$work"
+# In-process servers (`quickfill --stdio` without the daemon) unless the
+# editor's case below says otherwise.
+export QUICKFILL_NO_DAEMON=1
 export QUICKFILL_BIN="$bin"
 export QUICKFILL_MODEL="$model"
 export QUICKFILL_TEST_WORK="$work"
@@ -116,9 +119,23 @@ case "$kind" in
     # Keep Neovim's state and LSP log inside the build tree.
     export XDG_STATE_HOME="$work/nvim-state" XDG_CACHE_HOME="$work/nvim-cache" XDG_DATA_HOME="$work/nvim-data"
     export XDG_CONFIG_HOME="$work/nvim-config"
+    # Neovim goes through the daemon: `quickfill --stdio` is the bridge to a
+    # private daemon in $work/daemon (docs/daemon.md), stopped afterwards.
+    unset QUICKFILL_NO_DAEMON
+    sockdir="$work/daemon"
+    rm -rf "$sockdir"
+    export QUICKFILL_SOCKET_DIR="$sockdir"
     nvim --headless -u NONE -i NONE --cmd "set rtp^=$src/editors/nvim" \
       -c "luafile $src/tests/editors/nvim_test.lua" </dev/null
-    exit $?
+    rc=$?
+    if [ -f "$sockdir/daemon.pid" ]; then kill "$(cat "$sockdir/daemon.pid")" 2>/dev/null; fi
+    if [ "$rc" -eq 0 ]; then
+      # Both of the test's servers (before and after :QuickfillRestart) were daemon sessions.
+      n=$(grep -c 'daemon: session [0-9]* (bridge pid' "$sockdir/daemon.log" 2>/dev/null || echo 0)
+      echo "daemon sessions: $n (log: $sockdir/daemon.log)"
+      if [ "$n" -lt 2 ]; then echo "FAIL: the editor's servers did not go through the daemon"; exit 1; fi
+    fi
+    exit $rc
     ;;
   emacs)
     command -v emacs >/dev/null 2>&1 || { echo "SKIP: emacs is not installed (apt install emacs-nox elpa-eglot)"; exit 77; }

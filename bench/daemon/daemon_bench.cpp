@@ -1,0 +1,205 @@
+// Figures of the per-user daemon (docs/daemon.md): the resident memory of N
+// editors' servers -- N in-process `quickfill --stdio --no-daemon` against
+// one daemon plus N bridges -- as PSS from /proc/PID/smaps_rollup (shared
+// pages split between the processes that map them, so the sums add up), and
+// the keystroke latency (didChange + completion, client side) of one client
+// typing alone and of two typing at once through one daemon.
+//
+//   daemon_bench [--model PATH] [--clients N] [--keys K] [--quickfill BIN]
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <boost/json.hpp>
+
+#include "lsp/client/lsp_client.h"
+
+namespace json = boost::json;
+using namespace std::chrono_literals;
+using clk = std::chrono::steady_clock;
+
+namespace {
+
+struct options {
+  std::string quickfill = QUICKFILL_BINARY;
+  std::string model;
+  int clients = 4;
+  int keys = 40;
+};
+
+long pss_kib(pid_t pid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/smaps_rollup");
+  std::string key;
+  long v = 0;
+  while (f >> key) {
+    if (key == "Pss:") {
+      f >> v;
+      return v;
+    }
+    f.ignore(1 << 20, '\n');
+  }
+  return 0;
+}
+
+pid_t read_pid(const std::string& file) {
+  std::ifstream f(file);
+  long p = 0;
+  return f >> p ? static_cast<pid_t>(p) : -1;
+}
+
+const char* k_text =
+    "import os\n\n\ndef read_lines(path):\n    with open(path) as f:\n        return f.read().splitlines()\n\n\n"
+    "def main():\n    ";
+const char* k_typed = "lines = read_lines(os.path.join(os.getcwd(), 'data.txt'))\n    for line in lines:\n        print(line)";
+
+class session {
+ public:
+  bool start(const options& o, const std::vector<std::string>& extra, const std::string& log) {
+    std::vector<std::string> argv{o.quickfill, "--stdio", "--model", o.model, "--log-file", log};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    qf::lsp::client_options co;
+    co.answer_server_requests = true;
+    std::string error;
+    if (!c_.start(argv, co, &error)) return std::fprintf(stderr, "%s\n", error.c_str()), false;
+    const auto id = c_.request("initialize", json::object{{"processId", nullptr},
+                                                        {"capabilities", json::object{}},
+                                                        {"initializationOptions",
+                                                         json::object{{"completion", json::object{{"autoDeadlineMs", 400}}}}}});
+    if (!c_.wait_response(id, 60s)) return false;
+    c_.notify("initialized", json::object{});
+    for (int i = 0; i < 600; ++i) {
+      auto r = c_.wait_response(c_.request("quickfill/status", nullptr), 10s);
+      if (r && r->body.at("result").at("modelLoaded").as_bool()) break;
+      std::this_thread::sleep_for(100ms);
+    }
+    c_.notify("textDocument/didOpen", json::object{{"textDocument", json::object{{"uri", uri_},
+                                                                                 {"languageId", "python"},
+                                                                                 {"version", 1},
+                                                                                 {"text", k_text}}}});
+    text_ = k_text;
+    return true;
+  }
+  // One keystroke: the character, then an automatic completion at the cursor.
+  double keystroke(char ch) {
+    std::int64_t line = 0, col = 0;
+    for (char c : text_) c == '\n' ? (++line, col = 0) : ++col;
+    json::object pos{{"line", line}, {"character", col}};
+    const auto t0 = clk::now();
+    c_.notify("textDocument/didChange",
+              json::object{{"textDocument", json::object{{"uri", uri_}, {"version", ++version_}}},
+                           {"contentChanges", json::array{json::object{{"range", json::object{{"start", pos}, {"end", pos}}},
+                                                                       {"text", std::string(1, ch)}}}}});
+    text_ += ch;
+    ch == '\n' ? (++line, col = 0) : ++col;
+    const auto id = c_.request("textDocument/completion",
+                               json::object{{"textDocument", json::object{{"uri", uri_}}},
+                                            {"position", json::object{{"line", line}, {"character", col}}},
+                                            {"context", json::object{{"triggerKind", 2}}}});
+    c_.wait_response(id, 30s);
+    return std::chrono::duration<double, std::milli>(clk::now() - t0).count();
+  }
+  void stop() {
+    c_.wait_response(c_.request("shutdown", nullptr), 10s);
+    c_.notify("exit", nullptr);
+    bool timed_out = false;
+    c_.wait_exit(10s, &timed_out);
+  }
+  pid_t pid() const { return c_.pid(); }
+  void set_uri(std::string u) { uri_ = std::move(u); }
+
+ private:
+  qf::lsp::lsp_client c_;
+  std::string uri_ = "file:///bench.py", text_;
+  std::int64_t version_ = 1;
+};
+
+double pct(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, static_cast<std::size_t>(p * (v.size() - 1) + 0.5))];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::signal(SIGPIPE, SIG_IGN);
+  options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&] { return i + 1 < argc ? std::string(argv[++i]) : std::string(); };
+    if (a == "--model") o.model = next();
+    else if (a == "--clients") o.clients = std::atoi(next().c_str());
+    else if (a == "--keys") o.keys = std::atoi(next().c_str());
+    else if (a == "--quickfill") o.quickfill = next();
+    else {
+      std::fprintf(stderr, "usage: daemon_bench [--model PATH] [--clients N] [--keys K] [--quickfill BIN]\n");
+      return 2;
+    }
+  }
+  if (o.model.empty()) o.model = std::string(QUICKFILL_SOURCE_DIR_BENCH) + "/models/quickfill-tiny-code.gguf";
+  ::unsetenv("QUICKFILL_NO_DAEMON");
+  char tmpl[] = "/tmp/qf-daemon-bench-XXXXXX";
+  if (!::mkdtemp(tmpl)) return 1;
+  const std::string dir = tmpl;
+  std::printf("model: %s\nclients: %d\n", o.model.c_str(), o.clients);
+
+  // 1. Memory: N in-process servers.
+  {
+    std::vector<std::unique_ptr<session>> s;
+    for (int i = 0; i < o.clients; ++i) {
+      s.push_back(std::make_unique<session>());
+      if (!s.back()->start(o, {"--no-daemon"}, dir + "/inproc.log")) return 1;
+      s.back()->keystroke(' ');
+    }
+    long total = 0;
+    for (auto& x : s) total += pss_kib(x->pid());
+    std::printf("in-process: %d servers, PSS total %.1f MiB (%.1f MiB each)\n", o.clients, total / 1024.0,
+                total / 1024.0 / o.clients);
+    for (auto& x : s) x->stop();
+  }
+  // 2. Memory: one daemon + N bridges.
+  {
+    std::vector<std::unique_ptr<session>> s;
+    for (int i = 0; i < o.clients; ++i) {
+      s.push_back(std::make_unique<session>());
+      s.back()->set_uri("file:///bench" + std::to_string(i) + ".py");
+      if (!s.back()->start(o, {"--socket-dir", dir, "--idle-timeout", "5"}, dir + "/bridge.log")) return 1;
+      s.back()->keystroke(' ');
+    }
+    long bridges = 0;
+    for (auto& x : s) bridges += pss_kib(x->pid());
+    const long daemon = pss_kib(read_pid(dir + "/daemon.pid"));
+    std::printf("daemon: 1 daemon %.1f MiB + %d bridges %.1f MiB (%.1f MiB each) = %.1f MiB\n", daemon / 1024.0,
+                o.clients, bridges / 1024.0, bridges / 1024.0 / o.clients, (daemon + bridges) / 1024.0);
+
+    // 3. Latency through the daemon: one client typing, then two at once.
+    std::vector<double> alone;
+    for (int k = 0; k < o.keys; ++k) alone.push_back(s[0]->keystroke(k_typed[k % 100]));
+    std::vector<double> both[2];
+    std::thread t1([&] {
+      for (int k = 0; k < o.keys; ++k) both[0].push_back(s[1]->keystroke(k_typed[k % 100]));
+    });
+    for (int k = 0; k < o.keys; ++k) both[1].push_back(s[2 % o.clients]->keystroke(k_typed[k % 100]));
+    t1.join();
+    std::vector<double> all = both[0];
+    all.insert(all.end(), both[1].begin(), both[1].end());
+    std::printf("keystroke latency, 1 client typing:  p50 %.1f ms, p90 %.1f ms (%zu keystrokes)\n", pct(alone, 0.5),
+                pct(alone, 0.9), alone.size());
+    std::printf("keystroke latency, 2 clients typing: p50 %.1f ms, p90 %.1f ms (%zu keystrokes)\n", pct(all, 0.5),
+                pct(all, 0.9), all.size());
+    for (auto& x : s) x->stop();
+  }
+  const pid_t d = read_pid(dir + "/daemon.pid");
+  if (d > 0) ::kill(d, SIGTERM);
+  return 0;
+}

@@ -1,0 +1,65 @@
+// What the bridge (`quickfill --stdio` in front of the daemon) remembers of
+// its session so that a new daemon can take it over: the initialize request,
+// whether `initialized` was sent, the latest settings and trace level, the
+// workspace-folder changes, and every open document with its current text
+// (didChange edits applied to a copy in the negotiated position encoding). It
+// also tracks what is in flight: the client's requests (answered with one
+// error each when the daemon goes away), the daemon's requests to the client
+// (their ids carry a generation, so a late answer never reaches a new daemon)
+// and open work-done progress tokens (ended when the daemon goes away).
+//
+// No I/O: bodies in, bodies out; bridge.cpp moves the bytes.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "indexing/document.h"
+#include "indexing/text_position.h"
+
+namespace qf::server::daemon {
+
+class bridge_state {
+ public:
+  // A message from the editor; what to send to the daemon (nullopt: nothing).
+  std::optional<std::string> from_client(const std::string& body);
+  // A message from the daemon; what to send to the editor (nullopt: nothing).
+  std::optional<std::string> from_daemon(const std::string& body);
+  // The daemon is gone: one error response per client request in flight and
+  // an end for each open progress token, for the editor. Starts a new
+  // generation.
+  std::vector<std::string> daemon_lost();
+  // The messages that rebuild the session on a new daemon (empty before
+  // initialize).
+  std::vector<std::string> replay();
+
+  bool exit_sent() const { return exit_sent_; }
+  bool shutdown_sent() const { return shutdown_sent_; }
+  std::size_t open_documents() const { return docs_.size(); }
+  std::size_t in_flight() const { return in_flight_.size(); }
+  const index::document* document(const std::string& uri) const;
+
+ private:
+  struct doc {
+    index::document d;
+    bool in_sync = true;  // false after an edit that did not apply: not replayed
+  };
+  std::optional<std::string> initialize_;     // the editor's initialize body
+  std::string initialize_id_;                 // its id (id_to_string)
+  bool initialize_answered_ = false;
+  bool initialized_ = false;
+  std::optional<std::string> settings_, trace_;
+  std::vector<std::string> folder_changes_;
+  std::map<std::string, doc> docs_;
+  std::map<std::string, std::pair<std::string, std::string>> in_flight_;  // id key -> (id JSON, method)
+  std::set<std::string> progress_;  // tokens (JSON) begun and not ended
+  index::position_encoding enc_ = index::position_encoding::utf16;
+  unsigned generation_ = 1;
+  std::string replay_id_;  // id of the replayed initialize whose answer is swallowed
+  bool exit_sent_ = false, shutdown_sent_ = false;
+};
+
+}  // namespace qf::server::daemon

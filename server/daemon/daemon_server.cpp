@@ -1,0 +1,282 @@
+// The per-user daemon: accept loop, handshake, sessions, idle exit (see
+// daemon_server.h).
+#include "server/daemon/daemon_server.h"
+
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <thread>
+
+#include <boost/asio.hpp>
+#include <spdlog/spdlog.h>
+
+#include "server/completion/provider_factory.h"
+#include "server/daemon/engine_pool.h"
+#include "server/daemon/handshake.h"
+#include "server/daemon/socket_dir.h"
+#include "server/logging.h"
+#include "server/settings.h"
+#include "server/stdio_server.h"
+
+namespace qf::server::daemon {
+
+namespace asio = boost::asio;
+using local = asio::local::stream_protocol;
+
+namespace {
+
+class daemon_server {
+ public:
+  daemon_server(const server_args& args, socket_paths paths)
+      : args_(args),
+        paths_(std::move(paths)),
+        acceptor_(io_),
+        signals_(io_, SIGTERM, SIGINT),
+        idle_(io_),
+        pool_(make_completion_provider) {
+    idle_s_ = args.idle_timeout_s >= 0 ? args.idle_timeout_s : server_settings{}.daemon_idle_timeout_s;
+  }
+
+  int run() {
+    if (!listen()) return 1;
+    spdlog::info("daemon {} (pid {}) listening on {}, idle timeout {} s", protocol_version(), getpid(),
+                 paths_.socket, idle_s_);
+    signals_.async_wait([this](const boost::system::error_code& ec, int sig) {
+      if (ec) return;
+      spdlog::info("daemon: signal {}, ending {} session(s)", sig, sessions_.size());
+      stop_listening();
+      for (auto& [id, s] : sessions_) ::shutdown(s.fd, SHUT_RDWR);
+      stopping_ = true;
+      maybe_finish();
+    });
+    accept_next();
+    arm_idle();
+    io_.run();
+    cleanup();
+    spdlog::info("daemon: exiting");
+    spdlog::default_logger()->flush();
+    return 0;
+  }
+
+ private:
+  struct session {
+    int fd = -1;
+    std::thread thread;
+  };
+
+  bool listen() {
+    if (int fd = connect_unix(paths_.socket); fd >= 0) {
+      ::close(fd);
+      spdlog::error("daemon: another daemon already listens on {}", paths_.socket);
+      return false;
+    }
+    ::unlink(paths_.socket.c_str());  // a stale socket of a daemon that died
+    boost::system::error_code ec;
+    const mode_t old = ::umask(0177);  // the socket is born 0600
+    acceptor_.open(local(), ec);
+    if (!ec) acceptor_.bind(local::endpoint(paths_.socket), ec);
+    ::umask(old);
+    if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
+    if (ec) {
+      spdlog::error("daemon: cannot listen on {}: {}", paths_.socket, ec.message());
+      return false;
+    }
+    ::chmod(paths_.socket.c_str(), 0600);
+    struct stat st {};
+    if (::stat(paths_.socket.c_str(), &st) == 0) {
+      sock_dev_ = st.st_dev;
+      sock_ino_ = st.st_ino;
+    }
+    std::ofstream(paths_.pid) << getpid() << "\n";
+    return true;
+  }
+
+  // Removes the socket (and pid file) only while they are still ours: after
+  // a drain another daemon may own the path.
+  void unlink_if_ours() {
+    struct stat st {};
+    if (::stat(paths_.socket.c_str(), &st) == 0 && st.st_dev == sock_dev_ && st.st_ino == sock_ino_) {
+      ::unlink(paths_.socket.c_str());
+      std::ifstream pf(paths_.pid);
+      long pid = 0;
+      if (pf >> pid && pid == getpid()) ::unlink(paths_.pid.c_str());
+    }
+  }
+
+  void stop_listening() {
+    if (!acceptor_.is_open()) return;
+    boost::system::error_code ec;
+    acceptor_.close(ec);
+    unlink_if_ours();
+  }
+
+  void cleanup() {
+    stop_listening();
+    for (auto& [id, s] : sessions_)
+      if (s.thread.joinable()) s.thread.join();
+  }
+
+  void accept_next() {
+    acceptor_.async_accept([this](const boost::system::error_code& ec, local::socket sock) {
+      if (ec) {
+        if (ec != asio::error::operation_aborted) spdlog::warn("daemon: accept: {}", ec.message());
+        if (acceptor_.is_open()) accept_next();
+        return;
+      }
+      handle_connection(std::make_shared<local::socket>(std::move(sock)));
+      if (acceptor_.is_open()) accept_next();
+    });
+  }
+
+  void handle_connection(std::shared_ptr<local::socket> sock) {
+    const long uid = peer_uid(sock->native_handle());
+    if (uid != static_cast<long>(::geteuid())) {
+      spdlog::warn("daemon: refused a connection from uid {} (only uid {} is served)", uid, ::geteuid());
+      reply_and_close(sock, hello_reply{false, protocol_version(), getpid(), "refused: another user"});
+      return;
+    }
+    auto buf = std::make_shared<asio::streambuf>(64 * 1024);
+    auto timer = std::make_shared<asio::steady_timer>(io_, std::chrono::seconds(10));
+    timer->async_wait([sock](const boost::system::error_code& ec) {
+      if (!ec) sock->close();  // no hello in time
+    });
+    asio::async_read_until(*sock, *buf, '\n',
+                           [this, sock, buf, timer](const boost::system::error_code& ec, std::size_t n) {
+                             timer->cancel();
+                             if (ec) return;
+                             std::string line(asio::buffers_begin(buf->data()), asio::buffers_begin(buf->data()) + n);
+                             buf->consume(n);
+                             on_hello(sock, line, buf->size() != 0);
+                           });
+  }
+
+  void reply_and_close(std::shared_ptr<local::socket> sock, hello_reply r) {
+    auto text = std::make_shared<std::string>(encode_reply(r));
+    asio::async_write(*sock, asio::buffer(*text), [sock, text](const boost::system::error_code&, std::size_t) {
+      boost::system::error_code ignored;
+      sock->shutdown(asio::socket_base::shutdown_both, ignored);
+      sock->close(ignored);
+    });
+  }
+
+  void on_hello(std::shared_ptr<local::socket> sock, const std::string& line, bool data_after) {
+    std::string error;
+    std::optional<hello> h = decode_hello(line, &error);
+    if (h && data_after) error = "data before the handshake reply";
+    if (!h || !error.empty()) {
+      spdlog::warn("daemon: bad handshake: {}", error);
+      reply_and_close(sock, hello_reply{false, protocol_version(), getpid(), error});
+      return;
+    }
+    if (h->version != protocol_version()) {
+      spdlog::info("daemon: a bridge of version {} (pid {}) connected; this daemon is {}: draining ({} session(s) "
+                   "left)",
+                   h->version, h->pid, protocol_version(), sessions_.size());
+      reply_and_close(sock, hello_reply{false, protocol_version(), getpid(), "version"});
+      stop_listening();
+      draining_ = true;
+      maybe_finish();
+      return;
+    }
+    if (stopping_ || draining_) {
+      reply_and_close(sock, hello_reply{false, protocol_version(), getpid(), "the daemon is shutting down"});
+      return;
+    }
+    // Send the reply synchronously: the session thread owns the socket next.
+    boost::system::error_code ec;
+    asio::write(*sock, asio::buffer(encode_reply(hello_reply{true, protocol_version(), getpid(), ""})), ec);
+    if (ec) return;
+    start_session(sock->release(), *h);
+  }
+
+  void start_session(int fd, const hello& h) {
+    const std::uint64_t id = ++next_id_;
+    idle_.cancel();
+    session& s = sessions_[id];
+    s.fd = fd;
+    spdlog::info("daemon: session {} (bridge pid {}) started; {} session(s)", id, h.pid, sessions_.size());
+    s.thread = std::thread([this, fd, id, a = h.args] {
+      stdio_options so;
+      so.core.cli_model_path = a.model_path;
+      so.core.cli_device = a.device;
+      so.core.n_threads = a.threads;
+      so.core.step_graphs = step_graphs_from_environment();
+      so.core.background = a.background;
+      so.core.factory = [pool = &pool_, id](const provider_options& po, std::string* err) {
+        return pool->acquire(id, po, err);
+      };
+      so.core.documents.max_documents = a.max_open_documents;
+      so.core.documents.max_total_bytes = a.max_document_bytes;
+      so.max_message_bytes = a.max_message_bytes;
+      so.in_fd = fd;
+      so.out_fd = fd;
+      const int code = run_stdio_server(std::move(so));
+      asio::post(io_, [this, id, code] { session_ended(id, code); });
+    });
+  }
+
+  void session_ended(std::uint64_t id, int code) {
+    auto it = sessions_.find(id);
+    if (it == sessions_.end()) return;
+    if (it->second.thread.joinable()) it->second.thread.join();
+    ::close(it->second.fd);
+    sessions_.erase(it);
+    spdlog::info("daemon: session {} ended (code {}); {} session(s), {} engine(s)", id, code, sessions_.size(),
+                 pool_.engines());
+    if (!maybe_finish()) arm_idle();
+  }
+
+  bool maybe_finish() {
+    if (!sessions_.empty() || !(draining_ || stopping_)) return false;
+    io_.stop();
+    return true;
+  }
+
+  void arm_idle() {
+    if (!sessions_.empty()) return;
+    idle_.expires_after(std::chrono::seconds(idle_s_));
+    idle_.async_wait([this](const boost::system::error_code& ec) {
+      if (ec || !sessions_.empty()) return;
+      spdlog::info("daemon: no client for {} s; exiting", idle_s_);
+      stopping_ = true;
+      stop_listening();
+      maybe_finish();
+    });
+  }
+
+  server_args args_;
+  socket_paths paths_;
+  asio::io_context io_;
+  local::acceptor acceptor_;
+  asio::signal_set signals_;
+  asio::steady_timer idle_;
+  engine_pool pool_;
+  int idle_s_ = 300;
+  dev_t sock_dev_ = 0;
+  ino_t sock_ino_ = 0;
+  std::map<std::uint64_t, session> sessions_;
+  std::uint64_t next_id_ = 0;
+  bool draining_ = false, stopping_ = false;
+};
+
+}  // namespace
+
+int run_daemon(const server_args& args) {
+  socket_paths paths;
+  std::string error;
+  if (!prepare_socket_dir(default_socket_dir(args.socket_dir), paths, &error)) {
+    spdlog::error("daemon: {}", error);
+    std::fprintf(stderr, "quickfill daemon: %s\n", error.c_str());
+    return 2;
+  }
+  daemon_server d(args, paths);
+  return d.run();
+}
+
+}  // namespace qf::server::daemon

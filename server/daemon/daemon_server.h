@@ -1,0 +1,30 @@
+// The per-user daemon (`quickfill daemon`, started by `quickfill --stdio`
+// when none runs): one process that serves every editor window of a user
+// over a Unix socket, with one engine per model (engine_pool.h) and one LSP
+// session per connection.
+//
+// Lifecycle (docs/daemon.md):
+// * Binds <dir>/daemon.sock (0600, in a 0700 directory, socket_dir.h) after
+//   checking that no live daemon answers there; writes daemon.pid.
+// * Each connection: the peer's uid must be ours (SO_PEERCRED), else it is
+//   refused with one line and closed; then the hello (handshake.h). Another
+//   version makes this daemon drain (stop listening, remove the socket, exit
+//   when the last client leaves). Otherwise the connection becomes a session:
+//   the same LSP server as `quickfill --stdio` (stdio_server.h) on the
+//   socket, with a provider from the shared pool, on its own thread.
+// * With no client for the idle timeout it exits; SIGTERM/SIGINT end every
+//   session (their sockets are shut down) and then the process.
+// The accept loop, handshakes, timers and signals run on one Boost.Asio
+// io_context (a strand of one thread); sessions read and write their socket
+// with the server's framing (lsp/transport.h), as on stdio.
+#pragma once
+
+#include "server/server_args.h"
+
+namespace qf::server::daemon {
+
+// Runs until idle or signalled; the process exit code. `args.socket_dir`
+// (flag or default), `args.idle_timeout_s` (-1: the setting's default).
+int run_daemon(const server_args& args);
+
+}  // namespace qf::server::daemon

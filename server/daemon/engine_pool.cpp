@@ -1,0 +1,198 @@
+// The daemon's shared engines and the per-session provider handle (see
+// engine_pool.h).
+#include "server/daemon/engine_pool.h"
+
+#include <optional>
+#include <set>
+
+#include <spdlog/spdlog.h>
+
+#include "server/daemon/engine_worker.h"
+
+namespace qf::server::daemon {
+
+struct engine_pool::engine {
+  std::string key;
+  std::mutex load_mu;  // held while loading; later acquirers wait on it
+  int users = 0;       // under the pool's mutex
+  engine_worker worker;
+  // Touched on the worker thread only:
+  std::unique_ptr<completion_provider> provider;
+  std::string description;
+  std::optional<completion::completion_settings> applied;
+  std::map<std::string, std::set<std::uint64_t>> used_by;  // uri -> sessions that sent requests on it
+};
+
+std::string engine_key(const provider_options& o) {
+  return o.model_path + '\n' + o.engine.device + '\n' + std::to_string(o.engine.threads) + '\n' +
+         (o.engine.step_graphs ? "graphs" : "no-graphs");
+}
+
+namespace {
+const cancel_token& never() {
+  static const cancel_source src;
+  static const cancel_token t = src.token();
+  return t;
+}
+}  // namespace
+
+// One session's view of a shared engine: every call goes through the
+// engine's worker, with this session's completion settings applied first.
+class session_provider final : public completion_provider {
+ public:
+  session_provider(engine_pool* pool, std::shared_ptr<engine_pool::engine> e, std::uint64_t session,
+                   completion::completion_settings settings)
+      : pool_(pool), e_(std::move(e)), session_(session), settings_(std::move(settings)) {}
+
+  ~session_provider() override {
+    try {
+      e_->worker.run(session_, engine_worker::kind::foreground, never(), [this](const cancel_token&) {
+        for (auto it = e_->used_by.begin(); it != e_->used_by.end();) {
+          it->second.erase(session_);
+          if (it->second.empty()) {
+            if (e_->provider) e_->provider->document_closed(it->first);
+            it = e_->used_by.erase(it);
+          } else {
+            ++it;
+          }
+        }
+      });
+    } catch (const std::exception& ex) {
+      spdlog::warn("daemon: closing a session's documents: {}", ex.what());
+    }
+    pool_->release(e_);
+  }
+
+  completion_result complete(const completion_request& req, const cancel_token& cancel) override {
+    completion_result r;
+    run(engine_worker::kind::foreground, cancel, req.uri,
+        [&](completion_provider& p, const cancel_token& t) { r = p.complete(req, t); });
+    return r;
+  }
+  bool background_step(const cancel_token& cancel) override {
+    bool more = false;
+    const bool ran = run(engine_worker::kind::background, cancel, {},
+                         [&](completion_provider& p, const cancel_token& t) { more = p.background_step(t); });
+    return ran ? more : !cancel.is_cancelled();
+  }
+  std::optional<prompt_explanation> explain(const completion_request& req) override {
+    std::optional<prompt_explanation> r;
+    run(engine_worker::kind::foreground, never(), req.uri,
+        [&](completion_provider& p, const cancel_token&) { r = p.explain(req); });
+    return r;
+  }
+  next_edit_result next_edit(const next_edit_request& req, const cancel_token& cancel) override {
+    next_edit_result r;
+    run(engine_worker::kind::foreground, cancel, req.uri,
+        [&](completion_provider& p, const cancel_token& t) { r = p.next_edit(req, t); });
+    return r;
+  }
+  void document_closed(const std::string& uri) override {
+    e_->worker.run(session_, engine_worker::kind::foreground, never(), [&](const cancel_token&) {
+      auto it = e_->used_by.find(uri);
+      if (it == e_->used_by.end()) return;
+      it->second.erase(session_);
+      if (!it->second.empty()) return;  // another session still works on it
+      e_->used_by.erase(it);
+      if (e_->provider) e_->provider->document_closed(uri);
+    });
+  }
+  void configure(const completion::completion_settings& s) override { settings_ = s; }
+  std::string describe() const override { return e_->description; }
+  source_health health() const override {
+    source_health h;
+    e_->worker.run(session_, engine_worker::kind::foreground, never(), [&](const cancel_token&) {
+      if (e_->provider) h = e_->provider->health();
+    });
+    return h;
+  }
+
+ private:
+  template <class F>
+  bool run(engine_worker::kind k, const cancel_token& cancel, const std::string& uri, F&& fn) {
+    return e_->worker.run(session_, k, cancel, [&](const cancel_token& t) {
+      completion_provider* p = e_->provider.get();
+      if (!p) return;
+      if (!e_->applied || !(*e_->applied == settings_)) {
+        p->configure(settings_);
+        e_->applied = settings_;
+      }
+      if (!uri.empty()) e_->used_by[uri].insert(session_);
+      fn(*p, t);
+    });
+  }
+
+  engine_pool* pool_;
+  std::shared_ptr<engine_pool::engine> e_;
+  std::uint64_t session_;
+  completion::completion_settings settings_;
+};
+
+engine_pool::engine_pool(factory_fn make) : make_(std::move(make)) {}
+
+engine_pool::~engine_pool() = default;
+
+std::size_t engine_pool::engines() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return engines_.size();
+}
+
+std::unique_ptr<completion_provider> engine_pool::acquire(std::uint64_t session, const provider_options& opts,
+                                                          std::string* error) {
+  const std::string key = engine_key(opts);
+  std::shared_ptr<engine> e;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto& slot = engines_[key];
+    if (!slot) {
+      slot = std::make_shared<engine>();
+      slot->key = key;
+    }
+    e = slot;
+    ++e->users;
+  }
+  bool loaded = false;
+  {
+    std::lock_guard<std::mutex> load(e->load_mu);
+    std::string err;
+    e->worker.run(session, engine_worker::kind::foreground, never(), [&](const cancel_token&) {
+      if (!e->provider) {
+        spdlog::info("daemon: loading an engine for {} (session {})", opts.model_path, session);
+        try {
+          e->provider = make_ ? make_(opts, &err) : nullptr;
+          if (!make_) err = "this build has no completion engine";
+        } catch (const std::exception& ex) {
+          err = ex.what();
+        }
+        if (e->provider) {
+          e->description = e->provider->describe();
+          e->applied = opts.completion;
+        }
+      } else {
+        spdlog::info("daemon: session {} shares the loaded engine for {}", session, opts.model_path);
+      }
+      loaded = e->provider != nullptr;
+    });
+    if (!loaded && error) *error = err.empty() ? "the model could not be loaded" : err;
+  }
+  if (!loaded) {
+    release(e);
+    return nullptr;
+  }
+  return std::make_unique<session_provider>(this, e, session, opts.completion);
+}
+
+void engine_pool::release(const std::shared_ptr<engine>& e) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (--e->users > 0) return;
+    auto it = engines_.find(e->key);
+    if (it != engines_.end() && it->second == e) engines_.erase(it);
+  }
+  // The last user: the model and its caches go, on the worker thread.
+  e->worker.run(0, engine_worker::kind::foreground, never(), [&](const cancel_token&) { e->provider.reset(); });
+  e->worker.stop();
+  spdlog::info("daemon: engine freed ({})", e->key.substr(0, e->key.find('\n')));
+}
+
+}  // namespace qf::server::daemon

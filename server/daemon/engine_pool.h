@@ -1,0 +1,60 @@
+// The daemon's shared engines: one completion provider (model, KV pool,
+// caches) and one inference worker per distinct model choice, shared by every
+// session that asks for it.
+//
+// An engine is keyed by what the provider cannot change after it is made:
+// the model path and the engine options (device, threads, step graphs). A
+// session whose settings select another model gets (or shares) another
+// engine; an engine is freed when its last session lets go of it (the session
+// closed, or reloaded another model). The completion section of the settings
+// is per session: before a session's call, its own completion settings are
+// passed to the provider (configure) when they differ from the ones it last
+// got, so sessions with equal settings (the usual case) never reconfigure.
+//
+// acquire() is what the daemon's sessions use as their provider_factory: it
+// returns a session_provider, a completion_provider that forwards every call
+// through the engine's worker (engine_worker.h). The provider itself is made
+// by the injected factory (make_completion_provider in the binary), on the
+// engine's worker thread; sessions asking for an engine that is loading wait
+// for that load. document_closed reaches the provider only when no other
+// session has used that document.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "server/completion/provider_factory.h"
+
+namespace qf::server::daemon {
+
+class engine_pool {
+ public:
+  using factory_fn = std::function<std::unique_ptr<completion_provider>(const provider_options&, std::string*)>;
+
+  explicit engine_pool(factory_fn make);
+  ~engine_pool();
+
+  // A provider for `session` on the engine that `opts` selects, loading it
+  // when no session has it; nullptr with *error when it cannot be loaded.
+  std::unique_ptr<completion_provider> acquire(std::uint64_t session, const provider_options& opts,
+                                               std::string* error);
+  std::size_t engines() const;  // engines alive now
+
+  struct engine;  // engine_pool.cpp
+
+ private:
+  friend class session_provider;
+  void release(const std::shared_ptr<engine>& e);
+
+  factory_fn make_;
+  mutable std::mutex mu_;
+  std::map<std::string, std::shared_ptr<engine>> engines_;
+};
+
+std::string engine_key(const provider_options& opts);
+
+}  // namespace qf::server::daemon

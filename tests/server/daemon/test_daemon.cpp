@@ -1,0 +1,495 @@
+// The daemon end to end: the real quickfill binary as bridges (`quickfill
+// --stdio`, as editors start it) in front of one daemon, each test in a
+// private --socket-dir. Clients typing at once, a client killed mid-request,
+// racing starts, the daemon killed and the session replayed, another uid
+// refused, a version mismatch, the idle exit, the directory's and socket's
+// modes, and the ways to stay in-process.
+#include <gtest/gtest.h>
+
+#include <dirent.h>
+#include <sys/fsuid.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <boost/json.hpp>
+
+#include "lsp/client/lsp_client.h"
+#include "server/daemon/handshake.h"
+#include "server/daemon/socket_dir.h"
+
+namespace json = boost::json;
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string model_path() {
+  if (const char* m = std::getenv("QUICKFILL_TEST_MODEL"); m && *m) return m;
+  return QUICKFILL_TEST_MODEL_DEFAULT;
+}
+
+// Running, not a zombie (a detached daemon's parent may never reap it).
+bool alive(pid_t pid) {
+  if (pid <= 0) return false;
+  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  const std::size_t close = stat.rfind(')');
+  return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] != 'Z';
+}
+
+// The command line of a process, NUL-separated arguments joined by spaces.
+std::string cmdline(pid_t pid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/cmdline");
+  std::string s((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  for (char& c : s)
+    if (c == '\0') c = ' ';
+  return s;
+}
+
+// The daemons serving `dir`: processes whose command line is
+// `quickfill daemon --socket-dir DIR ...` (not zombies).
+std::vector<pid_t> daemons_of(const std::string& dir) {
+  std::vector<pid_t> out;
+  DIR* d = ::opendir("/proc");
+  if (!d) return out;
+  while (dirent* e = ::readdir(d)) {
+    const pid_t pid = static_cast<pid_t>(std::atoi(e->d_name));
+    if (pid <= 0) continue;
+    const std::string c = cmdline(pid);
+    if (c.find(" daemon --socket-dir " + dir + " ") != std::string::npos) out.push_back(pid);
+  }
+  ::closedir(d);
+  return out;
+}
+
+pid_t pid_file(const std::string& dir) {
+  std::ifstream f(dir + "/daemon.pid");
+  long p = 0;
+  return f >> p ? static_cast<pid_t>(p) : -1;
+}
+
+bool wait_until(const std::function<bool()>& cond, std::chrono::milliseconds limit) {
+  const auto until = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < until) {
+    if (cond()) return true;
+    std::this_thread::sleep_for(20ms);
+  }
+  return cond();
+}
+
+// One editor: a bridge process and its LSP conversation.
+class editor {
+ public:
+  bool start(const std::string& dir, const std::vector<std::string>& extra = {}, json::object options = {}) {
+    std::vector<std::string> argv{QUICKFILL_BIN, "--stdio",   "--socket-dir", dir,    "--model",
+                                  model_path(),  "--threads", "1",            "--log-level", "debug"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    qf::lsp::client_options o;
+    o.answer_server_requests = true;
+    o.stderr_path = dir + "/bridge-" + std::to_string(counter_++) + ".log";
+    std::string error;
+    if (!c_.start(argv, o, &error)) {
+      ADD_FAILURE() << error;
+      return false;
+    }
+    json::object completion{{"autoDeadlineMs", 60000}, {"explicitDeadlineMs", 60000}, {"maxTokensExplicit", 8},
+                            {"maxTokensAuto", 8}};
+    options["completion"] = completion;
+    auto init = call("initialize", json::object{{"processId", nullptr},
+                                                {"rootUri", nullptr},
+                                                {"capabilities", json::object{}},
+                                                {"initializationOptions", options}});
+    if (!init || !init->as_object().contains("result")) {
+      ADD_FAILURE() << "initialize: " << (init ? json::serialize(*init) : "no answer");
+      return false;
+    }
+    c_.notify("initialized", json::object{});
+    return wait_loaded();
+  }
+
+  bool wait_loaded() {
+    return wait_until(
+        [&] {
+          auto st = call("quickfill/status", nullptr, 10s);
+          if (!st || !st->as_object().contains("result")) return false;
+          const json::value& r = st->at("result");
+          return !r.at("modelLoading").as_bool() && r.at("modelLoaded").as_bool();
+        },
+        60s);
+  }
+
+  // The whole response (result or error), nullopt without one.
+  std::optional<json::value> call(const std::string& method, json::value params,
+                                  std::chrono::milliseconds timeout = 60s) {
+    const std::int64_t id = c_.request(method, std::move(params));
+    auto r = c_.wait_response(id, timeout);
+    if (!r) return std::nullopt;
+    return r->body;
+  }
+  std::int64_t send_request(const std::string& method, json::value params) { return c_.request(method, std::move(params)); }
+  std::optional<json::value> response(std::int64_t id, std::chrono::milliseconds timeout = 60s) {
+    auto r = c_.wait_response(id, timeout);
+    if (!r) return std::nullopt;
+    return r->body;
+  }
+
+  void open(const std::string& uri, const std::string& text) {
+    text_[uri] = text;
+    version_[uri] = 1;
+    c_.notify("textDocument/didOpen", json::object{{"textDocument", json::object{{"uri", uri},
+                                                                                 {"languageId", "python"},
+                                                                                 {"version", 1},
+                                                                                 {"text", text}}}});
+  }
+  // Appends `s` (ASCII, no newline) at the end of the document.
+  void type(const std::string& uri, const std::string& s) {
+    auto [line, col] = end_of(uri);
+    text_[uri] += s;
+    json::object pos{{"line", line}, {"character", col}};
+    c_.notify("textDocument/didChange",
+              json::object{{"textDocument", json::object{{"uri", uri}, {"version", ++version_[uri]}}},
+                           {"contentChanges", json::array{json::object{{"range", json::object{{"start", pos}, {"end", pos}}},
+                                                                       {"text", s}}}}});
+  }
+  json::object at_end(const std::string& uri) {
+    auto [line, col] = end_of(uri);
+    return json::object{{"textDocument", json::object{{"uri", uri}}},
+                        {"position", json::object{{"line", line}, {"character", col}}},
+                        {"context", json::object{{"triggerKind", 1}}}};
+  }
+  std::optional<json::value> complete(const std::string& uri) { return call("textDocument/completion", at_end(uri)); }
+
+  void shutdown() {
+    call("shutdown", nullptr, 10s);
+    c_.notify("exit", nullptr);
+  }
+  int wait_exit(std::chrono::milliseconds t = 10s) {
+    bool timed_out = false;
+    return c_.wait_exit(t, &timed_out);
+  }
+  pid_t pid() const { return c_.pid(); }
+  void kill() { c_.kill_child(); }
+  qf::lsp::lsp_client& client() { return c_; }
+
+ private:
+  std::pair<std::int64_t, std::int64_t> end_of(const std::string& uri) {
+    std::int64_t line = 0, col = 0;
+    for (char ch : text_[uri]) ch == '\n' ? (++line, col = 0) : ++col;
+    return {line, col};
+  }
+  static inline std::atomic<int> counter_{0};
+  qf::lsp::lsp_client c_;
+  std::map<std::string, std::string> text_;
+  std::map<std::string, std::int64_t> version_;
+};
+
+bool has_result(const std::optional<json::value>& r) { return r && r->as_object().contains("result"); }
+
+class Daemon : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::signal(SIGPIPE, SIG_IGN);  // a bridge that died must fail the test, not kill it
+    ::unsetenv("QUICKFILL_NO_DAEMON");
+    ::unsetenv("QUICKFILL_DAEMON_VERSION");
+    ::unsetenv("QUICKFILL_SOCKET_DIR");
+    if (!fs::exists(model_path())) GTEST_SKIP() << "no model at " << model_path();
+    char tmpl[] = "/tmp/qfd-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override {
+    if (dir_.empty()) return;
+    for (pid_t p : daemons_of(dir_)) ::kill(p, SIGKILL);
+    if (::testing::Test::HasFailure()) {
+      for (const auto& e : fs::directory_iterator(dir_))
+        if (e.path().extension() == ".log") {
+          std::ifstream f(e.path());
+          std::string s((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+          if (s.size() > 6000) s = s.substr(s.size() - 6000);
+          std::printf("---- %s ----\n%s\n", e.path().c_str(), s.c_str());
+        }
+    }
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  std::string dir_;
+};
+
+TEST_F(Daemon, ThreeClientsTypingAtOnceAllGetAnswersFromOneDaemon) {
+  std::vector<std::unique_ptr<editor>> eds;
+  for (int i = 0; i < 3; ++i) {
+    eds.push_back(std::make_unique<editor>());
+    ASSERT_TRUE(eds.back()->start(dir_));
+  }
+  EXPECT_EQ(daemons_of(dir_).size(), 1u);
+  std::atomic<int> answered{0}, failed{0};
+  std::vector<std::thread> typing;
+  for (int i = 0; i < 3; ++i)
+    typing.emplace_back([&, i] {
+      editor& e = *eds[i];
+      const std::string uri = "file:///w" + std::to_string(i) + ".py";
+      e.open(uri, "def add(a, b):\n    return ");
+      for (int k = 0; k < 6; ++k) {
+        e.type(uri, std::string(1, "a+b  x"[k]));
+        auto r = e.complete(uri);
+        (has_result(r) ? answered : failed)++;
+      }
+    });
+  for (auto& t : typing) t.join();
+  EXPECT_EQ(answered.load(), 18);
+  EXPECT_EQ(failed.load(), 0);
+  EXPECT_EQ(daemons_of(dir_).size(), 1u);
+  for (auto& e : eds) {
+    e->shutdown();
+    EXPECT_EQ(e->wait_exit(), 0);
+  }
+}
+
+TEST_F(Daemon, ClientKilledMidRequestDoesNotDisturbOthers) {
+  editor a, b;
+  ASSERT_TRUE(a.start(dir_));
+  ASSERT_TRUE(b.start(dir_));
+  a.open("file:///a.py", "import os\nprint(os.");
+  b.open("file:///b.py", "def f(x):\n    return x");
+  for (int i = 0; i < 3; ++i) a.send_request("textDocument/completion", a.at_end("file:///a.py"));
+  a.kill();
+  for (int i = 0; i < 3; ++i) {
+    b.type("file:///b.py", " ");
+    EXPECT_TRUE(has_result(b.complete("file:///b.py"))) << "completion " << i;
+  }
+  EXPECT_EQ(daemons_of(dir_).size(), 1u);
+  b.shutdown();
+  EXPECT_EQ(b.wait_exit(), 0);
+}
+
+TEST_F(Daemon, BridgesRacingToStartEndWithOneDaemon) {
+  std::vector<std::unique_ptr<editor>> eds(3);
+  std::vector<std::thread> starts;
+  std::atomic<int> ok{0};
+  for (auto& e : eds) {
+    e = std::make_unique<editor>();
+    starts.emplace_back([&, p = e.get()] { ok += p->start(dir_) ? 1 : 0; });
+  }
+  for (auto& t : starts) t.join();
+  EXPECT_EQ(ok.load(), 3);
+  EXPECT_EQ(daemons_of(dir_).size(), 1u);
+  EXPECT_EQ(pid_file(dir_), daemons_of(dir_).empty() ? -1 : daemons_of(dir_)[0]);
+  for (auto& e : eds) e->shutdown();
+}
+
+TEST_F(Daemon, KilledDaemonIsRestartedAndTheSessionReplayed) {
+  editor e;
+  ASSERT_TRUE(e.start(dir_));
+  const pid_t first = pid_file(dir_);
+  ASSERT_TRUE(alive(first));
+  const std::string uri = "file:///replay.py";
+  e.open(uri, "def unusual_marker_name(value):\n    return value");
+  e.type(uri, " + 1");
+  ASSERT_TRUE(has_result(e.complete(uri)));
+  // A request in flight when the daemon dies.
+  const std::int64_t inflight = e.send_request("textDocument/completion", e.at_end(uri));
+  ::kill(first, SIGKILL);
+  auto r = e.response(inflight);
+  ASSERT_TRUE(r) << "the request in flight was never answered";
+  // Either it was answered before the kill, or it got the one error.
+  if (!has_result(r)) EXPECT_EQ(r->at("error").at("code").as_int64(), -32803);
+  ASSERT_TRUE(e.wait_loaded()) << "the daemon did not come back";
+  const pid_t second = pid_file(dir_);
+  EXPECT_NE(second, first);
+  EXPECT_TRUE(alive(second));
+  // The document is there with the text typed before the restart...
+  auto ex = e.call("quickfill/explainCompletion", e.at_end(uri));
+  ASSERT_TRUE(has_result(ex)) << (ex ? json::serialize(*ex) : "no answer");
+  std::string prompt(ex->at("result").at("prompt").as_string());
+  // (the cursor's line may sit in the prompt's middle part, apart from the lines above it)
+  EXPECT_NE(prompt.find("def unusual_marker_name(value):"), std::string::npos) << prompt;
+  EXPECT_NE(prompt.find("    return value + 1"), std::string::npos) << prompt;
+  // ...and edits after it apply on top.
+  e.type(uri, " * 2");
+  ASSERT_TRUE(has_result(e.complete(uri)));
+  ex = e.call("quickfill/explainCompletion", e.at_end(uri));
+  ASSERT_TRUE(has_result(ex));
+  prompt = std::string(ex->at("result").at("prompt").as_string());
+  EXPECT_NE(prompt.find("return value + 1 * 2"), std::string::npos) << prompt;
+  // No other error reached the editor: every queued message is a notification.
+  while (auto m = e.client().next(100ms))
+    EXPECT_FALSE(m->body.as_object().contains("error")) << json::serialize(m->body);
+  e.shutdown();
+  EXPECT_EQ(e.wait_exit(), 0);
+}
+
+// Connects to the socket as uid 65534 (euid, as SO_PEERCRED reports it) while
+// path lookups still run as root (fsuid 0), so the directory's mode does not
+// stop it first. Exit 0: refused by the daemon; 1: served; 2: could not connect.
+int connect_as_nobody(const std::string& socket, bool keep_fs_root) {
+  const pid_t child = ::fork();
+  if (child == 0) {
+    if (::setresgid(65534, 65534, 0) != 0 || ::setresuid(65534, 65534, 0) != 0) _exit(3);
+    if (keep_fs_root) ::setfsuid(0);
+    const int fd = qf::server::daemon::connect_unix(socket);
+    if (fd < 0) _exit(2);
+    qf::server::daemon::hello h;
+    h.version = qf::server::daemon::protocol_version();
+    const std::string line = qf::server::daemon::encode_hello(h);
+    (void)!::send(fd, line.data(), line.size(), MSG_NOSIGNAL);
+    std::string reply;
+    char c;
+    while (::recv(fd, &c, 1, 0) == 1 && c != '\n') reply.push_back(c);
+    std::string error;
+    auto r = qf::server::daemon::decode_reply(reply, &error);
+    _exit(r && r->ok ? 1 : 0);
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+TEST_F(Daemon, ConnectionFromAnotherUidIsRefused) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to act as another uid";
+  editor e;
+  ASSERT_TRUE(e.start(dir_));
+  // The daemon itself refuses uid 65534 (SO_PEERCRED)...
+  EXPECT_EQ(connect_as_nobody(dir_ + "/daemon.sock", true), 0) << "uid 65534 was served";
+  // ...and without root's path access the directory alone keeps uid 65534 out.
+  EXPECT_EQ(connect_as_nobody(dir_ + "/daemon.sock", false), 2);
+  // The daemon keeps serving its user.
+  e.open("file:///u.py", "x = ");
+  EXPECT_TRUE(has_result(e.complete("file:///u.py")));
+  e.shutdown();
+}
+
+TEST_F(Daemon, VersionMismatchDrainsTheOldDaemonAndStartsANewOne) {
+  ::setenv("QUICKFILL_DAEMON_VERSION", "0.0.0-old", 1);
+  editor old_editor;
+  const bool started = old_editor.start(dir_);
+  ::unsetenv("QUICKFILL_DAEMON_VERSION");
+  ASSERT_TRUE(started);
+  const pid_t old_daemon = pid_file(dir_);
+  ASSERT_TRUE(alive(old_daemon));
+  editor new_editor;
+  ASSERT_TRUE(new_editor.start(dir_));
+  const pid_t new_daemon = pid_file(dir_);
+  EXPECT_NE(new_daemon, old_daemon);
+  EXPECT_TRUE(alive(new_daemon));
+  // The old daemon keeps its client until it leaves.
+  EXPECT_TRUE(alive(old_daemon));
+  old_editor.open("file:///o.py", "y = ");
+  EXPECT_TRUE(has_result(old_editor.complete("file:///o.py")));
+  new_editor.open("file:///n.py", "z = ");
+  EXPECT_TRUE(has_result(new_editor.complete("file:///n.py")));
+  old_editor.shutdown();
+  EXPECT_EQ(old_editor.wait_exit(), 0);
+  EXPECT_TRUE(wait_until([&] { return daemons_of(dir_).size() == 1; }, 20s)) << "the old daemon did not exit";
+  EXPECT_TRUE(alive(new_daemon));
+  // The socket now belongs to the new daemon: a third editor joins it.
+  editor third;
+  ASSERT_TRUE(third.start(dir_));
+  EXPECT_EQ(pid_file(dir_), new_daemon);
+  third.shutdown();
+  new_editor.shutdown();
+}
+
+TEST_F(Daemon, ExitsAfterTheIdleTimeout) {
+  editor e;
+  ASSERT_TRUE(e.start(dir_, {"--idle-timeout", "1"}));
+  const pid_t d = pid_file(dir_);
+  ASSERT_TRUE(alive(d));
+  e.shutdown();
+  EXPECT_EQ(e.wait_exit(), 0);
+  EXPECT_TRUE(wait_until([&] { return daemons_of(dir_).empty(); }, 20s));
+  EXPECT_FALSE(fs::exists(dir_ + "/daemon.sock"));
+}
+
+TEST_F(Daemon, IdleTimeoutComesFromTheSettingWithoutTheFlag) {
+  editor e;
+  ASSERT_TRUE(e.start(dir_, {}, json::object{{"daemon", json::object{{"idleTimeoutSeconds", 1}}}}));
+  e.shutdown();
+  EXPECT_EQ(e.wait_exit(), 0);
+  EXPECT_TRUE(wait_until([&] { return daemons_of(dir_).empty(); }, 20s));
+}
+
+TEST_F(Daemon, SocketAndDirectoryArePrivate) {
+  editor e;
+  ASSERT_TRUE(e.start(dir_));
+  struct stat st {};
+  ASSERT_EQ(::lstat(dir_.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  ASSERT_EQ(::lstat((dir_ + "/daemon.sock").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISSOCK(st.st_mode));
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  EXPECT_EQ(st.st_uid, ::geteuid());
+  e.shutdown();
+}
+
+TEST_F(Daemon, OpenOrSymlinkedDirectoryIsRefused) {
+  const std::string open_dir = dir_ + "/open";
+  ASSERT_EQ(::mkdir(open_dir.c_str(), 0755), 0);
+  ::chmod(open_dir.c_str(), 0755);
+  const std::string link = dir_ + "/link";
+  ASSERT_EQ(::symlink(dir_.c_str(), link.c_str()), 0);
+  for (const std::string& d : {open_dir, link}) {
+    const std::string cmd = std::string(QUICKFILL_BIN) + " daemon --socket-dir " + d + " --idle-timeout 1 2>" + dir_ +
+                            "/refused.txt";
+    const int rc = std::system(cmd.c_str());
+    EXPECT_TRUE(WIFEXITED(rc) && WEXITSTATUS(rc) == 2) << d;
+    std::ifstream f(dir_ + "/refused.txt");
+    std::string s((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    EXPECT_NE(s.find("refusing"), std::string::npos) << s;
+    EXPECT_FALSE(fs::exists(d + "/daemon.sock"));
+  }
+}
+
+TEST_F(Daemon, InProcessModesStartNoDaemon) {
+  {
+    editor e;  // --no-daemon
+    ASSERT_TRUE(e.start(dir_, {"--no-daemon"}));
+    e.open("file:///p.py", "q = ");
+    EXPECT_TRUE(has_result(e.complete("file:///p.py")));
+    e.shutdown();
+  }
+  {
+    ::setenv("QUICKFILL_NO_DAEMON", "1", 1);
+    editor e;
+    const bool ok = e.start(dir_);
+    ::unsetenv("QUICKFILL_NO_DAEMON");
+    ASSERT_TRUE(ok);
+    e.shutdown();
+  }
+  {
+    editor e;  // daemon.enabled = false in initializationOptions
+    ASSERT_TRUE(e.start(dir_, {}, json::object{{"daemon", json::object{{"enabled", false}}}}));
+    e.open("file:///p.py", "q = ");
+    EXPECT_TRUE(has_result(e.complete("file:///p.py")));
+    e.shutdown();
+  }
+  EXPECT_TRUE(daemons_of(dir_).empty());
+  EXPECT_FALSE(fs::exists(dir_ + "/daemon.sock"));
+}
+
+TEST_F(Daemon, ForegroundDaemonRefusesASecondOne) {
+  editor e;
+  ASSERT_TRUE(e.start(dir_));
+  const std::string cmd = std::string(QUICKFILL_BIN) + " daemon --socket-dir " + dir_ + " 2>/dev/null";
+  const int rc = std::system(cmd.c_str());
+  EXPECT_TRUE(WIFEXITED(rc) && WEXITSTATUS(rc) == 1);
+  EXPECT_EQ(daemons_of(dir_).size(), 1u);
+  e.shutdown();
+}
+
+}  // namespace

@@ -1,0 +1,135 @@
+// The daemon's inference worker: one call at a time, foreground before
+// background, least recently served session first, background preempted by a
+// foreground call, a cancelled waiting call leaves without running.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <future>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "server/daemon/engine_worker.h"
+
+using qf::cancel_reason;
+using qf::cancel_source;
+using qf::cancel_token;
+using qf::server::daemon::engine_worker;
+using namespace std::chrono_literals;
+
+namespace {
+
+// Waits until `n` calls are queued behind the running one (the worker has no
+// queue accessor; the order of arrival is made certain by small sleeps).
+void settle() { std::this_thread::sleep_for(50ms); }
+
+}  // namespace
+
+TEST(EngineWorker, ForegroundFirstThenLeastRecentlyServedSession) {
+  engine_worker w;
+  cancel_source none;
+  std::promise<void> release;
+  std::shared_future<void> gate = release.get_future().share();
+  std::mutex mu;
+  std::vector<std::string> order;
+  auto record = [&](std::string what) {
+    std::lock_guard<std::mutex> lock(mu);
+    order.push_back(std::move(what));
+  };
+  // Session 1 holds the worker until released.
+  std::thread blocker([&] { w.run(1, engine_worker::kind::foreground, none.token(), [&](const cancel_token&) { gate.wait(); }); });
+  settle();
+  std::vector<std::thread> callers;
+  auto call = [&](std::uint64_t session, engine_worker::kind k, std::string name) {
+    callers.emplace_back([&, session, k, name] {
+      w.run(session, k, none.token(), [&, name](const cancel_token&) { record(name); });
+    });
+    settle();
+  };
+  call(3, engine_worker::kind::background, "bg3");
+  call(1, engine_worker::kind::foreground, "fg1");  // session 1 was served last (it is running)
+  call(2, engine_worker::kind::foreground, "fg2");
+  release.set_value();
+  blocker.join();
+  for (auto& t : callers) t.join();
+  ASSERT_EQ(order.size(), 3u);
+  EXPECT_EQ(order[0], "fg2");  // never served yet, though it came after fg1
+  EXPECT_EQ(order[1], "fg1");
+  EXPECT_EQ(order[2], "bg3");  // background only once no foreground call waits
+}
+
+TEST(EngineWorker, FloodingSessionDoesNotStarveAnother) {
+  engine_worker w;
+  cancel_source none;
+  std::atomic<bool> stop{false};
+  std::atomic<int> flood_calls{0};
+  // Session 1 calls back to back, as fast as it can.
+  std::thread flood([&] {
+    while (!stop)
+      w.run(1, engine_worker::kind::foreground, none.token(), [&](const cancel_token&) {
+        ++flood_calls;
+        std::this_thread::sleep_for(2ms);
+      });
+  });
+  settle();
+  // Session 2 gets every one of its calls through, each after at most one of
+  // the flooding session's.
+  for (int i = 0; i < 10; ++i) {
+    const int before = flood_calls.load();
+    w.run(2, engine_worker::kind::foreground, none.token(), [](const cancel_token&) {});
+    EXPECT_LE(flood_calls.load() - before, 2) << "call " << i;
+  }
+  stop = true;
+  flood.join();
+}
+
+TEST(EngineWorker, ForegroundPreemptsRunningBackground) {
+  engine_worker w;
+  cancel_source none;
+  std::atomic<bool> started{false};
+  cancel_reason seen = cancel_reason::none;
+  std::thread bg([&] {
+    w.run(1, engine_worker::kind::background, none.token(), [&](const cancel_token& t) {
+      started = true;
+      const auto until = std::chrono::steady_clock::now() + 10s;
+      while (!t.is_cancelled() && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(1ms);
+      seen = t.reason();
+    });
+  });
+  while (!started) std::this_thread::sleep_for(1ms);
+  bool ran = false;
+  EXPECT_TRUE(w.run(2, engine_worker::kind::foreground, none.token(), [&](const cancel_token&) { ran = true; }));
+  bg.join();
+  EXPECT_TRUE(ran);
+  EXPECT_EQ(seen, cancel_reason::preempted);
+}
+
+TEST(EngineWorker, CancelledWaitingCallLeavesWithoutRunning) {
+  engine_worker w;
+  cancel_source none, mine;
+  std::promise<void> release;
+  std::shared_future<void> gate = release.get_future().share();
+  std::thread blocker([&] { w.run(1, engine_worker::kind::foreground, none.token(), [&](const cancel_token&) { gate.wait(); }); });
+  settle();
+  std::atomic<bool> ran{false};
+  std::future<bool> waiting = std::async(std::launch::async, [&] {
+    return w.run(2, engine_worker::kind::foreground, mine.token(), [&](const cancel_token&) { ran = true; });
+  });
+  settle();
+  mine.cancel(cancel_reason::content_modified);
+  EXPECT_EQ(waiting.wait_for(5s), std::future_status::ready);  // while session 1 still holds the worker
+  EXPECT_FALSE(waiting.get());
+  release.set_value();
+  blocker.join();
+  EXPECT_FALSE(ran);
+}
+
+TEST(EngineWorker, ExceptionReachesTheCaller) {
+  engine_worker w;
+  cancel_source none;
+  EXPECT_THROW(w.run(1, engine_worker::kind::foreground, none.token(),
+                     [](const cancel_token&) { throw std::runtime_error("source failed"); }),
+               std::runtime_error);
+  EXPECT_TRUE(w.run(1, engine_worker::kind::foreground, none.token(), [](const cancel_token&) {}));
+}
