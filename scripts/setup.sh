@@ -13,7 +13,7 @@
 #   QUICKFILL_BUILD_DIR   build folder (default: build)
 #   QUICKFILL_SKIP_APT=1  do not touch system packages (already provisioned)
 #   QUICKFILL_SKIP_VSCODE_REAL=1  no real VS Code for editors.vscode-real (skips the
-#                         ~4 min npm step in tests/editors/vscode_real; the build
+#                         4-11 min npm step in tests/editors/vscode_real; the build
 #                         is configured with -DQUICKFILL_VSCODE_REAL=OFF and the test skips)
 set -euo pipefail
 cd "$(dirname "$0")/.."
