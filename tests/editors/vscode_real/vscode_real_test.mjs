@@ -378,8 +378,9 @@ log(`ghost text seen: ${JSON.stringify(ghostText(ghost))}`);
 
 await step('screenshot of the suggestion', 30000, async () => {
   await page.screenshot({ path: path.join(work, 'vscode-real-suggestion.png') });
-  const ed = await page.$('.part.editor');
-  if (ed) await ed.screenshot({ path: path.join(work, 'vscode-real-suggestion-editor.png') });
+  // The editor area alone, clipped from the page (an element screenshot scrolls it).
+  const box = await (await page.$('.part.editor'))?.boundingBox();
+  if (box) await page.screenshot({ path: path.join(work, 'vscode-real-suggestion-editor.png'), clip: box, captureBeyondViewport: false });
 });
 
 await step('accept with Tab and save', 60000, async () => {
