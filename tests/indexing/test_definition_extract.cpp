@@ -398,7 +398,10 @@ TEST(DefinitionExtract, EverySourceFileOfThisRepository) {
     std::error_code ec;
     for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::recursive_directory_iterator();
          it.increment(ec)) {
-      if (it->path().string().find("node_modules") != std::string::npos) continue;
+      if (it->path().filename() == "node_modules") {  // npm packages: not this repository's sources
+        it.disable_recursion_pending();
+        continue;
+      }
       if (!it->is_regular_file() || it->file_size() > (1u << 20)) continue;
       const std::string uri = "file://" + it->path().string();
       const syntax_language* language = find_syntax_language("", uri);

@@ -11,6 +11,14 @@
 // does. A settings change either needs a restart (binary, log options) or is
 // just sent to the running server (model, deadlines, anything else).
 
+// Where a person sets a machine-scoped setting, for the messages that ask
+// for one: in a remote window (Remote-SSH, WSL, a container, code-server)
+// VS Code reads machine-scoped settings from the Remote settings only.
+export function whereToSet(key: string): string {
+  return `set ${key} in your User settings, or, in a remote window (Remote-SSH, WSL, a container, code-server), ` +
+    'in the Remote settings (Preferences: Open Remote Settings): machine-scoped settings are read there';
+}
+
 export interface ExtensionSettings {
   enable: boolean;
   serverPath: string;

@@ -25,7 +25,7 @@ import {
 
 import {
   ExtensionSettings, readSettings, serverCommand, initializationOptions, serverSettings,
-  didChangeConfigurationParams, classifyChange,
+  didChangeConfigurationParams, classifyChange, whereToSet,
 } from './config';
 import {
   InlineCompletionMethod, CompletionMethod, StatsMethod, StatusMethod, inlineCompletionParams, completionParams,
@@ -178,7 +178,7 @@ async function startClient(): Promise<void> {
     setState('error', String(err));
     output.appendLine(`failed to start ${cmd.command}: ${String(err)}`);
     void vscode.window.showErrorMessage(
-      `quickfill: could not start '${cmd.command}'. Set quickfill.serverPath (see the quickfill output).`);
+      `quickfill: could not start '${cmd.command}': ${whereToSet('quickfill.serverPath')} (see the quickfill output).`);
     return;
   }
   await refreshStats();

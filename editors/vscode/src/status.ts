@@ -7,6 +7,8 @@
 // looked up in camelCase and snake_case, missing fields stay undefined, so a
 // server that adds or lacks fields keeps working.
 
+import { whereToSet } from './config';
+
 export type ServerState = 'stopped' | 'starting' | 'loading' | 'ready' | 'no-model' | 'error' | 'disabled';
 
 export interface StatsView {
@@ -112,7 +114,7 @@ export function statusText(state: ServerState, stats?: StatsView, detail?: strin
     case 'stopped': text = '$(debug-stop) quickfill'; lines.push('quickfill server is not running'); break;
     case 'starting': text = '$(sync~spin) quickfill'; lines.push('quickfill server is starting'); break;
     case 'loading': text = '$(sync~spin) quickfill'; lines.push('Loading model' + (detail ? `: ${detail}` : '')); break;
-    case 'no-model': text = '$(warning) quickfill: no model'; lines.push('No model loaded: set quickfill.modelPath'); break;
+    case 'no-model': text = '$(warning) quickfill: no model'; lines.push(`No model loaded: ${whereToSet('quickfill.modelPath')}`); break;
     case 'error': text = '$(error) quickfill'; lines.push('quickfill server failed' + (detail ? `: ${detail}` : '')); break;
     case 'ready':
     default:

@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import {
   readSettings, serverCommand, serverSettings, initializationOptions, didChangeConfigurationParams,
-  classifyChange, expandPath, mergeSettings, defaultSettings,
+  classifyChange, expandPath, mergeSettings, defaultSettings, whereToSet,
 } from '../src/config';
 
 function getter(values: Record<string, unknown>) {
@@ -88,7 +88,7 @@ test('classifyChange: restart for the command line, notify for server settings',
 // package.json's contributes.configuration and readSettings describe the same settings.
 // The extension folder: QUICKFILL_VSCODE_EXT when the tests are compiled
 // elsewhere (tests/editors/run_editor_test.sh), else two levels above out/test/.
-function contributed(): Record<string, { scope?: string; default?: unknown }> {
+function contributed(): Record<string, { scope?: string; default?: unknown; description?: string }> {
   const dir = process.env.QUICKFILL_VSCODE_EXT || path.join(__dirname, '..', '..');
   const pkg = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'));
   return pkg.contributes.configuration.properties;
@@ -127,4 +127,15 @@ test('the model comes from modelPath only; clearing it leaves the key out (the s
   assert.deepEqual(serverSettings(set, {}, '/'), { model: '/m.gguf' });
   assert.deepEqual(serverSettings(cleared, {}, '/'), {});
   assert.equal(classifyChange(set, cleared), 'notify');
+});
+
+test('messages asking for a machine-scoped setting name the Remote settings for remote windows', () => {
+  const hint = whereToSet('quickfill.serverPath');
+  assert.match(hint, /^set quickfill\.serverPath in your User settings/);
+  assert.match(hint, /Remote settings \(Preferences: Open Remote Settings\)/);
+  // package.json says the same for each machine-scoped setting.
+  const props = contributed();
+  for (const key of ['quickfill.serverPath', 'quickfill.modelPath', 'quickfill.logFile']) {
+    assert.match(props[key].description ?? '', /Remote settings/, key);
+  }
 });

@@ -39,6 +39,9 @@ test('missing or partial answers stay undefined', () => {
   assert.equal(none.p50Ms, undefined, 'no percentiles before any answer');
   const tip = statusText('no-model', none).tooltip;
   assert.match(tip, /Model: none loaded \(cannot open \/x.gguf\)/);
+  // Where to set the model, remote windows included (machine scope is read from the Remote settings there).
+  assert.match(tip, /set quickfill\.modelPath in your User settings/);
+  assert.match(tip, /in a remote window .*code-server.* in the Remote settings/);
   assert.doesNotMatch(tip, /p50/);
 });
 
