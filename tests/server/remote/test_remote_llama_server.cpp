@@ -42,6 +42,10 @@ std::string temp_dir(const std::string& tag) {
 
 class RemoteLlamaServer : public ::testing::Test {
  protected:
+  // A skip inside start() would only leave start(); here it skips the test.
+  void SetUp() override {
+    if (llama_server::binary().empty()) GTEST_SKIP() << llama_server::skip_reason();
+  }
   void start(std::vector<std::string> extra = {}) {
     if (llama_server::binary().empty()) GTEST_SKIP() << llama_server::skip_reason();
     dir_ = temp_dir("llama");
