@@ -6,10 +6,27 @@
 
 #include <spdlog/spdlog.h>
 
+#include "server/completion/provider_factory.h"
 #include "server/event_loop.h"
 #include "server/lsp_server.h"
+#include "server/server_args.h"
+#include "server/settings.h"
 
 namespace qf::server {
+
+stdio_options stdio_options_of(const server_args& a) {
+  stdio_options so;
+  so.core.cli_model_path = a.model_path;
+  so.core.cli_device = a.device;
+  so.core.n_threads = a.threads;
+  so.core.step_graphs = step_graphs_from_environment();
+  so.core.background = a.background;
+  so.core.factory = make_completion_provider;
+  so.core.documents.max_documents = a.max_open_documents;
+  so.core.documents.max_total_bytes = a.max_document_bytes;
+  so.max_message_bytes = a.max_message_bytes;
+  return so;
+}
 
 int run_stdio_server(stdio_options opts, const std::function<void(lsp_server&)>& on_ready) {
   event_loop loop(opts.input);

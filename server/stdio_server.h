@@ -35,6 +35,12 @@ struct stdio_options {
   lsp::fd_reader* reader = nullptr;
 };
 
+struct server_args;
+// The options the command line gives a session (model, device, threads,
+// limits, background work; the engine's provider factory), in process or in
+// the daemon alike.
+stdio_options stdio_options_of(const server_args& a);
+
 // `on_ready` (optional) sees the server before the first message is read.
 int run_stdio_server(stdio_options opts, const std::function<void(lsp_server&)>& on_ready = {});
 

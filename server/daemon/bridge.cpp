@@ -21,7 +21,6 @@
 #include "lsp/jsonrpc.h"
 #include "lsp/protocol.h"
 #include "lsp/transport.h"
-#include "server/completion/provider_factory.h"
 #include "server/daemon/bridge_state.h"
 #include "server/daemon/handshake.h"
 #include "server/daemon/socket_dir.h"
@@ -41,16 +40,7 @@ bool no_daemon_from_environment() {
 namespace {
 
 int run_in_process(const server_args& a, lsp::fd_reader* reader, std::vector<std::string> first) {
-  stdio_options so;
-  so.core.cli_model_path = a.model_path;
-  so.core.cli_device = a.device;
-  so.core.n_threads = a.threads;
-  so.core.step_graphs = step_graphs_from_environment();
-  so.core.background = a.background;
-  so.core.factory = make_completion_provider;
-  so.max_message_bytes = a.max_message_bytes;
-  so.core.documents.max_documents = a.max_open_documents;
-  so.core.documents.max_total_bytes = a.max_document_bytes;
+  stdio_options so = stdio_options_of(a);
   so.reader = reader;
   so.first_messages = std::move(first);
   return run_stdio_server(std::move(so));

@@ -202,18 +202,11 @@ class daemon_server {
     s.fd = fd;
     spdlog::info("daemon: session {} (bridge pid {}) started; {} session(s)", id, h.pid, sessions_.size());
     s.thread = std::thread([this, fd, id, a = h.args] {
-      stdio_options so;
-      so.core.cli_model_path = a.model_path;
-      so.core.cli_device = a.device;
-      so.core.n_threads = a.threads;
-      so.core.step_graphs = step_graphs_from_environment();
-      so.core.background = a.background;
+      stdio_options so = stdio_options_of(a);
+      // The daemon's engines are shared: a session's provider comes from the pool.
       so.core.factory = [pool = &pool_, id](const provider_options& po, std::string* err) {
         return pool->acquire(id, po, err);
       };
-      so.core.documents.max_documents = a.max_open_documents;
-      so.core.documents.max_total_bytes = a.max_document_bytes;
-      so.max_message_bytes = a.max_message_bytes;
       so.in_fd = fd;
       so.out_fd = fd;
       const int code = run_stdio_server(std::move(so));
