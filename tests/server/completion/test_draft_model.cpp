@@ -7,7 +7,7 @@
 
 #include "server/completion/draft_model.h"
 #include "server/completion/generator.h"
-#include "tests/server/completion/fake_lm.h"
+#include "tests/server/completion/generator_harness.h"
 
 using namespace qf::server::completion;
 using qf::test::copy_rule;
@@ -16,32 +16,8 @@ using qf::test::fake_vocab;
 
 namespace {
 
-struct harness {
-  fake_backend target;
-  fim_format fmt;
-  cursor_context cx;
-  trigger_decision dec;
-  harness() : fmt(detect_fim_format(target.vocab())) {
-    cx = make_cursor_context("", 0, 0);
-    dec.multi_line = true;
-  }
-  gen_outcome run(std::span<const int32_t> prompt, gen_params p) {
-    auto seq = target.new_sequence(4096);
-    stop_checker sc(cx, dec, false);
-    p.stop_rules = false;
-    return generate(*seq, target.vocab(), fmt, prompt, sc, p, {});
-  }
-};
-
-std::vector<int32_t> code_prompt(const lm_vocab& v) {
-  std::string src;
-  for (int i = 0; i < 6; ++i) src += "for i in range(n):\n    total += values[i] * weight\n";
-  src += "for i in range(n):\n    total";
-  std::vector<int32_t> t{fake_vocab::k_bos};
-  auto e = v.encode(src);
-  t.insert(t.end(), e.begin(), e.end());
-  return t;
-}
+using harness = qf::test::generator_harness;
+using qf::test::code_prompt;
 
 // A draft model that agrees with the copy model on every other position.
 int32_t half_right_rule(std::span<const int32_t> h) {
@@ -62,7 +38,7 @@ TEST(draft_model, output_equals_greedy_whatever_the_draft_model_proposes) {
                     qf::test::next_rule(wrong_rule)}) {
     for (int draft_max : {1, 4, 8}) {
       harness h;
-      const auto prompt = code_prompt(h.target.vocab());
+      const auto prompt = code_prompt(h.be.vocab());
       gen_params p;
       p.max_tokens = 60;
       const gen_outcome greedy = h.run(prompt, p);
@@ -83,7 +59,7 @@ TEST(draft_model, output_equals_greedy_whatever_the_draft_model_proposes) {
 
 TEST(draft_model, an_agreeing_draft_model_saves_target_steps_and_a_wrong_one_is_all_rejected) {
   harness h;
-  const auto prompt = code_prompt(h.target.vocab());
+  const auto prompt = code_prompt(h.be.vocab());
   gen_params p;
   p.max_tokens = 48;
   p.speculative = true;
@@ -92,9 +68,9 @@ TEST(draft_model, an_agreeing_draft_model_saves_target_steps_and_a_wrong_one_is_
   model_drafter same = make_drafter(copy_rule);
   ASSERT_TRUE(same.warm(prompt, 64, {}));
   p.draft = &same;
-  const int64_t calls0 = h.target.stats->eval_calls;
+  const int64_t calls0 = h.be.stats->eval_calls;
   const gen_outcome agree = h.run(prompt, p);
-  const int64_t agree_calls = h.target.stats->eval_calls - calls0;
+  const int64_t agree_calls = h.be.stats->eval_calls - calls0;
   EXPECT_EQ(agree.accepted, agree.drafted);  // the same rule: every drafted token is the target's
   EXPECT_GT(agree.accepted, 30);
   EXPECT_LT(agree_calls, 12);  // 48 tokens in drafts of 8 plus the prompt, not 48 steps

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "server/completion/generator.h"
-#include "tests/server/completion/fake_lm.h"
+#include "tests/server/completion/generator_harness.h"
 
 using namespace qf::server::completion;
 using qf::test::fake_backend;
@@ -12,32 +12,8 @@ using qf::test::fake_vocab;
 
 namespace {
 
-struct harness {
-  fake_backend be;
-  fim_format fmt;
-  cursor_context cx;
-  trigger_decision dec;
-  harness() : fmt(detect_fim_format(be.vocab())) {
-    cx = make_cursor_context("", 0, 0);
-    dec.multi_line = true;
-  }
-  gen_outcome run(std::span<const int32_t> prompt, gen_params p, bool rules = false, const qf::cancel_token& c = {}) {
-    auto seq = be.new_sequence(4096);
-    stop_checker sc(cx, dec, rules);
-    p.stop_rules = rules;
-    return generate(*seq, be.vocab(), fmt, prompt, sc, p, c);
-  }
-};
-
-std::vector<int32_t> code_prompt(const fake_vocab& v) {
-  std::string src;
-  for (int i = 0; i < 6; ++i) src += "for i in range(n):\n    total += values[i] * weight\n";
-  src += "for i in range(n):\n    total";
-  std::vector<int32_t> t{fake_vocab::k_bos};
-  auto e = v.encode(src);
-  t.insert(t.end(), e.begin(), e.end());
-  return t;
-}
+using harness = qf::test::generator_harness;
+using qf::test::code_prompt;
 
 }  // namespace
 
