@@ -32,22 +32,22 @@ void model_drafter::resize(int64_t n_ctx) {
   seq_ = backend_->new_sequence(train > 0 ? std::min(n_ctx, train) : n_ctx);
 }
 
-int64_t model_drafter::keep_common(std::span<const int32_t> history) {
+int64_t model_drafter::common_prefix(std::span<const int32_t> history) const {
   const std::vector<int32_t>& have = seq_->tokens();
   const int64_t n = std::min<int64_t>(static_cast<int64_t>(have.size()), static_cast<int64_t>(history.size()) - 1);
   int64_t common = 0;
   while (common < n && have[common] == history[common]) ++common;
-  if (static_cast<int64_t>(have.size()) > common) seq_->keep_first(common);
+  return common;
+}
+
+int64_t model_drafter::keep_common(std::span<const int32_t> history) {
+  const int64_t common = common_prefix(history);
+  if (static_cast<int64_t>(seq_->tokens().size()) > common) seq_->keep_first(common);
   return common;
 }
 
 bool model_drafter::behind(std::span<const int32_t> history) const {
-  if (history.empty()) return false;
-  const std::vector<int32_t>& have = seq_->tokens();
-  const int64_t n = std::min<int64_t>(static_cast<int64_t>(have.size()), static_cast<int64_t>(history.size()) - 1);
-  int64_t common = 0;
-  while (common < n && have[common] == history[common]) ++common;
-  return static_cast<int64_t>(history.size()) - common > k_inline_catch_up;
+  return !history.empty() && static_cast<int64_t>(history.size()) - common_prefix(history) > k_inline_catch_up;
 }
 
 bool model_drafter::warm(std::span<const int32_t> history, int64_t chunk, const cancel_token& cancel) {

@@ -65,8 +65,10 @@ class model_drafter final : public drafter {
   std::string describe() const;
 
  private:
-  // Keeps the longest prefix shared with `history`, leaving at least its last
-  // token to evaluate (its row gives the first draft token); returns that prefix's length.
+  // The longest prefix of the cache shared with `history`, leaving at least
+  // its last token to evaluate (its row gives the first draft token).
+  int64_t common_prefix(std::span<const int32_t> history) const;
+  // Cuts the cache back to common_prefix(history); returns its length.
   int64_t keep_common(std::span<const int32_t> history);
 
   std::unique_ptr<lm_backend> backend_;
