@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "indexing/lines.h"
 #include "inference/gguf/gguf.h"
 
 namespace qf::server::routing {
@@ -59,12 +60,8 @@ std::optional<model_footprint> estimate_footprint(const std::string& path,
 }
 
 std::optional<std::uint64_t> parse_mem_available(std::string_view text) {
-  std::size_t pos = 0;
-  while (pos < text.size()) {
-    std::size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(pos, end - pos);
-    pos = end + 1;
+  for (std::string_view line : index::split_lines(text)) {
+    line = index::strip_line_break(line);
     constexpr std::string_view key = "MemAvailable:";
     if (line.substr(0, key.size()) != key) continue;
     line.remove_prefix(key.size());
