@@ -64,7 +64,23 @@ std::function<void(cancel_reason)> scheduler::cancel_locked(entry& e, cancel_rea
   e.cancelled = true;
   e.source.cancel(why);
   e.cancel_time = clock::now();
+  if (e.detached) return {};  // its request was answered when it was detached
   return std::move(e.j.on_cancel);
+}
+
+std::function<void(cancel_reason)> scheduler::detach_locked(entry& e) {
+  e.detached = true;
+  ++detached_;
+  if (stats_) stats_->record_kept();
+  e.j.progress->mark_detached();
+  return std::move(e.j.on_cancel);
+}
+
+bool scheduler::continues_running_locked(std::string_view text, std::size_t cursor) const {
+  if (!running_ || running_->cancelled || !running_->j.progress) return false;
+  const std::optional<std::size_t> typed =
+      completion::continues_generation(running_->j.text, running_->j.cursor, running_->j.progress->text(), text);
+  return typed && (cursor == std::string_view::npos || cursor == running_->j.cursor + *typed);
 }
 
 void scheduler::submit(job j) {
@@ -84,7 +100,10 @@ void scheduler::submit(job j) {
             ++it;
           }
         }
-        if (running_ && running_->j.group == j.group)
+        // A detached job the new request continues stays: the new one is
+        // answered from its suggestion once it ends.
+        if (running_ && running_->j.group == j.group &&
+            !(running_->detached && continues_running_locked(j.text, j.cursor)))
           if (auto cb = cancel_locked(*running_, cancel_reason::preempted))
             callbacks.emplace_back(std::move(cb), cancel_reason::preempted);
       }
@@ -123,8 +142,12 @@ bool scheduler::cancel(const std::string& key, cancel_reason why) {
         break;
       }
     }
-    if (!found && running_ && running_->j.key == key && !running_->cancelled) {
-      cb = cancel_locked(*running_, why);
+    if (!found && running_ && running_->j.key == key && !running_->cancelled && !running_->detached) {
+      // The client gave up on the request; work that has produced text may
+      // still serve the typing that made it give up (an edit decides).
+      const bool keep = why == cancel_reason::cancelled && running_->j.progress &&
+                        !running_->j.progress->text().empty();
+      cb = keep ? detach_locked(*running_) : cancel_locked(*running_, why);
       found = true;
     }
   }
@@ -150,6 +173,36 @@ std::size_t scheduler::cancel_document(const std::string& uri, cancel_reason why
     if (running_ && running_->j.uri == uri && !running_->cancelled) {
       callbacks.push_back(cancel_locked(*running_, why));
       ++n;
+    }
+  }
+  for (auto& cb : callbacks)
+    if (cb) cb(why);
+  return n;
+}
+
+std::size_t scheduler::document_edited(const std::string& uri, std::string_view text) {
+  constexpr cancel_reason why = cancel_reason::content_modified;
+  std::vector<std::function<void(cancel_reason)>> callbacks;
+  std::size_t n = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto it = queue_.begin(); it != queue_.end();) {
+      auto* e = std::get_if<std::shared_ptr<entry>>(&*it);
+      if (e && (*e)->j.uri == uri) {
+        callbacks.push_back(cancel_locked(**e, why));
+        it = queue_.erase(it);
+        ++n;
+      } else {
+        ++it;
+      }
+    }
+    if (running_ && running_->j.uri == uri && !running_->cancelled) {
+      if (!continues_running_locked(text, std::string_view::npos)) {
+        callbacks.push_back(cancel_locked(*running_, why));
+        ++n;
+      } else if (!running_->detached) {
+        callbacks.push_back(detach_locked(*running_));
+      }
     }
   }
   for (auto& cb : callbacks)
@@ -186,6 +239,11 @@ std::size_t scheduler::queued() const {
 bool scheduler::busy() const {
   std::lock_guard<std::mutex> lock(mu_);
   return running_ != nullptr || task_running_;
+}
+
+std::uint64_t scheduler::detached() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return detached_;
 }
 
 std::uint64_t scheduler::background_steps() const {

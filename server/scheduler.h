@@ -15,6 +15,13 @@
 // * When the queue is empty the worker calls provider->background_step() until
 //   it reports nothing left; submitting anything cancels that step with
 //   `preempted`. Background work resumes after the next job or task.
+// * In-flight reuse (completion/inflight.h): a running job whose generation
+//   the typing continues is kept. An edit that inserts at its cursor what it
+//   has produced, or the client's cancel of a job that has produced text,
+//   answers its request (on_cancel) but leaves its work running, detached: a
+//   detached job has no request any more, so neither latest-wins nor a
+//   cancel by key reach it, only an edit or a request of its group that does
+//   not continue it (or closing the document, shutdown).
 // * The time from cancelling a running job to the worker becoming free is
 //   measured (cancel-to-free latency) and passed to the stats collector.
 #pragma once
@@ -26,6 +33,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <variant>
 
@@ -48,6 +56,12 @@ class scheduler {
     // Called once, on the cancelling thread, when the job is cancelled before
     // its run() returned.
     std::function<void(cancel_reason why)> on_cancel;
+    // In-flight reuse: the text and cursor (byte offset) the job reads and
+    // what its generation has produced so far; null progress: any edit of
+    // the document cancels the job.
+    index::shared_text text;
+    std::size_t cursor = 0;
+    std::shared_ptr<completion::generation_progress> progress;
   };
   using task = std::function<void(provider_slot& provider)>;
 
@@ -66,18 +80,24 @@ class scheduler {
 
   bool cancel(const std::string& key, cancel_reason why);
   std::size_t cancel_document(const std::string& uri, cancel_reason why);
+  // An edit made document `uri` read `text`: cancels its jobs (reason
+  // content_modified) except a running one the edit continues, which is
+  // detached (its request answered, its work kept). Returns the jobs cancelled.
+  std::size_t document_edited(const std::string& uri, std::string_view text);
   std::size_t cancel_all(cancel_reason why);
 
   std::size_t queued() const;
   bool busy() const;
   std::uint64_t background_steps() const;
+  std::uint64_t detached() const;  // jobs kept running past their request so far
 
  private:
   struct entry {
     job j;
     cancel_source source;
     bool running = false;
-    bool cancelled = false;  // on_cancel already taken
+    bool cancelled = false;  // source cancelled; on_cancel already taken
+    bool detached = false;   // on_cancel already taken, work still wanted
     clock::time_point cancel_time{};
   };
   using item = std::variant<std::shared_ptr<entry>, task>;
@@ -85,6 +105,11 @@ class scheduler {
   void worker_main();
   // Marks `e` cancelled under the lock; returns its on_cancel to call after unlocking.
   std::function<void(cancel_reason)> cancel_locked(entry& e, cancel_reason why);
+  // Detaches `e` (see the policy); returns its on_cancel to call after unlocking.
+  std::function<void(cancel_reason)> detach_locked(entry& e);
+  // Whether `text` with the cursor at `cursor` (npos: wherever the typing
+  // left it) continues the running job's generation.
+  bool continues_running_locked(std::string_view text, std::size_t cursor) const;
   void preempt_background_locked();
 
   stats_collector* stats_;
@@ -98,6 +123,7 @@ class scheduler {
   bool stopping_ = false;
   bool task_running_ = false;
   std::uint64_t background_steps_ = 0;
+  std::uint64_t detached_ = 0;
   provider_slot provider_;  // touched only by the worker thread
   std::thread worker_;
 };

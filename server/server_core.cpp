@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include "indexing/utf8.h"
+#include "server/completion/prompt_layout.h"
 #include "server/model_locator.h"
 #include "server/routing/make_router.h"
 
@@ -175,11 +176,18 @@ std::size_t server_core::document_lost(const std::string& uri, const std::string
 bool server_core::change(const std::string& uri, std::int64_t version,
                          const std::vector<index::text_change>& changes, index::position_encoding enc,
                          std::string* error) {
-  // Cancel first: whatever happens to the edit, the client's text moved on.
-  worker_.cancel_document(uri, cancel_reason::content_modified);
   index::document_store::snapshot before = docs_.get(uri);
-  if (!docs_.change(uri, version, changes, enc, error)) return false;
+  if (!docs_.change(uri, version, changes, enc, error)) {
+    // Whatever happened to the edit, the client's text moved on.
+    worker_.cancel_document(uri, cancel_reason::content_modified);
+    return false;
+  }
   index::document_store::snapshot after = docs_.get(uri);
+  // Cancels the document's work, except a generation the edit typed along with.
+  if (after)
+    worker_.document_edited(uri, after->text);
+  else
+    worker_.cancel_document(uri, cancel_reason::content_modified);
   if (before && after) {
     edits_->record(uri, before->text, after->text, after->version);
     const auto& last = changes.empty() ? std::optional<index::text_range>() : changes.back().range;
@@ -219,6 +227,15 @@ void server_core::complete(const std::string& key, completion_request req,
   j.key = key;
   j.uri = req.uri;
   j.group = req.uri + (req.inline_request ? "#inline" : "#completion");
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (settings_.completion.inflight_reuse && settings_.completion.type_through) {
+      req.progress = std::make_shared<completion::generation_progress>();
+      j.text = req.text;
+      j.cursor = completion::offset_of(req.text, req.cursor.line, req.cursor.byte_col);
+      j.progress = req.progress;
+    }
+  }
   auto post = post_;
   j.run = [req = std::move(req), done = std::move(done), post](completion_provider* provider,
                                                                  const cancel_token& cancel) {

@@ -121,6 +121,11 @@ std::vector<setting_spec> make_schema() {
       S{"completion.typeThrough", "Speed", QF_FIELD(completion.type_through), 0, 0, {},
         "Characters typed that match the start of the last suggestion are answered from it at once, without the "
         "model."},
+      S{"completion.inflightReuse", "Speed", QF_FIELD(completion.inflight_reuse), 0, 0, {},
+        "A keystroke that types what the running generation has already produced keeps that generation going "
+        "(the stale request is still answered as cancelled); the next request is answered from its suggestion "
+        "by type-through, without decoding again. An edit that diverges cancels it as any edit does. Needs "
+        "completion.typeThrough."},
       S{"completion.speculative", "Speed", QF_FIELD(completion.speculative), 0, 0, {},
         "Prompt-lookup speculative decoding: drafts copied from the prompt after an n-gram match, verified in one "
         "batch. Output is identical to plain greedy decoding."},

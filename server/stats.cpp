@@ -56,6 +56,7 @@ void stats_collector::record(const request_record& r, stats_windows::clock::time
     if (r.outcome == request_outcome::answered) {
       ++answered_;
       if (r.metrics.cache_hit) ++cache_hits_;
+      if (r.metrics.kept) ++kept_answers_;
       if (r.metrics.gated > 0 && r.items == 0) ++gated_;
     } else if (r.outcome == request_outcome::no_model) {
       ++no_model_;
@@ -82,6 +83,11 @@ void stats_collector::record_cancel_to_free(cancel_reason why, double ms) {
     while (cancel_to_free_.size() > history_) cancel_to_free_.pop_front();
   }
   spdlog::debug("worker free {:.2f} ms after cancelling a running job ({})", ms, cancel_reason_name(why));
+}
+
+void stats_collector::record_kept() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++kept_;
 }
 
 json::value stats_collector::to_json(std::size_t recent_limit, const slo_options& slo,
@@ -118,7 +124,8 @@ json::value stats_collector::to_json(std::size_t recent_limit, const slo_options
                    {"tokensDrafted", m.tokens_drafted},
                    {"tokensAccepted", m.tokens_accepted},
                    {"cacheHit", m.cache_hit},
-                   {"typeThrough", m.type_through}};
+                   {"typeThrough", m.type_through},
+                   {"kept", m.kept}};
     if (r.outcome == request_outcome::cancelled) o["reason"] = cancel_reason_name(r.reason);
     if (m.score) o["score"] = *m.score;
     if (m.candidates > 1) o["candidates"] = m.candidates;
@@ -136,6 +143,9 @@ json::value stats_collector::to_json(std::size_t recent_limit, const slo_options
       {"cancellations", std::move(cancels)},
       {"cancelToFreeMs",
        percentiles_json(compute_percentiles(std::vector<double>(cancel_to_free_.begin(), cancel_to_free_.end())))},
+      // In-flight reuse: generations kept running while the user typed what
+      // they produced, and the answers made from them.
+      {"inflight", json::object{{"kept", kept_}, {"answered", kept_answers_}}},
       // The best candidate's score (mean token log-probability) of answered
       // requests, and how many answers the confidence gate left empty.
       {"confidence", json::object{{"score", percentiles_json(compute_percentiles(scores))}, {"gated", gated_}}},

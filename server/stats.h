@@ -53,10 +53,12 @@ class stats_collector {
   void record(const request_record& r) { record(r, stats_windows::clock::now()); }
   void record(const request_record& r, stats_windows::clock::time_point arrived);
   void record_cancel_to_free(cancel_reason why, double ms);
+  // A running generation was kept past its request (in-flight reuse).
+  void record_kept();
 
   // {"requests":N,"answered":N,"noModel":N,"ttftMs":{p50..},"totalMs":{..},
   //  "cacheHitRate":x,"cancellations":{"content_modified":N,..},
-  //  "cancelToFreeMs":{..},"confidence":{"score":{p50..},"gated":N},"recent":[..],
+  //  "cancelToFreeMs":{..},"inflight":{"kept":N,"answered":N},"confidence":{"score":{p50..},"gated":N},"recent":[..],
   //  "histograms":{..},"slo":{..}} (the last two: see stats_windows.h)
   boost::json::value to_json(std::size_t recent_limit, const slo_options& slo = {},
                              stats_windows::clock::time_point now = stats_windows::clock::now()) const;
@@ -67,6 +69,7 @@ class stats_collector {
   std::deque<request_record> recent_;
   std::deque<double> cancel_to_free_;
   std::uint64_t total_ = 0, answered_ = 0, no_model_ = 0, failed_ = 0, cache_hits_ = 0;
+  std::uint64_t kept_ = 0, kept_answers_ = 0;  // generations kept; answers made from them
   std::uint64_t gated_ = 0;  // answered requests whose every suggestion the confidence gate dropped
   std::map<std::string, std::uint64_t> cancellations_;
   stats_windows windows_;

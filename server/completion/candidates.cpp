@@ -32,6 +32,7 @@ std::vector<gen_outcome> generate_candidates(lm_sequence& seq, const lm_vocab& v
       outs.back().prompt_done = true;
     }
     gen_params cp = gp;
+    if (c > 0) cp.progress = nullptr;  // only the first publishes (of several, the greedy one)
     if (has_deadline) {
       const auto now = gen_clock::now();
       cp.deadline = now + (p.deadline - now) / (n - c);

@@ -23,6 +23,7 @@
 #include "indexing/recent_chunks.h"
 #include "indexing/shared_text.h"
 #include "inference/core/cancellation.h"
+#include "server/completion/inflight.h"
 #include "server/completion/next_edit_types.h"
 #include "server/completion/settings.h"
 
@@ -64,6 +65,9 @@ struct completion_request {
   // none). Thread-safe; read only when a new prompt layout is made.
   std::shared_ptr<const index::edit_history> edits;
   std::shared_ptr<const index::recent_chunks> recent;
+  // Where the decoder publishes the text produced so far (null: nowhere); the
+  // scheduler reads it to keep a generation the typing continues (inflight.h).
+  std::shared_ptr<completion::generation_progress> progress;
 };
 
 struct completion_candidate {
@@ -89,6 +93,7 @@ struct completion_metrics {
   int64_t tokens_accepted = 0;  // speculative tokens accepted
   bool cache_hit = false;       // any reuse at all
   bool type_through = false;    // answered from the previous suggestion
+  bool kept = false;            // ... made by a generation kept running while the user typed it (inflight.h)
   int64_t candidates = 0;       // sequences decoded from the one prompt
   int64_t duplicates = 0;       // candidates dropped as the same text as a better one
   int64_t gated = 0;            // candidates dropped by the confidence gate

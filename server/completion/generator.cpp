@@ -127,6 +127,7 @@ void decode(lm_sequence& seq, const lm_vocab& vocab, const fim_format& fmt, std:
     } else if (stops.push(utf8.push(vocab.piece(t)))) {
       return true;
     }
+    if (p.progress) p.progress->publish(stops.kept());
     if (static_cast<int>(out.generated.size() - generated0) >= p.max_tokens) return true;
     // Stop when the next step would end past the deadline (the answer is due
     // by then); in the finish-line window, also at the end of a line.

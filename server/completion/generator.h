@@ -30,6 +30,7 @@
 #include "inference/sampling/sampler.h"
 #include "server/completion/drafter.h"
 #include "server/completion/fim_format.h"
+#include "server/completion/inflight.h"
 #include "server/completion/lm.h"
 #include "server/completion/postprocess.h"
 
@@ -62,6 +63,9 @@ struct gen_params {
   // The last prompt eval returns the whole logits row (a sampler draws the
   // first token from it); otherwise only the best token and its log-probability.
   bool full_first_row = false;
+  // Where decoding publishes the text kept so far after each token (null:
+  // nowhere), for in-flight reuse (inflight.h).
+  generation_progress* progress = nullptr;
 };
 
 struct gen_outcome {

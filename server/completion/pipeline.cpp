@@ -212,7 +212,7 @@ void pipeline::run(const completion_request& req, const cancel_token& cancel, co
     prefetched_.erase(pf);
   }
   if (s_.type_through && !prefetch) {
-    if (std::optional<std::string> rest = tt_.lookup(req.uri, req.text, cursor_off)) {
+    if (std::optional<std::string> rest = tt_.lookup(req.uri, req.text, cursor_off, &res.metrics.kept)) {
       res.items.push_back(make_candidate(*rest, cx));
       res.metrics.type_through = true;
       return;
@@ -260,6 +260,7 @@ void pipeline::run(const completion_request& req, const cancel_token& cancel, co
   gp.draft_max = s_.draft_max;
   gp.draft_ngram = s_.draft_ngram;
   gp.draft = draft_.get();
+  if (!prefetch) gp.progress = req.progress.get();
   gp.prompt_chunk = prefetch ? s_.background_chunk_tokens : s_.prompt_chunk_tokens;
   gp.prefill_tokens_per_s = prefill_tps_;
   gp.step_estimate = std::chrono::duration_cast<gen_clock::duration>(std::chrono::duration<double, std::milli>(step_ms_));
@@ -326,7 +327,7 @@ void pipeline::run(const completion_request& req, const cancel_token& cancel, co
   const std::string text = texts.empty() ? std::string() : texts.front();
   if (prefetch) return;
   ds.suggestion = text;
-  if (s_.type_through) tt_.remember(req.uri, req.text, cursor_off, text);
+  if (s_.type_through) tt_.remember(req.uri, req.text, cursor_off, text, req.progress && req.progress->detached());
   if (s_.rebase_when_idle && fmt_.has_fim && ds.lay.anchor_line < ds.row) queue(task{task_kind::rebase, req.uri, {}});
   if (s_.prefetch && !text.empty()) queue(task{task_kind::prefetch, req.uri, {}});
 }

@@ -43,6 +43,7 @@ struct completion_settings {
   int background_chunk_tokens = 32;  // the same for background work (bounds preemption latency)
   // Speed.
   bool type_through = true;
+  bool inflight_reuse = true;   // keep a generation the user types along with (inflight.h; needs type_through)
   bool speculative = true;      // prompt-lookup drafts
   int draft_max = 8;            // tokens per draft
   int draft_ngram = 3;          // n-gram size matched in the prompt

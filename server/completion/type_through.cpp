@@ -6,16 +6,16 @@
 namespace qf::server::completion {
 
 void type_through_cache::remember(const std::string& uri, const index::shared_text& text, size_t cursor,
-                                  std::string suggestion) {
+                                  std::string suggestion, bool kept) {
   if (suggestion.empty() || cursor > text.size()) {
     entries_.erase(uri);
     return;
   }
-  entries_[uri] = entry{text, cursor, std::move(suggestion)};
+  entries_[uri] = entry{text, cursor, std::move(suggestion), kept};
 }
 
 std::optional<std::string> type_through_cache::lookup(const std::string& uri, const index::shared_text& shared,
-                                                      size_t cursor) {
+                                                      size_t cursor, bool* kept) {
   auto it = entries_.find(uri);
   if (it == entries_.end()) return std::nullopt;
   entry& e = it->second;
@@ -34,6 +34,7 @@ std::optional<std::string> type_through_cache::lookup(const std::string& uri, co
   e.text = shared;
   e.cursor = cursor;
   e.suggestion = rest;
+  if (kept) *kept = e.kept;
   return rest;
 }
 

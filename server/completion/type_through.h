@@ -20,11 +20,15 @@ namespace qf::server::completion {
 class type_through_cache {
  public:
   // Remembers `suggestion` offered at byte offset `cursor` of `text`.
-  void remember(const std::string& uri, const index::shared_text& text, size_t cursor, std::string suggestion);
+  // `kept`: made by a generation that outlived its request (inflight.h).
+  void remember(const std::string& uri, const index::shared_text& text, size_t cursor, std::string suggestion,
+                bool kept = false);
   // The rest of the suggestion when `text` with the cursor at `cursor` is the
   // remembered text with a prefix of the suggestion typed; nullopt otherwise
   // (also when nothing would be left). A hit moves the entry forward.
-  std::optional<std::string> lookup(const std::string& uri, const index::shared_text& text, size_t cursor);
+  // `kept` (optional) says whether the hit's suggestion was remembered as kept.
+  std::optional<std::string> lookup(const std::string& uri, const index::shared_text& text, size_t cursor,
+                                    bool* kept = nullptr);
   void forget(const std::string& uri) { entries_.erase(uri); }
   void clear() { entries_.clear(); }
 
@@ -33,6 +37,7 @@ class type_through_cache {
     index::shared_text text;  // shared with the request, not copied
     size_t cursor = 0;
     std::string suggestion;
+    bool kept = false;
   };
   std::unordered_map<std::string, entry> entries_;
 };
