@@ -63,6 +63,21 @@ class nginx_server {
     for (std::string l; std::getline(in, l);) lines.push_back(l);
     return lines;
   }
+  // The logged lines that begin with `prefix` (e.g. "GET /loop "). nginx writes
+  // a request's line after its response went out, so a client can see the
+  // answer before the line is there: the log is read again (up to `wait`)
+  // until at least `at_least` lines match.
+  std::vector<std::string> logged(const std::string& prefix, size_t at_least = 1,
+                                  std::chrono::milliseconds wait = std::chrono::seconds(2)) const {
+    const auto until = std::chrono::steady_clock::now() + wait;
+    for (;;) {
+      std::vector<std::string> out;
+      for (auto& l : access_log())
+        if (l.rfind(prefix, 0) == 0) out.push_back(std::move(l));
+      if (out.size() >= at_least || std::chrono::steady_clock::now() >= until) return out;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
   // SIGKILL: every open connection is cut at once, mid-body or not.
   void kill_now() { stop(SIGKILL); }
   void stop(int sig = SIGTERM) {

@@ -72,15 +72,10 @@ class RemoteFaults : public ::testing::Test {
   // after the response went out, so the count is read again (for up to 2 s)
   // until it reaches `expect`, then once more after 100 ms to see no more come.
   int requests_to(const std::string& prefix, int expect) const {
-    auto count = [&] {
-      int n = 0;
-      for (const auto& l : nginx_->access_log())
-        if (l.rfind("POST /" + prefix + "/v1/completions ", 0) == 0) ++n;
-      return n;
-    };
-    for (int i = 0; i < 100 && count() < expect; ++i) std::this_thread::sleep_for(20ms);
+    const std::string line = "POST /" + prefix + "/v1/completions ";
+    nginx_->logged(line, static_cast<size_t>(expect));
     std::this_thread::sleep_for(100ms);
-    return count();
+    return static_cast<int>(nginx_->logged(line, 0).size());
   }
   std::string log_line(const std::string& prefix) const {
     for (const auto& l : nginx_->access_log())
