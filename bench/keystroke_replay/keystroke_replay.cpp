@@ -25,10 +25,14 @@
 
 #include <boost/json.hpp>
 
+#include "bench/keystroke_replay/replay_session.h"
 #include "lsp/client/lsp_client.h"
 
 namespace json = boost::json;
-using bclock = std::chrono::steady_clock;
+using qf::bench::bclock;
+using qf::bench::ms;
+using qf::bench::pct;
+using qf::bench::pos_json;
 using qf::lsp::lsp_client;
 using qf::lsp::received_message;
 
@@ -62,27 +66,6 @@ void usage() {
       "  stop rules and type-through off and fixes 16 generated tokens, for speed figures.");
 }
 
-double pct(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  size_t i = static_cast<size_t>(p / 100.0 * static_cast<double>(v.size() - 1) + 0.5);
-  return v[std::min(i, v.size() - 1)];
-}
-
-// UTF-16 length of a UTF-8 string (LSP's default position encoding).
-int64_t utf16_len(std::string_view s) {
-  int64_t n = 0;
-  for (unsigned char c : s) {
-    if ((c & 0xC0) == 0x80) continue;
-    n += c >= 0xF0 ? 2 : 1;
-  }
-  return n;
-}
-
-json::object pos_json(int64_t line, int64_t ch) { return json::object{{"line", line}, {"character", ch}}; }
-
-double ms(bclock::time_point a, bclock::time_point b) { return std::chrono::duration<double, std::milli>(b - a).count(); }
-
 struct totals {
   int keystrokes = 0, answered = 0, within = 0, within_slack = 0, cancelled = 0, errors = 0, empty = 0, incomplete = 0;
   std::vector<double> latency;          // client side, answered
@@ -114,13 +97,7 @@ bool run_file(lsp_client& c, const options& o, const std::string& path, int file
   c.notify("textDocument/didOpen",
            json::object{{"textDocument", json::object{{"uri", uri}, {"languageId", lang}, {"version", version}, {"text", doc}}}});
   size_t cursor = start;
-  auto line_col = [&](size_t off) {
-    int64_t line = std::count(doc.begin(), doc.begin() + static_cast<long>(off), '\n');
-    size_t ls = doc.rfind('\n', off == 0 ? 0 : off - 1);
-    ls = (off == 0 || ls == std::string::npos) ? 0 : ls + 1;
-    if (off > 0 && doc[off - 1] == '\n') ls = off;
-    return std::pair<int64_t, int64_t>{line, utf16_len(std::string_view(doc).substr(ls, off - ls))};
-  };
+  auto line_col = [&](size_t off) { return qf::bench::line_col(doc, off); };
   auto completion = [&](bool explicit_trigger) {
     auto [line, col] = line_col(cursor);
     json::object p{{"textDocument", json::object{{"uri", uri}}}, {"position", pos_json(line, col)}};
@@ -290,54 +267,11 @@ int main(int argc, char** argv) {
   json::object settings{{"model", o.model}, {"device", o.device}, {"completion", completion_settings}};
 
   lsp_client c;
-  qf::lsp::client_options copts;
-  copts.answer_server_requests = true;  // the server never waits on us
-  std::string error;
-  const std::vector<std::string> server_argv = {o.quickfill, "--no-daemon", "--threads", std::to_string(o.threads),
-                                                "--log-level", "debug", "--log-file", o.log};
-  if (!c.start(server_argv, copts, &error)) {
-    std::fprintf(stderr, "keystroke_replay: cannot start %s: %s\n", o.quickfill.c_str(), error.c_str());
-    return 1;
-  }
-  int64_t init = c.request("initialize", json::object{{"processId", nullptr},
-                                                      {"rootUri", nullptr},
-                                                      {"capabilities", json::object{}},
-                                                      {"initializationOptions", settings}});
-  if (!c.wait_response(init, std::chrono::seconds(30))) {
-    std::fprintf(stderr, "keystroke_replay: no answer to initialize from %s\n", o.quickfill.c_str());
-    return 1;
-  }
-  c.notify("initialized", json::object{});
-  // Wait for the model.
-  const auto t_load = bclock::now();
-  for (;;) {
-    int64_t id = c.request("quickfill/status", json::object{});
-    const std::optional<received_message> rep = c.wait_response(id, std::chrono::seconds(10));
-    if (!rep) break;
-    const json::value* rp = rep->body.as_object().if_contains("result");
-    if (!rp) break;
-    const json::value& r = *rp;
-    if (r.is_object() && r.as_object().contains("modelLoaded") && r.as_object().at("modelLoaded").as_bool()) break;
-    if (r.is_object()) {
-      const json::value* why = r.as_object().if_contains("noModelReason");
-      const json::value* loading = r.as_object().if_contains("modelLoading");
-      if (why && why->is_string() && !why->as_string().empty() && !(loading && loading->is_bool() && loading->as_bool())) {
-        std::fprintf(stderr, "keystroke_replay: the server has no model: %s\n", why->as_string().c_str());
-        return 1;
-      }
-    }
-    if (ms(t_load, bclock::now()) > 300000) {
-      std::fprintf(stderr, "keystroke_replay: the model did not load within 300 s\n");
-      return 1;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  }
+  if (!qf::bench::start_server(c, o.quickfill, o.threads, o.log, settings, "keystroke_replay")) return 1;
   totals t;
   int file_no = 0;
   for (const std::string& f : o.files) run_file(c, o, f, file_no++, t);
-  int64_t sd = c.request("shutdown", nullptr);
-  c.wait_response(sd, std::chrono::seconds(10));
-  c.notify("exit", nullptr);
+  qf::bench::stop_server(c);
 
   const double k = std::max(1, t.keystrokes);
   // Cancelled requests carry no metrics in quickfill/stats, so the figure is per answered request.
