@@ -31,7 +31,7 @@ struct options {
   std::string quickfill = QUICKFILL_BINARY;
   std::string model;
   std::string file = "/usr/lib/python3.11/textwrap.py";
-  int bursts = 20;
+  int bursts = 40;
   int min_gap_ms = 60, max_gap_ms = 250, pause_ms = 700;
   int word_chars = 6;
   int deadline_ms = 300;
@@ -125,7 +125,7 @@ std::vector<burst> make_script(const options& o, const std::string& doc0, size_t
     if (rep) {
       const std::string sug = session::suggestion(*rep, line_col(s.doc, at + 1).second);
       for (char ch : sug) {
-        if (ch == '\n' || ch == ' ' || ch == '\t' || b.predicted >= static_cast<size_t>(o.word_chars)) break;
+        if (ch == '\n' || ch == '\t' || b.predicted >= static_cast<size_t>(o.word_chars)) break;
         b.text += ch;
         ++b.predicted;
       }
@@ -141,7 +141,8 @@ std::vector<burst> make_script(const options& o, const std::string& doc0, size_t
 }
 
 struct figures {
-  std::vector<double> last_key_to_suggestion;
+  std::vector<double> last_key_to_suggestion;  // every burst whose last reply carries a suggestion
+  std::vector<double> typed_along;             // those of them where the user typed a prediction
   int bursts = 0, with_suggestion = 0;
   int64_t kept = 0, kept_answers = 0;
 };
@@ -167,6 +168,7 @@ figures replay(const options& o, bool reuse, const std::string& doc0, size_t sta
     if (rep && !session::suggestion(*rep, line_col(s.doc, b.at + b.text.size()).second).empty()) {
       ++f.with_suggestion;
       f.last_key_to_suggestion.push_back(ms(last, rep->at));
+      if (b.predicted > 0) f.typed_along.push_back(ms(last, rep->at));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(o.pause_ms));
     s.type(b.at + b.text.size(), ' ');
@@ -183,9 +185,10 @@ figures replay(const options& o, bool reuse, const std::string& doc0, size_t sta
 
 void print(const char* name, const figures& f) {
   std::printf("  inflightReuse %-3s  last key -> suggestion p50 %6.1f ms  p90 %6.1f ms  (%d of %d bursts with one); "
-              "generations kept %lld, answers from them %lld\n",
+              "typed along p50 %6.1f ms  p90 %6.1f ms (%zu); generations kept %lld, answers from them %lld\n",
               name, pct(f.last_key_to_suggestion, 50), pct(f.last_key_to_suggestion, 90), f.with_suggestion, f.bursts,
-              static_cast<long long>(f.kept), static_cast<long long>(f.kept_answers));
+              pct(f.typed_along, 50), pct(f.typed_along, 90), f.typed_along.size(), static_cast<long long>(f.kept),
+              static_cast<long long>(f.kept_answers));
 }
 
 }  // namespace
