@@ -23,7 +23,7 @@ namespace {
 
 std::optional<ggml_type> type_by_name(const std::string& s) {
   for (ggml_type t : {ggml_type::f32, ggml_type::f16, ggml_type::bf16, ggml_type::q8_0, ggml_type::q4_0,
-                      ggml_type::q4_k, ggml_type::q5_k, ggml_type::q6_k})
+                      ggml_type::q4_1, ggml_type::q5_0, ggml_type::q5_1, ggml_type::q4_k, ggml_type::q5_k, ggml_type::q6_k})
     if (traits(t).name == s) return t;
   return std::nullopt;
 }

@@ -7,18 +7,21 @@
 // offsets folded in through the activation block sums. Each weight block is unpacked once and dotted with up to k_max_tile
 // activation rows (the prefill tile); sub-block scale and min terms are
 // accumulated as vectors so the only horizontal sums are at the end of a row.
+// Every block asks for the weights 2 KiB ahead of it (simd_prefetch.h).
 #include <immintrin.h>
 
 #include <type_traits>
 
 #include "inference/backend/cpu/kernels.h"
 #include "inference/backend/cpu/quants.h"
+#include "inference/backend/cpu/simd_prefetch.h"
 #include "inference/backend/cpu/simd_reduce.h"
 
 namespace qf::infer::cpu::detail {
 namespace {
 
 using simd::hsum;
+using simd::prefetch_ahead;
 
 inline float h2f(fp16_t h) { return _cvtsh_ss(h); }
 inline __m256i load(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
@@ -39,6 +42,7 @@ void dot_q8_0(int64_t n, const void* w, const uint8_t* acts, size_t stride, floa
     acc[t] = _mm256_setzero_ps();
   }
   for (int64_t b = 0; b < nb; ++b) {
+    prefetch_ahead<sizeof(block_q8_0)>(x + b);
     const __m256i qx = load(x[b].qs);
     const __m256i ax = _mm256_sign_epi8(qx, qx);
     const float dx = h2f(x[b].d);
@@ -64,6 +68,7 @@ void dot_q4_0(int64_t n, const void* w, const uint8_t* acts, size_t stride, floa
   }
   const __m256i m4 = _mm256_set1_epi8(0x0F), off = _mm256_set1_epi8(8);
   for (int64_t b = 0; b < nb; ++b) {
+    prefetch_ahead<sizeof(block_q4_0)>(x + b);
     const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x[b].qs));
     const __m256i qx = _mm256_sub_epi8(_mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(raw, 4), raw), m4), off);
     const __m256i ax = _mm256_sign_epi8(qx, qx);
@@ -113,6 +118,7 @@ void dot_q32u(int64_t n, const void* w, const uint8_t* acts, size_t stride, floa
     off[t] = 0.0f;
   }
   for (int64_t b = 0; b < nb; ++b) {
+    prefetch_ahead<sizeof(B)>(x + b);
     const __m256i q = unpack_q32(x[b]);
     const float dx = h2f(x[b].d);
     float c;
@@ -157,9 +163,11 @@ void dot_qk45(int64_t n, const void* w, const uint8_t* acts, size_t stride, floa
     float d, dmin;
     if constexpr (FIVE) {
       const auto& blk = static_cast<const block_q5_k*>(w)[b];
+      prefetch_ahead<sizeof(block_q5_k)>(&blk);
       scales = blk.scales, qs = blk.qs, qh = blk.qh, d = h2f(blk.d), dmin = h2f(blk.dmin);
     } else {
       const auto& blk = static_cast<const block_q4_k*>(w)[b];
+      prefetch_ahead<sizeof(block_q4_k)>(&blk);
       scales = blk.scales, qs = blk.qs, d = h2f(blk.d), dmin = h2f(blk.dmin);
     }
     alignas(16) uint8_t sc[8], mn[16];
@@ -212,6 +220,7 @@ void dot_q6_k(int64_t n, const void* w, const uint8_t* acts, size_t stride, floa
   }
   const __m256i m4 = _mm256_set1_epi8(0x0F), m2 = _mm256_set1_epi8(3);
   for (int64_t b = 0; b < nb; ++b) {
+    prefetch_ahead<sizeof(block_q6_k)>(x + b);
     const int8_t* sc = x[b].scales;
     const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sc)));
     __m256i sumi[NT];
