@@ -141,8 +141,8 @@ std::string rest_of(const completion_candidate& c) {
 }  // namespace
 
 TEST(InflightReuse, TypingWhatWasProducedKeepsTheGenerationAndAnswersTheNextRequest) {
+  result_box first, second;  // outlive f: its stop() may still answer a job
   fixture f;
-  result_box first, second;
   auto progress = f.submit("1", source(), k_col, first);
   ASSERT_TRUE(wait_text(*progress, "qqq"));
   const std::string after = typed(source(), "qq");
@@ -167,8 +167,8 @@ TEST(InflightReuse, TypingWhatWasProducedKeepsTheGenerationAndAnswersTheNextRequ
 }
 
 TEST(InflightReuse, AnEditThatDivergesCancelsTheGeneration) {
+  result_box first;  // outlives f
   fixture f;
-  result_box first;
   auto progress = f.submit("1", source(), k_col, first);
   ASSERT_TRUE(wait_text(*progress, "qqq"));
   EXPECT_EQ(f.sched.document_edited(k_uri, typed(source(), "qx")), 1u);
@@ -180,8 +180,8 @@ TEST(InflightReuse, AnEditThatDivergesCancelsTheGeneration) {
 }
 
 TEST(InflightReuse, TypingMoreThanWasProducedCancels) {
+  result_box first;  // outlives f
   fixture f;
-  result_box first;
   auto progress = f.submit("1", source(), k_col, first);
   ASSERT_TRUE(wait_text(*progress, "qqq"));
   EXPECT_EQ(f.sched.document_edited(k_uri, typed(source(), "qqqq")), 1u);
@@ -191,8 +191,8 @@ TEST(InflightReuse, TypingMoreThanWasProducedCancels) {
 }
 
 TEST(InflightReuse, ARequestThatDoesNotContinueTheDetachedGenerationPreemptsIt) {
+  result_box first, second;  // outlive f: its stop() may still answer a job
   fixture f;
-  result_box first, second;
   auto progress = f.submit("1", source(), k_col, first);
   ASSERT_TRUE(wait_text(*progress, "qqq"));
   const std::string after = typed(source(), "q");
@@ -207,8 +207,8 @@ TEST(InflightReuse, ARequestThatDoesNotContinueTheDetachedGenerationPreemptsIt) 
 }
 
 TEST(InflightReuse, TheClientsCancelDetachesWorkThatHasProducedTextAndAnEditDecides) {
+  result_box first;  // outlives f
   fixture f;
-  result_box first;
   auto progress = f.submit("1", source(), k_col, first);
   ASSERT_TRUE(wait_text(*progress, "qqq"));
   EXPECT_TRUE(f.sched.cancel("1", cancel_reason::cancelled));
