@@ -14,9 +14,7 @@
 // the time from the burst's last keystroke to the reply of its request, over
 // replies that carry a suggestion. Runs alternate off/on for --rounds rounds.
 #include <cstdlib>
-#include <fstream>
 #include <random>
-#include <sstream>
 
 #include "bench/keystroke_replay/replay_session.h"
 
@@ -234,19 +232,15 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "burst_replay: --settings is not a JSON object\n");
     return 2;
   }
-  std::ifstream in(o.file, std::ios::binary);
-  if (!in) {
+  const std::optional<std::string> source = read_source(o.file);
+  if (!source) {
     std::fprintf(stderr, "burst_replay: cannot read %s\n", o.file.c_str());
     return 1;
   }
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string full = ss.str();
-  full.erase(std::remove(full.begin(), full.end(), '\r'), full.end());
+  const std::string& full = *source;
   // Type from the start of the line at 40 % of the file; the real text that
   // followed gives each burst its first character.
-  size_t start = full.find('\n', full.size() * 2 / 5);
-  start = start == std::string::npos ? 0 : start + 1;
+  const size_t start = line_start_at(full, 0.4);
   const std::string real = full.substr(start, 400);
   const std::string doc0 = full.substr(0, start) + "\n" + full.substr(start + real.size());
 

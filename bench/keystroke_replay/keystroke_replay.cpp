@@ -16,7 +16,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -77,18 +76,14 @@ struct totals {
 };
 
 bool run_file(lsp_client& c, const options& o, const std::string& path, int file_no, totals& t) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  const std::optional<std::string> source = qf::bench::read_source(path);
+  if (!source) {
     std::fprintf(stderr, "keystroke_replay: cannot read %s (skipped)\n", path.c_str());
     return false;
   }
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string full = ss.str();
-  full.erase(std::remove(full.begin(), full.end(), '\r'), full.end());
+  const std::string& full = *source;
   // Start typing at the beginning of the line at start_frac of the file.
-  size_t start = full.find('\n', static_cast<size_t>(static_cast<double>(full.size()) * o.start_frac));
-  start = start == std::string::npos ? 0 : start + 1;
+  const size_t start = qf::bench::line_start_at(full, o.start_frac);
   const std::string typed = full.substr(start, static_cast<size_t>(o.chars));
   std::string doc = full.substr(0, start) + full.substr(start + typed.size());
   const std::string uri = "file:///bench/" + std::to_string(file_no) + "/" + path.substr(path.rfind('/') + 1);

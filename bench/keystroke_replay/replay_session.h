@@ -1,13 +1,15 @@
 // Shared by the replay benchmarks: a real quickfill binary started over stdio
 // with a model and completion settings, waited for until its model is loaded,
-// and the small helpers a replay needs (percentiles, LSP positions, the
-// suggestion text of a reply).
+// and the small helpers a replay needs (the source file to type, percentiles,
+// LSP positions, the suggestion text of a reply).
 #pragma once
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -20,6 +22,25 @@
 namespace qf::bench {
 
 using bclock = std::chrono::steady_clock;
+
+// The text of a source file to replay, line ends as "\n" (nullopt when it
+// cannot be read).
+inline std::optional<std::string> read_source(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string text = ss.str();
+  text.erase(std::remove(text.begin(), text.end(), '\r'), text.end());
+  return text;
+}
+
+// Byte offset of the start of the line that follows offset `frac` of `text`
+// (0 when there is none): where a replay begins typing.
+inline size_t line_start_at(const std::string& text, double frac) {
+  const size_t nl = text.find('\n', static_cast<size_t>(static_cast<double>(text.size()) * frac));
+  return nl == std::string::npos ? 0 : nl + 1;
+}
 
 inline double pct(std::vector<double> v, double p) {
   if (v.empty()) return 0;
