@@ -4,8 +4,8 @@
 // A burst is a word being typed at a human rhythm (--min-gap-ms..--max-gap-ms
 // between keys, a pause of --pause-ms at its end): its first character comes
 // from a real source file (the model could not know it), the rest is what the
-// model predicted right after that character (up to the end of the word, at
-// most --word-chars), so the user types along with a running generation. The
+// model predicted right after that character (at most --word-chars, up to a
+// line break or tab), so the user types along with a running generation. The
 // script of bursts is made once by an oracle: a fresh server that is asked,
 // after each first character, for its suggestion and waited for. Then, for
 // each setting of completion.inflightReuse, a fresh server replays the script
