@@ -6,6 +6,10 @@
 //
 //   bench_matmul [--types q8_0,q4_0,q4_k,q6_k,...] [--shapes 896x896,...]
 //                [--threads 1,2] [--reps 7] [--tokens 64] [--level auto] [--mib 256]
+//                [--layout plain]
+// --layout plain drops the copies prepare_weight regroups at load (Q5_0's
+// eight-block groups), so the same run can measure the kernel on the GGUF
+// layout against it.
 #include <cstdio>
 #include <cstring>
 #include <optional>
@@ -40,10 +44,11 @@ int main(int argc, char** argv) {
   cpu::set_kernel_level(bench::arg(argc, argv, "--level", "auto"));
   // Copies of each matrix are cycled until this many MiB are touched per pass
   // (0: one copy, i.e. measure the kernel on cache-resident weights).
+  const bool plain_layout = bench::arg(argc, argv, "--layout", "auto") == "plain";
   const size_t min_working_set = static_cast<size_t>(std::atoll(bench::arg(argc, argv, "--mib", "256").c_str())) << 20;
 
-  std::printf("bench_matmul: kernel level %s, GEMM with %lld tokens, median of %d\n",
-              std::string(cpu::kernel_level()).c_str(), static_cast<long long>(n_tok), reps);
+  std::printf("bench_matmul: kernel level %s, %s layout, GEMM with %lld tokens, median of %d\n",
+              std::string(cpu::kernel_level()).c_str(), plain_layout ? "plain" : "load-time", static_cast<long long>(n_tok), reps);
   std::printf("%-6s %-12s %3s | %9s %9s %8s %11s | %12s\n", "type", "rows x cols", "thr", "GEMV us", "GEMV GB/s",
               "GFLOP/s", "GB/CPU-s", "GEMM GFLOP/s");
   for (const auto& tn : types) {
@@ -67,6 +72,7 @@ int main(int argc, char** argv) {
       for (size_t c = 0; c < copies; ++c) {
         data.push_back(bench::random_weights(*type, rows, cols, static_cast<uint32_t>(c + 1)));
         mats.push_back(cpu::prepare_weight(*type, rows, cols, data.back().data()));
+        if (plain_layout) mats.back().repacked.reset();
       }
       std::vector<float> x(static_cast<size_t>(cols * n_tok));
       std::mt19937 rng(1);

@@ -7,7 +7,8 @@
 // Memory model, meant to fit device memory:
 //  - A `weight` is a matrix W[rows][cols] uploaded once, in its GGUF type
 //    (quantized), with upload_weight(). On host backends the source bytes (the
-//    GGUF mapping) must outlive the weight, as they may be used in place.
+//    GGUF mapping) must outlive the weight, as they may be used in place,
+//    unless the weight says it owns a copy (weight::owns_copy).
 //  - A `buffer` is raw backend memory (f32 activations, int32 token ids and
 //    positions, the KV cache). The host reads or writes it only through
 //    upload() / download(); ops never receive host pointers.
@@ -64,6 +65,9 @@ class weight {
   ggml_type type() const { return type_; }
   int64_t rows() const { return rows_; }
   int64_t cols() const { return cols_; }
+  // True once the weight holds a copy of its own and no longer reads the
+  // bytes given to upload_weight (the loader may then free them).
+  virtual bool owns_copy() const { return false; }
 
  protected:
   weight(ggml_type t, int64_t rows, int64_t cols) : type_(t), rows_(rows), cols_(cols) {}

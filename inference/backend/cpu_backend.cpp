@@ -113,11 +113,10 @@ void cpu_backend::get_rows(const weight& table, const buffer& ids_buf, int64_t n
     if (ids[i] < 0 || ids[i] >= m.rows) throw std::out_of_range("get_rows: id out of range");
   parallel_for(n, 8, [&](int64_t b, int64_t e, int) {
     for (int64_t i = b; i < e; ++i) {
-      const uint8_t* row = m.data + static_cast<size_t>(ids[i]) * m.row_bytes;
       if (m.type == ggml_type::f32)
-        std::memcpy(y + i * m.cols, row, m.cols * sizeof(float));
+        std::memcpy(y + i * m.cols, m.data + static_cast<size_t>(ids[i]) * m.row_bytes, m.cols * sizeof(float));
       else
-        cpu::dequantize_row(m.type, row, y + i * m.cols, m.cols);
+        cpu::dequantize_weight_row(m, ids[i], y + i * m.cols);
     }
   });
 }

@@ -156,12 +156,17 @@ class file {
 
   const std::vector<tensor_info>& tensors() const;
   const tensor_info* find_tensor(std::string_view name) const;
-  // Pointer to a tensor's bytes (n_bytes long). Throws gguf_error after release_tensor_data().
+  // Pointer to a tensor's bytes (n_bytes long). Throws gguf_error after
+  // release_tensor_data() or release_tensor(t).
   const uint8_t* tensor_data(const tensor_info& t) const;
   // Frees the tensor bytes (e.g. once a device backend holds its own copy);
   // metadata and tensor infos stay.
   void release_tensor_data();
-  // Bytes of tensor data held (0 after release_tensor_data()).
+  // Frees the whole pages inside one tensor's bytes (once a backend holds a
+  // copy of its own, e.g. regrouped); neighbouring tensors stay readable.
+  void release_tensor(const tensor_info& t);
+  // Bytes of tensor data held (0 after release_tensor_data(); less the
+  // pages release_tensor freed).
   size_t tensor_data_bytes() const;
   // File offset where the (aligned) tensor data section starts.
   uint64_t data_offset() const;

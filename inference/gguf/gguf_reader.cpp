@@ -196,6 +196,8 @@ struct file::impl {
   uint64_t data_offset = 0;
   std::vector<std::pair<std::string, value>> kv;
   std::vector<tensor_info> tensors;
+  std::unordered_set<uint64_t> released;  // offsets of the tensors release_tensor freed
+  size_t released_bytes = 0;
 
   ~impl() { unmap_all(); }
   void parse();
@@ -481,16 +483,30 @@ const uint8_t* file::tensor_data(const tensor_info& t) const {
   static const uint8_t k_empty = 0;
   if (t.n_bytes == 0) return &k_empty;  // nothing to read, wherever it sits
   const uint64_t at = m.data_offset + t.offset;  // checked at open: inside the file
-  if (!m.map || at < m.map_offset || at - m.map_offset + t.n_bytes > m.map_len)
+  if (!m.map || at < m.map_offset || at - m.map_offset + t.n_bytes > m.map_len || m.released.count(t.offset))
     fail("tensor '" + t.name + "': data of '" + m.path + "' is no longer held (released after upload)");
   return m.map + (at - m.map_offset);
 }
 
+void file::release_tensor(const tensor_info& t) {
+  impl& m = *impl_;
+  if (t.n_bytes == 0) return;  // holds nothing (and may share its offset with the next tensor)
+  const uint8_t* p = tensor_data(t);  // throws if already gone
+  m.released.insert(t.offset);
+  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t lo = (reinterpret_cast<uintptr_t>(p) + page - 1) / page * page;
+  const uintptr_t hi = (reinterpret_cast<uintptr_t>(p) + t.n_bytes) / page * page;
+  // Both storages are private mappings nothing writes: the pages simply go
+  // (a later read would see zeros or the file, but tensor_data refuses it).
+  if (hi > lo && madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_DONTNEED) == 0) m.released_bytes += hi - lo;
+}
+
 void file::release_tensor_data() {
   impl_->unmap_all();
+  impl_->released_bytes = 0;
   impl_->map_offset = impl_->size;
 }
 
-size_t file::tensor_data_bytes() const { return impl_->map_len; }
+size_t file::tensor_data_bytes() const { return impl_->map_len - std::min(impl_->map_len, impl_->released_bytes); }
 
 }  // namespace qf::infer::gguf

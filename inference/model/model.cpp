@@ -68,7 +68,7 @@ std::unique_ptr<model> model::load_with(const std::string& path, MakeBackend mak
   m->backend_ = make_backend();
 
   m->weights_ = std::make_unique<model_weights>();
-  weight_loader ld(f, *m->backend_);
+  weight_loader ld(*m->file_, *m->backend_);
   m->arch_->load(f, ld, m->hp_, *m->weights_);
   m->weight_bytes_ = ld.bytes();
   m->n_params_ = ld.n_params();

@@ -55,7 +55,9 @@ weight_ptr weight_loader::matrix(const std::string& name, int64_t rows, int64_t 
   std::string type_name(traits(t.type).name);
   for (char& ch : type_name) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
   bytes_by_type_[type_name] += t.n_bytes;  // "Q8_0", as llama.cpp prints types
-  return be_.upload_weight(t.type, rows, cols, f_.tensor_data(t));
+  weight_ptr w = be_.upload_weight(t.type, rows, cols, f_.tensor_data(t));
+  if (w->owns_copy()) f_.release_tensor(t);  // its pages would be held twice
+  return w;
 }
 
 buffer_ptr weight_loader::vector(const std::string& name, int64_t n) {

@@ -50,7 +50,7 @@ struct model_weights {
 // Reads tensors from a GGUF file and uploads them to a backend, checking each.
 class weight_loader {
  public:
-  weight_loader(const gguf::file& f, backend& be) : f_(f), be_(be) {}
+  weight_loader(gguf::file& f, backend& be) : f_(f), be_(be) {}
   // While on, matrix() and vector() run every check but upload nothing (and
   // return null): a first pass over all tensors before the uploading one.
   void set_check_only(bool on) { check_only_ = on; }
@@ -71,7 +71,7 @@ class weight_loader {
   std::string type_summary() const;
 
  private:
-  const gguf::file& f_;
+  gguf::file& f_;  // a tensor whose weight owns a copy is released from it
   backend& be_;
   bool check_only_ = false;
   size_t bytes_ = 0;

@@ -41,6 +41,8 @@ struct kernel_table {
   row_dot_fn dot_q4_k = nullptr;
   row_dot_fn dot_q5_k = nullptr;
   row_dot_fn dot_q6_k = nullptr;
+  // Q5_0 rows regrouped as in repack_q5_0.h (weights prepare_weight regrouped).
+  row_dot_fn dot_q5_0x8 = nullptr;
   float (*vec_dot_f32)(const float*, const float*, int64_t) = nullptr;
   float (*vec_dot_f16_f32)(const fp16_t*, const float*, int64_t) = nullptr;
   void (*axpy_f16)(float, const fp16_t*, float*, int64_t) = nullptr;

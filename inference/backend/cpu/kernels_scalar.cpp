@@ -7,6 +7,7 @@
 
 #include "inference/backend/cpu/kernels.h"
 #include "inference/backend/cpu/quants.h"
+#include "inference/backend/cpu/repack_q5_0.h"
 
 namespace qf::infer::cpu::detail {
 namespace {
@@ -94,6 +95,20 @@ void dot_q4_0(int64_t n, const void* w, const uint8_t* acts, size_t stride, int 
 // 0..31) are dotted with the activation quants; the offset folds in through
 // the activation block sums s[b] = d_y * sum(q_y): Q5_0 adds -16 * d_x * s[b],
 // Q4_1/Q5_1 add m * s[b].
+// sum_j q_j * yb[j] over one block's 32 unsigned quants.
+template <class B>
+int dot_unsigned_block(const B& x, const int8_t* yb) {
+  uint32_t qh = 0;
+  if constexpr (!std::is_same_v<B, block_q4_1>) qh = load_qh(x.qh);
+  int s = 0;
+  for (int j = 0; j < 16; ++j) {
+    const int q0 = (x.qs[j] & 0xF) | static_cast<int>((qh >> j) & 1u) << 4;
+    const int q1 = (x.qs[j] >> 4) | static_cast<int>((qh >> (j + 16)) & 1u) << 4;
+    s += q0 * yb[j] + q1 * yb[j + 16];
+  }
+  return s;
+}
+
 template <class B>
 void dot_q32_unsigned(int64_t n, const void* w, const uint8_t* acts, size_t stride, int nt, float* out) {
   const auto* x = static_cast<const B*>(w);
@@ -105,18 +120,40 @@ void dot_q32_unsigned(int64_t n, const void* w, const uint8_t* acts, size_t stri
     const int8_t* yq = act_q8_0_q(acts + t * stride, nb);
     float sum = 0;
     for (int64_t b = 0; b < nb; ++b) {
-      const int8_t* yb = yq + b * qk;
-      uint32_t qh = 0;
-      if constexpr (!std::is_same_v<B, block_q4_1>) qh = load_qh(x[b].qh);
-      int s = 0;
-      for (int j = 0; j < qk / 2; ++j) {
-        const int q0 = (x[b].qs[j] & 0xF) | static_cast<int>((qh >> j) & 1u) << 4;
-        const int q1 = (x[b].qs[j] >> 4) | static_cast<int>((qh >> (j + qk / 2)) & 1u) << 4;
-        s += q0 * yb[j] + q1 * yb[j + qk / 2];
-      }
+      const int s = dot_unsigned_block(x[b], yq + b * qk);
       const float dx = fp16_to_f32(x[b].d);
       if constexpr (std::is_same_v<B, block_q5_0>) sum += s * (dx * yd[b]) - 16.0f * dx * ys[b];
       else sum += s * (dx * yd[b]) + fp16_to_f32(x[b].m) * ys[b];
+    }
+    out[t] = sum;
+  }
+}
+
+// Q5_0 regrouped (repack_q5_0.h): the sums of dot_q32_unsigned, block by
+// block, each quant read from its group; the last nb % 8 blocks are plain.
+void dot_q5_0x8(int64_t n, const void* w, const uint8_t* acts, size_t stride, int nt, float* out) {
+  const auto* grp = static_cast<const block_q5_0x8*>(w);
+  const auto* tail = reinterpret_cast<const block_q5_0*>(grp + n / 32 / k_q5_0x8_blocks);
+  const int64_t nb = n / 32, grouped = nb / k_q5_0x8_blocks * k_q5_0x8_blocks;
+  for (int t = 0; t < nt; ++t) {
+    const float* yd = act_q8_0_d(acts + t * stride);
+    const float* ys = act_q8_0_s(acts + t * stride, nb);
+    const int8_t* yq = act_q8_0_q(acts + t * stride, nb);
+    float sum = 0;
+    for (int64_t b = 0; b < nb; ++b) {
+      const int8_t* yb = yq + b * 32;
+      int s = 0;
+      float dx;
+      if (b < grouped) {
+        const block_q5_0x8& g = grp[b / k_q5_0x8_blocks];
+        const int k = static_cast<int>(b % k_q5_0x8_blocks);
+        for (int j = 0; j < 32; ++j) s += q5_0x8_quant(g, k, j) * yb[j];
+        dx = fp16_to_f32(g.d[k]);
+      } else {
+        s = dot_unsigned_block(tail[b - grouped], yb);
+        dx = fp16_to_f32(tail[b - grouped].d);
+      }
+      sum += s * (dx * yd[b]) - 16.0f * dx * ys[b];
     }
     out[t] = sum;
   }
@@ -268,6 +305,7 @@ kernel_table make_scalar() {
   t.dot_q4_k = dot_qk45<false>;
   t.dot_q5_k = dot_qk45<true>;
   t.dot_q6_k = dot_q6_k;
+  t.dot_q5_0x8 = dot_q5_0x8;
   t.vec_dot_f32 = vec_dot_f32;
   t.vec_dot_f16_f32 = vec_dot_f16_f32;
   t.axpy_f16 = axpy_f16;

@@ -10,6 +10,8 @@
 // once per row block and reused from L1 for several tokens.
 #include <algorithm>
 #include <atomic>
+#include <memory>
+#include <new>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -17,6 +19,7 @@
 #include "inference/backend/cpu/kernels.h"
 #include "inference/backend/cpu/ops.h"
 #include "inference/backend/cpu/quants.h"
+#include "inference/backend/cpu/repack_q5_0.h"
 
 namespace qf::infer::cpu {
 namespace {
@@ -67,6 +70,20 @@ weight_matrix prepare_weight(ggml_type type, int64_t rows, int64_t cols, const u
   w.cols = cols;
   w.data = data;
   w.row_bytes = *rs;
+  // Q5_0 rows of at least one eight-block group are regrouped
+  // (repack_q5_0.h) into a copy the weight owns; from then on only that copy
+  // is read. Without memory for it the plain blocks serve.
+  const int64_t nb = cols / 32;
+  if (type == ggml_type::q5_0 && nb >= detail::k_q5_0x8_blocks && rows > 0 && data) {
+    try {
+      std::shared_ptr<uint8_t[]> copy(new uint8_t[w.row_bytes * static_cast<size_t>(rows)]);
+      for (int64_t r = 0; r < rows; ++r)
+        detail::repack_row_q5_0x8(reinterpret_cast<const block_q5_0*>(data + r * w.row_bytes),
+                                  copy.get() + r * w.row_bytes, nb);
+      w.repacked = std::move(copy);
+    } catch (const std::bad_alloc&) {
+    }
+  }
   return w;
 }
 
@@ -74,7 +91,9 @@ void matmul(thread_pool& pool, const weight_matrix& w, const float* x, int64_t n
             const cancel_token* stop) {
   if (n_tokens <= 0 || w.rows == 0) return;
   const auto& kt = detail::active_kernels();
-  const detail::row_dot_fn dot = detail::row_dot_for(kt, w.type);
+  const bool regrouped = w.repacked && w.type == ggml_type::q5_0;
+  const detail::row_dot_fn dot = regrouped ? kt.dot_q5_0x8 : detail::row_dot_for(kt, w.type);
+  const uint8_t* const wdata = regrouped ? static_cast<const uint8_t*>(w.repacked.get()) : w.data;
   const act_kind kind = act_kind_of(w.type);
   const int64_t rows = w.rows, cols = w.cols;
   const size_t stride = act_bytes(kind, cols);
@@ -110,7 +129,7 @@ void matmul(thread_pool& pool, const weight_matrix& w, const float* x, int64_t n
         const int64_t r0 = next.fetch_add(chunk, std::memory_order_relaxed);
         if (r0 >= rows || (stop && stop->is_cancelled())) break;
         const int64_t r1 = std::min(rows, r0 + chunk);
-        const uint8_t* wr = w.data + r0 * w.row_bytes;
+        const uint8_t* wr = wdata + r0 * w.row_bytes;
         for (int64_t r = r0; r < r1; ++r, wr += w.row_bytes) dot(cols, wr, acts, stride, 1, y + r);
       }
     });
@@ -129,12 +148,19 @@ void matmul(thread_pool& pool, const weight_matrix& w, const float* x, int64_t n
         const int nt = static_cast<int>(std::min<int64_t>(detail::k_max_tile, n_tokens - t0));
         const uint8_t* at = acts + static_cast<size_t>(t0) * stride;
         for (int64_t r = r0; r < r1; ++r) {
-          dot(cols, w.data + r * w.row_bytes, at, stride, nt, out);
+          dot(cols, wdata + r * w.row_bytes, at, stride, nt, out);
           for (int i = 0; i < nt; ++i) y[(t0 + i) * rows + r] = out[i];
         }
       }
     }
   });
+}
+
+void dequantize_weight_row(const weight_matrix& w, int64_t r, float* dst) {
+  if (w.repacked && w.type == ggml_type::q5_0)
+    detail::dequantize_row_q5_0x8(static_cast<const uint8_t*>(w.repacked.get()) + r * w.row_bytes, dst, w.cols);
+  else
+    dequantize_row(w.type, w.data + r * w.row_bytes, dst, w.cols);
 }
 
 void dequantize_row(ggml_type type, const void* src, float* dst, int64_t n) {

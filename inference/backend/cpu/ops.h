@@ -1,7 +1,7 @@
 // CPU kernel API used by the model forward pass.
 //
-// Weights stay in their GGUF block layout (optionally repacked at load by
-// prepare_weight). matmul quantizes activations internally the way llama.cpp
+// Weights stay in their GGUF block layout, except Q5_0 rows of 8 blocks or
+// more, which prepare_weight regroups into a copy of its own (repack_q5_0.h). matmul quantizes activations internally the way llama.cpp
 // does: Q8_0 blocks (32 values, one fp16 scale) against the 32-element
 // weight types (q8_0, q4_0, q4_1, q5_0, q5_1),
 // Q8_K blocks (256 values, f32 scale, 16-value sums) against the k-quants;
@@ -26,10 +26,11 @@ struct weight_matrix {  // W[rows][cols] stored in a GGUF type; row r at data + 
   int64_t rows = 0, cols = 0;
   const uint8_t* data = nullptr;
   size_t row_bytes = 0;
-  std::shared_ptr<const void> repacked;  // optional kernel-specific layout built by prepare_weight
+  // The regrouped copy prepare_weight made (Q5_0); when set, data is not read again.
+  std::shared_ptr<const void> repacked;
 };
-// Wraps (and may repack) a weight at load time. Supported: f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1
-// q4_k q5_k q6_k.
+// Wraps (and may regroup) a weight at load time. Supported: f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1
+// q4_k q5_k q6_k. Once it returns a weight with `repacked` set, the caller may free `data`.
 // Throws std::invalid_argument for another type or a row length that does not fit its blocks.
 weight_matrix prepare_weight(ggml_type type, int64_t rows, int64_t cols, const uint8_t* data);
 // y[t*rows + r] = sum_c W[r][c] * x[t*cols + c] for t < n_tokens.
@@ -40,6 +41,7 @@ weight_matrix prepare_weight(ggml_type type, int64_t rows, int64_t cols, const u
 void matmul(thread_pool& pool, const weight_matrix& w, const float* x, int64_t n_tokens, float* y,
             const cancel_token* stop = nullptr);
 void dequantize_row(ggml_type type, const void* src, float* dst, int64_t n);  // bit-exact to the layout
+void dequantize_weight_row(const weight_matrix& w, int64_t r, float* dst);   // row r, whichever copy it reads
 void quantize_row(ggml_type type, const float* src, void* dst, int64_t n);    // reference quantizers
 void rms_norm(const float* x, const float* weight, float* y, int64_t n, float eps);
 void softmax(float* x, int64_t n);  // in place, max-subtracted

@@ -14,6 +14,7 @@
 
 #include "inference/backend/cpu/kernels.h"
 #include "inference/backend/cpu/quants.h"
+#include "inference/backend/cpu/repack_q5_0.h"
 #include "inference/backend/cpu/simd_prefetch.h"
 #include "inference/backend/cpu/simd_reduce.h"
 
@@ -101,9 +102,28 @@ inline __m256i unpack_q32(const B& blk) {
 
 // Unsigned quants times activations (maddubs), plus the block offset through
 // the activation sums: -16 * d_x * s_b (Q5_0) or m * s_b (Q4_1/Q5_1).
+// Blocks [b0, b1) of the row (x points at block b0), added to acc (scaled
+// dots) and off (offsets).
+template <int NT, class B>
+inline void add_q32u(const B* x, int64_t b0, int64_t b1, const float* const* yd, const float* const* ys,
+                     const int8_t* const* yq, __m256* acc, float* off) {
+  for (int64_t b = b0; b < b1; ++b, ++x) {
+    prefetch_ahead<sizeof(B)>(x);
+    const __m256i q = unpack_q32(*x);
+    const float dx = h2f(x->d);
+    float c;
+    if constexpr (std::is_same_v<B, block_q5_0>) c = -16.0f * dx;
+    else c = h2f(x->m);
+    for (int t = 0; t < NT; ++t) {
+      const __m256i p = pairs_i32(q, load(yq[t] + b * 32));
+      acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(dx * yd[t][b]), _mm256_cvtepi32_ps(p), acc[t]);
+      off[t] += c * ys[t][b];
+    }
+  }
+}
+
 template <int NT, class B>
 void dot_q32u(int64_t n, const void* w, const uint8_t* acts, size_t stride, float* out) {
-  const auto* x = static_cast<const B*>(w);
   const int64_t nb = n / 32;
   const float* yd[NT];
   const float* ys[NT];
@@ -117,21 +137,77 @@ void dot_q32u(int64_t n, const void* w, const uint8_t* acts, size_t stride, floa
     acc[t] = _mm256_setzero_ps();
     off[t] = 0.0f;
   }
-  for (int64_t b = 0; b < nb; ++b) {
-    prefetch_ahead<sizeof(B)>(x + b);
-    const __m256i q = unpack_q32(x[b]);
-    const float dx = h2f(x[b].d);
-    float c;
-    if constexpr (std::is_same_v<B, block_q5_0>) c = -16.0f * dx;
-    else c = h2f(x[b].m);
-    for (int t = 0; t < NT; ++t) {
-      const __m256i p = pairs_i32(q, load(yq[t] + b * 32));
-      acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(dx * yd[t][b]), _mm256_cvtepi32_ps(p), acc[t]);
-      off[t] += c * ys[t][b];
-    }
-  }
+  add_q32u<NT>(static_cast<const B*>(w), 0, nb, yd, ys, yq, acc, off);
   for (int t = 0; t < NT; ++t) out[t] = hsum(acc[t]) + off[t];
 }
+
+// The fifth bits of block K of a Q5_0 group (bit K of each qh byte) as 16 or 0.
+template <int K>
+inline __m256i fifth_bits(__m256i qh) {
+  const __m256i m = _mm256_set1_epi8(16);
+  if constexpr (K < 4) return _mm256_and_si256(_mm256_slli_epi16(qh, 4 - K), m);
+  else if constexpr (K == 4) return _mm256_and_si256(qh, m);
+  else return _mm256_and_si256(_mm256_srli_epi16(qh, K - 4), m);
+}
+
+// Q5_0 in the eight-block groups of repack_q5_0.h. Per group: one load gives
+// two blocks' nibbles, a shift and a mask each block's fifth bits, one
+// conversion the eight weight scales. The eight blocks' int32 dot vectors are
+// summed across lanes together (hadd tree) into one vector, lane k = block k,
+// which takes one multiply by the eight combined scales; the offsets -16 d_x
+// s_b are a vector FMA per group. The last nb % 8 blocks are plain.
+template <int P>
+inline void unpack_pair(const block_q5_0x8& g, __m256i qh, __m256i* q) {
+  const __m256i m4 = _mm256_set1_epi8(0x0F);
+  const __m256i v = load(g.qs[P]);
+  q[2 * P] = _mm256_or_si256(_mm256_and_si256(v, m4), fifth_bits<2 * P>(qh));
+  q[2 * P + 1] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v, 4), m4), fifth_bits<2 * P + 1>(qh));
+}
+
+template <int NT>
+void dot_q5_0x8(int64_t n, const void* w, const uint8_t* acts, size_t stride, float* out) {
+  const auto* grp = static_cast<const block_q5_0x8*>(w);
+  const int64_t nb = n / 32, ng = nb / k_q5_0x8_blocks;
+  const float* yd[NT];
+  const float* ys[NT];
+  const int8_t* yq[NT];
+  __m256 acc[NT], offv[NT];
+  for (int t = 0; t < NT; ++t) {
+    yd[t] = act_q8_0_d(acts + t * stride);
+    ys[t] = act_q8_0_s(acts + t * stride, nb);
+    yq[t] = act_q8_0_q(acts + t * stride, nb);
+    acc[t] = offv[t] = _mm256_setzero_ps();
+  }
+  for (int64_t gi = 0; gi < ng; ++gi) {
+    const block_q5_0x8& g = grp[gi];
+    prefetch_ahead<sizeof(block_q5_0x8)>(&g);
+    const int64_t b = gi * k_q5_0x8_blocks;
+    const __m256 dx = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g.d)));
+    const __m256i qh = load(g.qh);
+    __m256i q[8];  // block k's 32 quants, 0..31
+    unpack_pair<0>(g, qh, q);
+    unpack_pair<1>(g, qh, q);
+    unpack_pair<2>(g, qh, q);
+    unpack_pair<3>(g, qh, q);
+    for (int t = 0; t < NT; ++t) {
+      const int8_t* yb = yq[t] + b * 32;
+      __m256i r[4];  // r[p]: blocks 2p, 2p+1 summed in pairs of lanes
+      for (int p = 0; p < 4; ++p)
+        r[p] = _mm256_hadd_epi32(pairs_i32(q[2 * p], load(yb + 64 * p)), pairs_i32(q[2 * p + 1], load(yb + 64 * p + 32)));
+      // s01: blocks 0-3 in each 128-bit half (that half's partial sums),
+      // s23: blocks 4-7; adding the halves, lined up, gives lane k = block k.
+      const __m256i s01 = _mm256_hadd_epi32(r[0], r[1]), s23 = _mm256_hadd_epi32(r[2], r[3]);
+      const __m256i s = _mm256_add_epi32(_mm256_permute2x128_si256(s01, s23, 0x20), _mm256_permute2x128_si256(s01, s23, 0x31));
+      acc[t] = _mm256_fmadd_ps(_mm256_mul_ps(dx, _mm256_loadu_ps(yd[t] + b)), _mm256_cvtepi32_ps(s), acc[t]);
+      offv[t] = _mm256_fmadd_ps(dx, _mm256_loadu_ps(ys[t] + b), offv[t]);
+    }
+  }
+  float off[NT];
+  for (int t = 0; t < NT; ++t) off[t] = -16.0f * hsum(offv[t]);
+  add_q32u<NT>(reinterpret_cast<const block_q5_0*>(grp + ng), ng * k_q5_0x8_blocks, nb, yd, ys, yq, acc, off);
+  for (int t = 0; t < NT; ++t) out[t] = hsum(acc[t]) + off[t];
+}
+
 template <int NT>
 void dot_q4_1_t(int64_t n, const void* w, const uint8_t* a, size_t s, float* o) { dot_q32u<NT, block_q4_1>(n, w, a, s, o); }
 template <int NT>
@@ -256,6 +332,7 @@ QF_ROW_DOT_TILES(row_q8_0, dot_q8_0)
 QF_ROW_DOT_TILES(row_q4_0, dot_q4_0)
 QF_ROW_DOT_TILES(row_q4_1, dot_q4_1_t)
 QF_ROW_DOT_TILES(row_q5_0, dot_q5_0_t)
+QF_ROW_DOT_TILES(row_q5_0x8, dot_q5_0x8)
 QF_ROW_DOT_TILES(row_q5_1, dot_q5_1_t)
 QF_ROW_DOT_TILES(row_q4_k, dot_q4_k_t)
 QF_ROW_DOT_TILES(row_q5_k, dot_q5_k_t)
@@ -268,6 +345,7 @@ void fill_avx2_kernels(kernel_table& t) {
   t.dot_q4_0 = row_q4_0;
   t.dot_q4_1 = row_q4_1;
   t.dot_q5_0 = row_q5_0;
+  t.dot_q5_0x8 = row_q5_0x8;
   t.dot_q5_1 = row_q5_1;
   t.dot_q4_k = row_q4_k;
   t.dot_q5_k = row_q5_k;

@@ -474,6 +474,8 @@ void fill_avx512_kernels(kernel_table& t) {
   t.dot_q4_k = row_q4_k;
   t.dot_q5_k = row_q5_k;
   t.dot_q6_k = row_q6_k;
+  // dot_q5_0x8 stays AVX2's: regrouped Q5_0 weights no longer have their
+  // plain blocks, so this level's dot_q5_0 serves only rows of under 8 blocks.
   fill_avx512_float_kernels(t);
 }
 

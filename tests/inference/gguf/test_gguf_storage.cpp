@@ -1,10 +1,11 @@
 // How GGUF files are held and written: an opened file keeps its own copy of
 // the tensor bytes (the file on disk may be truncated or rewritten), header
-// pages are freed after parsing, metadata arrays are stored compactly (typed,
-// contiguous), the writer replaces its destination atomically (temporary file
-// + rename; a failure leaves the old file and no temporary), follows a
-// symbolic link, keeps the replaced file's mode, and refuses to overwrite a
-// protected input (same path, hard link, symbolic link).
+// pages are freed after parsing, one tensor's pages can be freed alone,
+// metadata arrays are stored compactly (typed, contiguous), the writer
+// replaces its destination atomically (temporary file + rename; a failure
+// leaves the old file and no temporary), follows a symbolic link, keeps the
+// replaced file's mode, and refuses to overwrite a protected input (same
+// path, hard link, symbolic link).
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -106,6 +107,29 @@ TEST(gguf_storage, only_the_tensor_data_stays_in_memory) {
   EXPECT_EQ(m->tensor_data_bytes(), 0u);
   EXPECT_THROW(m->tensor_data(*m->find_tensor("t")), gguf_error);
   EXPECT_EQ(m->find_tensor("t")->n_bytes, 8192u * 4);  // infos and metadata stay
+}
+
+TEST(gguf_storage, releasing_one_tensor_frees_its_pages_and_keeps_its_neighbours) {
+  qf::test::temp_file model("release_one");
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  const size_t n = 4 * page / 4 + 7;  // floats: four pages and a ragged end, so the neighbours share pages
+  writer w;
+  w.add_string("general.architecture", "llama");
+  w.add_tensor("a", ggml_type::f32, {5}, pattern(5 * 4, 1));
+  w.add_tensor("big", ggml_type::f32, {static_cast<int64_t>(n)}, pattern(n * 4, 2));
+  w.add_tensor("z", ggml_type::f32, {9}, pattern(9 * 4, 3));
+  w.write(model.path());
+  for (data_storage st : {data_storage::in_memory, data_storage::mapped}) {
+    auto f = file::open(model.path(), st);
+    const size_t held = f->tensor_data_bytes();
+    f->release_tensor(*f->find_tensor("big"));
+    EXPECT_THROW(f->tensor_data(*f->find_tensor("big")), gguf_error);
+    EXPECT_THROW(f->release_tensor(*f->find_tensor("big")), gguf_error);
+    EXPECT_EQ(0, std::memcmp(f->tensor_data(*f->find_tensor("a")), pattern(5 * 4, 1).data(), 5 * 4));
+    EXPECT_EQ(0, std::memcmp(f->tensor_data(*f->find_tensor("z")), pattern(9 * 4, 3).data(), 9 * 4));
+    EXPECT_GE(held - f->tensor_data_bytes(), 3 * page);  // the whole pages inside "big"
+    EXPECT_LE(held - f->tensor_data_bytes(), n * 4);
+  }
 }
 
 TEST(gguf_storage, mapped_storage_reads_the_same_bytes) {

@@ -1,0 +1,48 @@
+// Internal: Q5_0 regrouped for the SIMD kernels ("q5_0x8").
+//
+// Q5_0 dominates the Q4_K_M files of models whose rows are not a multiple of
+// 256 (llama.cpp's quantizer falls back from Q4_K to Q5_0 there: 132 of 169
+// tensors of Qwen2.5-Coder-0.5B). Its plain block spends most of an AVX2
+// kernel's work on layout, not arithmetic: the 32 fifth bits are spread to
+// bytes by a shuffle and a compare, the 16 nibble bytes need a lane insert,
+// and each block's fp16 scale is converted and broadcast on its own. The
+// regrouped row holds the same bits, eight blocks at a time:
+//
+//   d[8]      the eight fp16 scales, converted by one instruction
+//   qh[32]    byte j, bit k: the fifth bit of element j of block k
+//   qs[4][32] byte j of pair p: element j of block 2p (low nibble) and of
+//             block 2p+1 (high nibble), elements in natural order
+//
+// 176 bytes, exactly eight plain blocks, so a regrouped row has the plain
+// row's length: full groups first, then the last nb % 8 blocks unchanged.
+// Every reader of a regrouped weight (each kernel level's dot_q5_0x8,
+// get_rows through dequantize_row_q5_0x8) reads this copy only, so the
+// loader can free the plain bytes.
+#pragma once
+
+#include <cstdint>
+
+#include "inference/core/ggml_types.h"
+
+namespace qf::infer::cpu::detail {
+
+inline constexpr int k_q5_0x8_blocks = 8;
+
+struct block_q5_0x8 {
+  fp16_t d[k_q5_0x8_blocks];
+  uint8_t qh[32];
+  uint8_t qs[k_q5_0x8_blocks / 2][32];
+};
+static_assert(sizeof(block_q5_0x8) == k_q5_0x8_blocks * sizeof(block_q5_0));
+
+// Element j (0..31) of block k of a group, as stored: 0..31 (value = (q - 16) * d).
+inline int q5_0x8_quant(const block_q5_0x8& g, int k, int j) {
+  return ((g.qs[k / 2][j] >> (4 * (k % 2))) & 0xF) | ((g.qh[j] >> k) & 1) << 4;
+}
+
+// One row of nb plain blocks into the layout above (dst: nb * 22 bytes).
+void repack_row_q5_0x8(const block_q5_0* src, uint8_t* dst, int64_t nb);
+// A regrouped row of n elements back to floats, bit-exact to dequantize_row_q5_0.
+void dequantize_row_q5_0x8(const uint8_t* row, float* y, int64_t n);
+
+}  // namespace qf::infer::cpu::detail

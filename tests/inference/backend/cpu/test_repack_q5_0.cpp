@@ -1,0 +1,141 @@
+// Q5_0's regrouped copy (repack_q5_0.h): the layout holds each element's five
+// bits where the header says; a regrouped weight gives the same products and
+// rows after its source bytes are overwritten (the loader frees them); and
+// matmul through it, at every level, equals the scalar kernel on the plain
+// blocks for every row length class (groups only, groups and a tail, a tail
+// only) and tile width.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "inference/backend/cpu/ops.h"
+#include "inference/backend/cpu/quants.h"
+#include "inference/backend/cpu/repack_q5_0.h"
+#include "tests/inference/backend/cpu/kernel_test_util.h"
+
+using namespace qf::infer;
+using namespace qf::infer::cpu;
+
+namespace {
+
+struct level_guard {
+  ~level_guard() { set_kernel_level("auto"); }
+};
+
+bool have_avx2() {
+  const auto& f = detect_cpu();
+  return f.avx2 && f.fma && f.f16c;
+}
+
+std::vector<uint8_t> quantized(int64_t rows, int64_t cols, uint32_t seed) {
+  const auto f = qf::test::random_floats(static_cast<size_t>(rows * cols), seed, 0.5f);
+  const size_t rb = *row_size(ggml_type::q5_0, cols);
+  std::vector<uint8_t> bytes(rb * static_cast<size_t>(rows));
+  for (int64_t r = 0; r < rows; ++r) quantize_row(ggml_type::q5_0, f.data() + r * cols, bytes.data() + r * rb, cols);
+  return bytes;
+}
+
+// Element j of plain block b, 0..31.
+int plain_quant(const block_q5_0& b, int j) {
+  const int nibble = j < 16 ? b.qs[j] & 0xF : b.qs[j - 16] >> 4;
+  return nibble | static_cast<int>((detail::load_qh(b.qh) >> j) & 1u) << 4;
+}
+
+}  // namespace
+
+TEST(repack_q5_0, groups_hold_each_elements_bits_where_the_layout_says) {
+  const int64_t nb = 19;  // two groups and a tail of three
+  const auto bytes = quantized(1, nb * 32, 5);
+  std::vector<uint8_t> out(bytes.size());
+  detail::repack_row_q5_0x8(reinterpret_cast<const block_q5_0*>(bytes.data()), out.data(), nb);
+  const auto* plain = reinterpret_cast<const block_q5_0*>(bytes.data());
+  const auto* groups = reinterpret_cast<const detail::block_q5_0x8*>(out.data());
+  int fifth_bits_set = 0;
+  for (int g = 0; g < 2; ++g)
+    for (int k = 0; k < 8; ++k) {
+      const block_q5_0& b = plain[g * 8 + k];
+      EXPECT_EQ(groups[g].d[k], b.d);
+      for (int j = 0; j < 32; ++j) {
+        const int q = ((groups[g].qs[k / 2][j] >> (4 * (k % 2))) & 0xF) | ((groups[g].qh[j] >> k) & 1) << 4;
+        ASSERT_EQ(q, plain_quant(b, j)) << "group " << g << " block " << k << " element " << j;
+        fifth_bits_set += q >> 4;
+      }
+    }
+  EXPECT_GT(fifth_bits_set, 100);  // the data exercises the fifth bit
+  EXPECT_EQ(std::memcmp(out.data() + 2 * sizeof(detail::block_q5_0x8), plain + 16, 3 * sizeof(block_q5_0)), 0);
+}
+
+TEST(repack_q5_0, a_regrouped_weight_no_longer_reads_its_source_bytes) {
+  level_guard g;
+  thread_pool pool(2);
+  const int64_t rows = 9, cols = 11 * 32;  // one group and a tail of three
+  auto bytes = quantized(rows, cols, 1);
+  const weight_matrix w = prepare_weight(ggml_type::q5_0, rows, cols, bytes.data());
+  ASSERT_TRUE(w.repacked);
+  EXPECT_FALSE(prepare_weight(ggml_type::q5_0, rows, 7 * 32, bytes.data()).repacked);  // no whole group
+  const std::vector<uint8_t> q8(*row_size(ggml_type::q8_0, cols) * rows);
+  EXPECT_FALSE(prepare_weight(ggml_type::q8_0, rows, cols, q8.data()).repacked);
+
+  const auto x = qf::test::random_floats(static_cast<size_t>(cols * 3), 2);
+  std::vector<std::string> levels{"scalar"};
+  if (have_avx2()) levels.push_back("avx2");
+  std::vector<std::vector<float>> before;
+  std::vector<float> rows_before(static_cast<size_t>(rows * cols));
+  for (int64_t r = 0; r < rows; ++r) {
+    dequantize_row(ggml_type::q5_0, bytes.data() + r * w.row_bytes, rows_before.data() + r * cols, cols);
+    std::vector<float> d(static_cast<size_t>(cols));
+    dequantize_weight_row(w, r, d.data());
+    ASSERT_EQ(std::memcmp(d.data(), rows_before.data() + r * cols, d.size() * sizeof(float)), 0) << "row " << r;
+  }
+  for (const auto& level : levels) {
+    set_kernel_level(level);
+    for (int64_t nt : {1, 3}) {
+      before.emplace_back(static_cast<size_t>(rows * nt));
+      matmul(pool, w, x.data(), nt, before.back().data());
+    }
+  }
+  std::fill(bytes.begin(), bytes.end(), uint8_t{0xA5});  // what a loader that freed them would leave
+  size_t i = 0;
+  for (const auto& level : levels) {
+    set_kernel_level(level);
+    for (int64_t nt : {1, 3}) {
+      std::vector<float> y(static_cast<size_t>(rows * nt));
+      matmul(pool, w, x.data(), nt, y.data());
+      EXPECT_EQ(y, before[i++]) << level << ", tokens " << nt;
+    }
+  }
+  for (int64_t r = 0; r < rows; ++r) {
+    std::vector<float> d(static_cast<size_t>(cols));
+    dequantize_weight_row(w, r, d.data());
+    EXPECT_EQ(std::memcmp(d.data(), rows_before.data() + r * cols, d.size() * sizeof(float)), 0) << "row " << r;
+  }
+}
+
+TEST(repack_q5_0, matmul_through_the_groups_equals_the_scalar_kernel_on_plain_blocks) {
+  level_guard g;
+  thread_pool pool(2);
+  const int64_t rows = 21;
+  std::vector<std::string> levels{"scalar"};
+  if (have_avx2()) levels.push_back("avx2");
+  for (int64_t nb : {8, 11, 28, 7, 40}) {
+    const int64_t cols = nb * 32;
+    const auto bytes = quantized(rows, cols, static_cast<uint32_t>(nb));
+    const weight_matrix w = prepare_weight(ggml_type::q5_0, rows, cols, bytes.data());
+    EXPECT_EQ(static_cast<bool>(w.repacked), nb >= 8) << nb;
+    weight_matrix plain = w;
+    plain.repacked.reset();
+    for (int64_t nt : {1, 2, 3, 4, 5}) {
+      const auto x = qf::test::random_floats(static_cast<size_t>(cols * nt), 3 + static_cast<uint32_t>(nt));
+      std::vector<float> ys(static_cast<size_t>(rows * nt)), yv(ys.size());
+      set_kernel_level("scalar");
+      matmul(pool, plain, x.data(), nt, ys.data());
+      for (const auto& level : levels) {
+        set_kernel_level(level);
+        matmul(pool, w, x.data(), nt, yv.data());
+        EXPECT_LT(qf::test::nmse(yv, ys), 1e-10) << level << ", blocks " << nb << ", tokens " << nt;
+      }
+    }
+  }
+}
