@@ -10,6 +10,7 @@
 // Every block asks for the weights 2 KiB ahead of it (simd_prefetch.h).
 #include <immintrin.h>
 
+#include <cstring>
 #include <type_traits>
 
 #include "inference/backend/cpu/kernels.h"
@@ -221,6 +222,48 @@ inline __m256i mins_term(__m128i mins_pairs16_lo, __m128i mins_pairs16_hi, const
   return _mm256_madd_epi16(m, load(bsums));
 }
 
+// Q4_K/Q5_K: the 12 packed scale bytes as bytes 0-7 = the eight six-bit
+// scales, 8-15 = the eight mins, by 32-bit word operations. (Unpacking them
+// into byte arrays first made every vector load of them wait for the byte
+// stores to drain: Q4_K GEMV ran at 6.8 GB/s on one thread.)
+inline __m128i scales_mins_k4(const uint8_t* q) {
+  uint32_t u[3];
+  std::memcpy(u, q, sizeof u);
+  constexpr uint32_t m6 = 0x3f3f3f3f, m4 = 0x0f0f0f0f, m2 = 0x03030303;
+  const uint32_t sc_lo = u[0] & m6, mn_lo = u[1] & m6;
+  const uint32_t sc_hi = (u[2] & m4) | ((u[0] >> 6) & m2) << 4;
+  const uint32_t mn_hi = ((u[2] >> 4) & m4) | ((u[1] >> 6) & m2) << 4;
+  return _mm_setr_epi32(static_cast<int>(sc_lo), static_cast<int>(sc_hi), static_cast<int>(mn_lo),
+                        static_cast<int>(mn_hi));
+}
+
+// Scale k (an int16 lane of v, 0..7) in every int16 lane.
+template <int K>
+inline __m256i lane_i16(__m256i v) {
+  return _mm256_shuffle_epi8(v, _mm256_set1_epi16(static_cast<short>(0x0100 + 0x0202 * K)));
+}
+
+template <int NT, int P, bool FIVE>
+inline void qk45_part(const uint8_t* qs, __m256i& hbits, __m256i sc16, const block_q8_k* const* y, int64_t b,
+                      __m256i* sumi) {
+  const __m256i m4 = _mm256_set1_epi8(0x0F), one = _mm256_set1_epi8(1);
+  const __m256i q = load(qs + 32 * P);
+  __m256i lo = _mm256_and_si256(q, m4);
+  __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+  if constexpr (FIVE) {
+    lo = _mm256_or_si256(lo, _mm256_slli_epi16(_mm256_and_si256(hbits, one), 4));
+    hi = _mm256_or_si256(hi, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hbits, 1), one), 4));
+    hbits = _mm256_srli_epi16(hbits, 2);
+  }
+  const __m256i s_lo = lane_i16<2 * P>(sc16), s_hi = lane_i16<2 * P + 1>(sc16);
+  for (int t = 0; t < NT; ++t) {
+    const int8_t* yq = y[t][b].qs + 64 * P;
+    const __m256i a = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, load(yq)), s_lo);
+    const __m256i c = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, load(yq + 32)), s_hi);
+    sumi[t] = _mm256_add_epi32(sumi[t], _mm256_add_epi32(a, c));
+  }
+}
+
 template <int NT, bool FIVE>
 void dot_qk45(int64_t n, const void* w, const uint8_t* acts, size_t stride, float* out) {
   const int64_t nb = n / qk_k;
@@ -230,8 +273,7 @@ void dot_qk45(int64_t n, const void* w, const uint8_t* acts, size_t stride, floa
     y[t] = reinterpret_cast<const block_q8_k*>(acts + t * stride);
     acc[t] = accm[t] = _mm256_setzero_ps();
   }
-  const __m256i m4 = _mm256_set1_epi8(0x0F), one = _mm256_set1_epi8(1);
-  const __m128i dup = _mm_setr_epi8(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7);
+  const __m128i dup_mins = _mm_setr_epi8(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15);
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* scales;
     const uint8_t* qs;
@@ -246,30 +288,17 @@ void dot_qk45(int64_t n, const void* w, const uint8_t* acts, size_t stride, floa
       prefetch_ahead<sizeof(block_q4_k)>(&blk);
       scales = blk.scales, qs = blk.qs, d = h2f(blk.d), dmin = h2f(blk.dmin);
     }
-    alignas(16) uint8_t sc[8], mn[16];
-    unpack_scale_min_k4(scales, sc, mn);
-    const __m128i mp = _mm_shuffle_epi8(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(mn)), dup);
+    const __m128i sm = scales_mins_k4(scales);
+    const __m128i mp = _mm_shuffle_epi8(sm, dup_mins);  // m0 m0 m1 m1 ... m7 m7
     const __m128i mp_lo = _mm_cvtepu8_epi16(mp), mp_hi = _mm_cvtepu8_epi16(_mm_srli_si128(mp, 8));
+    const __m256i sc16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(sm));  // sc0..sc7, both halves
     __m256i sumi[NT];
     for (int t = 0; t < NT; ++t) sumi[t] = _mm256_setzero_si256();
     __m256i hbits = FIVE ? load(qh) : _mm256_setzero_si256();
-    for (int p = 0; p < 4; ++p) {
-      const __m256i q = load(qs + 32 * p);
-      __m256i lo = _mm256_and_si256(q, m4);
-      __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
-      if constexpr (FIVE) {
-        lo = _mm256_or_si256(lo, _mm256_slli_epi16(_mm256_and_si256(hbits, one), 4));
-        hi = _mm256_or_si256(hi, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hbits, 1), one), 4));
-        hbits = _mm256_srli_epi16(hbits, 2);
-      }
-      const __m256i s_lo = _mm256_set1_epi16(sc[2 * p]), s_hi = _mm256_set1_epi16(sc[2 * p + 1]);
-      for (int t = 0; t < NT; ++t) {
-        const int8_t* yq = y[t][b].qs + 64 * p;
-        const __m256i a = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, load(yq)), s_lo);
-        const __m256i c = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, load(yq + 32)), s_hi);
-        sumi[t] = _mm256_add_epi32(sumi[t], _mm256_add_epi32(a, c));
-      }
-    }
+    qk45_part<NT, 0, FIVE>(qs, hbits, sc16, y, b, sumi);
+    qk45_part<NT, 1, FIVE>(qs, hbits, sc16, y, b, sumi);
+    qk45_part<NT, 2, FIVE>(qs, hbits, sc16, y, b, sumi);
+    qk45_part<NT, 3, FIVE>(qs, hbits, sc16, y, b, sumi);
     for (int t = 0; t < NT; ++t) {
       const float yd = y[t][b].d;
       acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(d * yd), _mm256_cvtepi32_ps(sumi[t]), acc[t]);
