@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <sys/fsuid.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -45,18 +46,33 @@ std::string model_path() {
 }
 
 // Running, not a zombie (a detached daemon's parent may never reap it).
+// A /proc file's contents, empty when the process is gone. Read with
+// read(2): a process that exits mid-read makes it fail with ESRCH, which
+// std::ifstream turns into an exception.
+std::string proc_file(pid_t pid, const char* name) {
+  std::string out;
+  const int fd = ::open(("/proc/" + std::to_string(pid) + "/" + name).c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return out;
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n <= 0) break;
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return out;
+}
+
 bool alive(pid_t pid) {
   if (pid <= 0) return false;
-  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
-  std::string stat((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  const std::string stat = proc_file(pid, "stat");
   const std::size_t close = stat.rfind(')');
   return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] != 'Z';
 }
 
 // The command line of a process, NUL-separated arguments joined by spaces.
 std::string cmdline(pid_t pid) {
-  std::ifstream f("/proc/" + std::to_string(pid) + "/cmdline");
-  std::string s((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  std::string s = proc_file(pid, "cmdline");
   for (char& c : s)
     if (c == '\0') c = ' ';
   return s;
@@ -66,15 +82,14 @@ std::string cmdline(pid_t pid) {
 // `quickfill daemon --socket-dir DIR ...` (not zombies).
 std::vector<pid_t> daemons_of(const std::string& dir) {
   std::vector<pid_t> out;
-  DIR* d = ::opendir("/proc");
+  const std::unique_ptr<DIR, int (*)(DIR*)> d(::opendir("/proc"), ::closedir);
   if (!d) return out;
-  while (dirent* e = ::readdir(d)) {
+  while (dirent* e = ::readdir(d.get())) {
     const pid_t pid = static_cast<pid_t>(std::atoi(e->d_name));
     if (pid <= 0) continue;
     const std::string c = cmdline(pid);
     if (c.find(" daemon --socket-dir " + dir + " ") != std::string::npos) out.push_back(pid);
   }
-  ::closedir(d);
   return out;
 }
 
