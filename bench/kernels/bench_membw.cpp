@@ -3,9 +3,13 @@
 // GB/s over several passes. This is the ceiling decode GEMV is compared to.
 // GB per CPU-second (process CPU time) is printed too: on a shared machine it
 // compares with bench_matmul's GB/CPU-s column when wall-clock time is diluted.
+// The buffer is mapped the way the model's weights are (map_huge: huge pages
+// where the kernel allows); --pages small reads 4 KiB pages instead, which
+// shows what the TLB costs on this machine.
 //
-//   bench_membw [--mib 512] [--reps 9] [--threads 1,2]
+//   bench_membw [--mib 512] [--reps 9] [--threads 1,2] [--pages huge|small]
 #include <immintrin.h>
+#include <sys/mman.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -14,6 +18,7 @@
 
 #include "bench/kernels/bench_common.h"
 #include "inference/backend/cpu/ops.h"
+#include "inference/core/huge_pages.h"
 
 namespace {
 
@@ -47,11 +52,13 @@ int main(int argc, char** argv) {
   const auto threads = bench::split(bench::arg(argc, argv, "--threads", "1,2"), ',');
   const bool avx2 = infer::cpu::detect_cpu().avx2;
 
-  auto* buf = static_cast<uint8_t*>(std::aligned_alloc(4096, bytes));
+  const bool small = bench::arg(argc, argv, "--pages", "huge") == "small";
+  auto* buf = static_cast<uint8_t*>(small ? std::aligned_alloc(4096, bytes) : infer::map_huge(bytes));
   if (!buf) return 1;
   for (size_t i = 0; i < bytes; i += 64) std::memset(buf + i, static_cast<int>(i >> 6), 64);  // touch every page
 
-  std::printf("bench_membw: %zu MiB buffer, %d passes, read with %s\n", bytes >> 20, reps, avx2 ? "AVX2" : "scalar");
+  std::printf("bench_membw: %zu MiB buffer (%s pages), %d passes, read with %s\n", bytes >> 20,
+              small ? "4 KiB" : "huge where available", reps, avx2 ? "AVX2" : "scalar");
   volatile uint64_t sink = 0;
   for (const auto& ts : threads) {
     const int nt = std::atoi(ts.c_str());
@@ -75,6 +82,7 @@ int main(int argc, char** argv) {
                 bench::median(gbs), reps, *std::min_element(gbs.begin(), gbs.end()),
                 *std::max_element(gbs.begin(), gbs.end()), bench::median(gb_cpu));
   }
-  std::free(buf);
+  if (small) std::free(buf);
+  else munmap(buf, bytes);
   return 0;
 }

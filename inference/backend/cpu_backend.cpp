@@ -63,7 +63,7 @@ bool cpu_backend::supports_weight_type(ggml_type t) const {
 }
 
 weight_ptr cpu_backend::upload_weight(ggml_type type, int64_t rows, int64_t cols, const uint8_t* data) {
-  return std::make_unique<cpu_weight>(cpu::prepare_weight(type, rows, cols, data));
+  return std::make_unique<cpu_weight>(cpu::prepare_weight(type, rows, cols, data, &weight_arena_));
 }
 
 buffer_ptr cpu_backend::alloc(size_t bytes) { return std::make_unique<cpu_buffer>(bytes); }

@@ -89,6 +89,7 @@ class cpu_backend final : public backend {
   cpu::thread_pool pool_;
   const cancel_token* interrupt_ = nullptr;  // matmuls stop taking work once it is cancelled
   std::vector<std::vector<float>> scratch_;  // [n_threads][...]
+  huge_arena weight_arena_;                  // regrouped weights' copies, sharing huge pages
 };
 
 }  // namespace qf::infer

@@ -1,7 +1,8 @@
 // GGUF v2/v3 reader over the file's bytes, copied into memory the process
 // owns (or, on request, a read-only mapping; see gguf.h).
 //
-// The copy is an anonymous mapping filled with pread(): a file that shrinks
+// The copy is an anonymous mapping (2 MiB-aligned and advised for huge pages,
+// inference/core/huge_pages.h) filled with pread(): a file that shrinks
 // while it is read gives a short read, and one whose size or modification time
 // differs afterwards is refused, so a concurrent rewrite is never half-loaded.
 // Once parsed, the pages before the tensor data section (header, metadata) are
@@ -26,6 +27,7 @@
 #include <limits>
 #include <unordered_set>
 
+#include "inference/core/huge_pages.h"
 #include "inference/gguf/gguf.h"
 
 namespace qf::infer::gguf {
@@ -329,8 +331,8 @@ namespace {
 // changed (size, modification or status-change time) while being read.
 uint8_t* read_private_copy(int fd, const std::string& path, const struct stat& before) {
   const size_t size = static_cast<size_t>(before.st_size);
-  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED)
+  void* p = map_huge(size);  // huge pages where the kernel allows: decode streams these bytes
+  if (!p)
     fail("cannot allocate " + std::to_string(size) + " bytes for '" + path + "': " + std::strerror(errno));
   auto* dst = static_cast<uint8_t*>(p);
   size_t done = 0;

@@ -56,7 +56,7 @@ std::vector<uint8_t>& scratch() {
 
 }  // namespace
 
-weight_matrix prepare_weight(ggml_type type, int64_t rows, int64_t cols, const uint8_t* data) {
+weight_matrix prepare_weight(ggml_type type, int64_t rows, int64_t cols, const uint8_t* data, huge_arena* arena) {
   if (!detail::row_dot_for(detail::scalar_kernels(), type))
     throw std::invalid_argument("matmul: unsupported weight type " + std::string(traits(type).name) +
                                 " (supported: " + std::string(supported_type_names()) + ")");
@@ -76,7 +76,8 @@ weight_matrix prepare_weight(ggml_type type, int64_t rows, int64_t cols, const u
   const int64_t nb = cols / 32;
   if (type == ggml_type::q5_0 && nb >= detail::k_q5_0x8_blocks && rows > 0 && data) {
     try {
-      std::shared_ptr<uint8_t[]> copy(new uint8_t[w.row_bytes * static_cast<size_t>(rows)]);
+      const size_t bytes = w.row_bytes * static_cast<size_t>(rows);
+      std::shared_ptr<uint8_t[]> copy = arena ? arena->allocate(bytes) : make_huge_buffer(bytes);
       for (int64_t r = 0; r < rows; ++r)
         detail::repack_row_q5_0x8(reinterpret_cast<const block_q5_0*>(data + r * w.row_bytes),
                                   copy.get() + r * w.row_bytes, nb);

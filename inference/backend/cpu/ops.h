@@ -17,6 +17,7 @@
 
 #include "inference/backend/cpu/thread_pool.h"
 #include "inference/core/cancellation.h"
+#include "inference/core/huge_pages.h"
 #include "inference/core/ggml_types.h"
 
 namespace qf::infer::cpu {
@@ -32,7 +33,10 @@ struct weight_matrix {  // W[rows][cols] stored in a GGUF type; row r at data + 
 // Wraps (and may regroup) a weight at load time. Supported: f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1
 // q4_k q5_k q6_k. Once it returns a weight with `repacked` set, the caller may free `data`.
 // Throws std::invalid_argument for another type or a row length that does not fit its blocks.
-weight_matrix prepare_weight(ggml_type type, int64_t rows, int64_t cols, const uint8_t* data);
+// The copy comes from `arena` (one per backend, so that a model's copies
+// share huge pages), or without one from a mapping of its own.
+weight_matrix prepare_weight(ggml_type type, int64_t rows, int64_t cols, const uint8_t* data,
+                             huge_arena* arena = nullptr);
 // y[t*rows + r] = sum_c W[r][c] * x[t*cols + c] for t < n_tokens.
 // n_tokens == 1 takes the decode (GEMV) path, n_tokens > 1 the prefill (GEMM) path.
 // Activations are quantized internally (Q8_0 blocks for the 32-element types, Q8_K for k-quants).
