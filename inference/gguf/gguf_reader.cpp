@@ -270,13 +270,15 @@ void file::impl::parse() {
     if (n_dims == 0 || n_dims > k_max_dims)
       fail("tensor '" + ti.name + "': " + std::to_string(n_dims) + " dimensions (supported 1.." +
            std::to_string(k_max_dims) + ")");
-    int64_t n_el = 1;
+    // The product of the nonzero dimensions bounds every product of a subset
+    // of them (element count, row count), zero dimensions included.
+    int64_t bound = 1;
     for (uint32_t d = 0; d < n_dims; ++d) {
       int64_t ne = c.read<int64_t>("tensor dimension");
       if (ne < 0) fail("tensor '" + ti.name + "': negative dimension " + std::to_string(ne));
-      if (ne != 0 && n_el > std::numeric_limits<int64_t>::max() / ne)
+      if (ne != 0 && bound > std::numeric_limits<int64_t>::max() / ne)
         fail("tensor '" + ti.name + "': element count overflows");
-      n_el *= ne;
+      if (ne != 0) bound *= ne;
       ti.ne.push_back(ne);
     }
     uint32_t type = c.read<uint32_t>("tensor type");

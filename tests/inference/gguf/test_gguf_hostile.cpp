@@ -193,6 +193,9 @@ TEST(gguf_hostile, tensor_shapes_and_types) {
   expect_error(one_tensor(0, {}, 0, 0, 32), "dimensions");
   expect_error(one_tensor(2, {-4, 2}, 0, 0, 32), "negative dimension");
   expect_error(one_tensor(4, {1ll << 20, 1ll << 20, 1ll << 20, 1ll << 20}, 0, 0, 32), "element count overflows");
+  // A zero dimension makes the element count 0, but the row count (the
+  // product of the others) must still not overflow.
+  expect_error(one_tensor(3, {0, 192, 60798594969501696ll}, 0, 0, 32), "element count overflows");
   expect_error(one_tensor(2, {1ll << 30, 4}, 0, 0, 32), "outside");  // bytes > file  // bytes > file
   expect_error(one_tensor(2, {256, 1ll << 60}, 12, 0, 32), "overflow");
   expect_error(one_tensor(1, {32}, 10, 0, 64), "unsupported tensor type 10");  // q2_k
