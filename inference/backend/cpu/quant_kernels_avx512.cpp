@@ -390,6 +390,15 @@ void dot_q5_0x8(int64_t n, const void* w, const uint8_t* acts, size_t stride, fl
   for (int t = 0; t < NT; ++t) out[t] = _mm512_reduce_add_ps(acc[t]) + off[t];
 }
 
+// Sub-block scales as int32 lanes -> the same value in both 16-bit halves of
+// each lane, the multiplier vpdpwssd wants: maddubs turns quants times
+// activations into int16 pairs (at most 63 * 128 * 2 in magnitude, no
+// saturation) and vpdpwssd scales and accumulates them in one instruction,
+// where vpdpbusd left a vpmulld and an add per register.
+inline __m512i pair16(__m512i s32) {
+  return _mm512_or_si512(_mm512_and_si512(s32, _mm512_set1_epi32(0xFFFF)), _mm512_slli_epi32(s32, 16));
+}
+
 // Q4_K/Q5_K scales and mins, unpacked to bytes [sc0..sc7, m0..m7] in
 // registers (no round trip through memory). With u0..u2 the three 32-bit
 // words of the packed scales: sc0-3 = u0 & 0x3f.., sc4-7 = (u2 & 0x0f..) |
@@ -439,7 +448,7 @@ void dot_qk45(int64_t n, const void* w, const uint8_t* acts, size_t stride, floa
       scales = blk.scales, qs = blk.qs, d = h2f(blk.d), dmin = h2f(blk.dmin);
     }
     const __m128i scm = unpack_scales_k4(scales);
-    const __m512i sc32 = _mm512_cvtepu8_epi32(scm);
+    const __m512i sc32 = pair16(_mm512_cvtepu8_epi32(scm));
     const __m256i mp = _mm256_cvtepu8_epi16(_mm_shuffle_epi8(scm, dup_mins));
     const __m512i qhz = FIVE ? _mm512_broadcast_i64x4(load256(qh)) : zero;
     __m512i sumi[NT];
@@ -462,9 +471,8 @@ void dot_qk45(int64_t n, const void* w, const uint8_t* acts, size_t stride, floa
       const __m512i sb = _mm512_permutexvar_epi32(sidx[2 * h + 1], sc32);
       for (int t = 0; t < NT; ++t) {
         const int8_t* yq = y[t][b].qs + 128 * h;
-        const __m512i a = _mm512_mullo_epi32(_mm512_dpbusd_epi32(zero, qa, load512(yq)), sa);
-        const __m512i c = _mm512_mullo_epi32(_mm512_dpbusd_epi32(zero, qb, load512(yq + 64)), sb);
-        sumi[t] = _mm512_add_epi32(sumi[t], _mm512_add_epi32(a, c));
+        sumi[t] = _mm512_dpwssd_epi32(sumi[t], _mm512_maddubs_epi16(qa, load512(yq)), sa);
+        sumi[t] = _mm512_dpwssd_epi32(sumi[t], _mm512_maddubs_epi16(qb, load512(yq + 64)), sb);
       }
     }
     for (int t = 0; t < NT; ++t) {
@@ -503,7 +511,7 @@ void dot_q6_k(int64_t n, const void* w, const uint8_t* acts, size_t stride, floa
   for (int64_t b = 0; b < nb; ++b) {
     simd::prefetch_ahead<sizeof(block_q6_k)>(x + b);
     const __m128i sc8 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x[b].scales));
-    const __m512i sc32 = _mm512_cvtepi8_epi32(sc8);
+    const __m512i sc32 = pair16(_mm512_cvtepi8_epi32(sc8));
     const __m256i sc16 = _mm256_cvtepi8_epi16(sc8);
     __m512i sumi[NT];
     for (int t = 0; t < NT; ++t) sumi[t] = zero;
@@ -519,9 +527,8 @@ void dot_q6_k(int64_t n, const void* w, const uint8_t* acts, size_t stride, floa
       const __m512i s34 = _mm512_permutexvar_epi32(idx[2 * c + 1], sc32);
       for (int t = 0; t < NT; ++t) {
         const int8_t* yq = y[t][b].qs + 128 * c;
-        const __m512i a = _mm512_mullo_epi32(_mm512_dpbusd_epi32(zero, q12, load512(yq)), s12);
-        const __m512i e = _mm512_mullo_epi32(_mm512_dpbusd_epi32(zero, q34, load512(yq + 64)), s34);
-        sumi[t] = _mm512_add_epi32(sumi[t], _mm512_add_epi32(a, e));
+        sumi[t] = _mm512_dpwssd_epi32(sumi[t], _mm512_maddubs_epi16(q12, load512(yq)), s12);
+        sumi[t] = _mm512_dpwssd_epi32(sumi[t], _mm512_maddubs_epi16(q34, load512(yq + 64)), s34);
       }
     }
     const float d = h2f(x[b].d);
