@@ -252,13 +252,33 @@ inline float offset_of(const B& blk) {
 }
 
 // Blocks [b0, nb) of a Q4_1/Q5_0/Q5_1 row (x points at block b0), the tail
-// after the eight-block steps: two at a time, then an odd one in 256 bits;
+// after the eight-block steps: four with vector scales (the 4 of 896-column
+// rows), then two at a time, then an odd one in 256 bits;
 // the scaled dots go to acc, the offsets and the odd block to off.
 template <int NT, class B>
 inline void add_q32u_tail(const B* x, int64_t b0, int64_t nb, const float* const* yd, const float* const* ys,
                           const int8_t* const* yq, __m512* acc, float* off) {
   const __m512i zero = _mm512_setzero_si512();
   int64_t b = b0;
+  if (b + 4 <= nb) {  // four blocks: scales and offsets as one 128-bit vector each
+    const __m128 dx = _mm_cvtph_ps(_mm_setr_epi16(static_cast<short>(x[0].d), static_cast<short>(x[1].d),
+                                                  static_cast<short>(x[2].d), static_cast<short>(x[3].d), 0, 0, 0, 0));
+    __m128 cx;
+    if constexpr (std::is_same_v<B, block_q5_0>) cx = _mm_mul_ps(dx, _mm_set1_ps(-16.0f));
+    else cx = _mm_cvtph_ps(_mm_setr_epi16(static_cast<short>(x[0].m), static_cast<short>(x[1].m),
+                                          static_cast<short>(x[2].m), static_cast<short>(x[3].m), 0, 0, 0, 0));
+    const __m512i q0 = unpack_q32_pair(x[0], x[1]), q1 = unpack_q32_pair(x[2], x[3]);
+    const __m512i p0 = pair_index(0), p1 = pair_index(1);
+    for (int t = 0; t < NT; ++t) {
+      const __m512 dd = _mm512_castps128_ps512(_mm_mul_ps(dx, _mm_loadu_ps(yd[t] + b)));
+      const int8_t* qy = yq[t] + b * 32;
+      const __m512i d0 = _mm512_dpbusd_epi32(zero, q0, load512(qy)), d1 = _mm512_dpbusd_epi32(zero, q1, load512(qy + 64));
+      acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d0), _mm512_permutexvar_ps(p0, dd), acc[t]);
+      acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d1), _mm512_permutexvar_ps(p1, dd), acc[t]);
+      off[t] += simd::hsum(_mm256_zextps128_ps256(_mm_mul_ps(cx, _mm_loadu_ps(ys[t] + b))));
+    }
+    b += 4, x += 4;
+  }
   for (; b + 2 <= nb; b += 2, x += 2) {
     const __m512i q = unpack_q32_pair(x[0], x[1]);
     const float d0 = h2f(x[0].d), d1 = h2f(x[1].d);
@@ -318,7 +338,7 @@ void dot_q32u(int64_t n, const void* w, const uint8_t* acts, size_t stride, floa
       }
     }
   }
-  for (int t = 0; t < NT; ++t) off[t] = simd::hsum(offv[t]);
+  for (int t = 0; t < NT; ++t) acc[t] = _mm512_add_ps(acc[t], _mm512_zextps256_ps512(offv[t]));
   add_q32u_tail<NT>(x + b, b, nb, yd, ys, yq, acc, off);
   for (int t = 0; t < NT; ++t) out[t] = _mm512_reduce_add_ps(acc[t]) + off[t];
 }
@@ -384,8 +404,9 @@ void dot_q5_0x8(int64_t n, const void* w, const uint8_t* acts, size_t stride, fl
       }
     }
   }
-  float off[NT];
-  for (int t = 0; t < NT; ++t) off[t] = -16.0f * simd::hsum(offv[t]);
+  float off[NT] = {};
+  for (int t = 0; t < NT; ++t)  // the offsets join the dot products' final sum
+    acc[t] = _mm512_add_ps(acc[t], _mm512_zextps256_ps512(_mm256_mul_ps(offv[t], _mm256_set1_ps(-16.0f))));
   add_q32u_tail<NT>(reinterpret_cast<const block_q5_0*>(grp + ng), ng * k_q5_0x8_blocks, nb, yd, ys, yq, acc, off);
   for (int t = 0; t < NT; ++t) out[t] = _mm512_reduce_add_ps(acc[t]) + off[t];
 }
