@@ -191,17 +191,19 @@ inline __m256i fifth_bits(__m256i qh) {
 }
 
 // Q5_0 in the eight-block groups of repack_q5_0.h. Per group: one load gives
-// two blocks' nibbles, a shift and a mask each block's fifth bits, one
+// two blocks' nibbles (blocks lo and lo + 2 of its row), a shift and a mask each block's fifth bits, one
 // conversion the eight weight scales. The eight blocks' int32 dot vectors are
 // summed across lanes together (hadd tree) into one vector, lane k = block k,
 // which takes one multiply by the eight combined scales; the offsets -16 d_x
 // s_b are a vector FMA per group. The last nb % 8 blocks are plain.
 template <int P>
 inline void unpack_pair(const block_q5_0x8& g, __m256i qh, __m256i* q) {
+  constexpr int lo = 4 * (P / 2) + P % 2, hi = lo + 2;  // the blocks in row P's nibbles
+  static_assert(q5_0x8_row(lo) == P && q5_0x8_row(hi) == P && q5_0x8_shift(hi) == 4);
   const __m256i m4 = _mm256_set1_epi8(0x0F);
   const __m256i v = load(g.qs[P]);
-  q[2 * P] = _mm256_or_si256(_mm256_and_si256(v, m4), fifth_bits<2 * P>(qh));
-  q[2 * P + 1] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v, 4), m4), fifth_bits<2 * P + 1>(qh));
+  q[lo] = _mm256_or_si256(_mm256_and_si256(v, m4), fifth_bits<lo>(qh));
+  q[hi] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v, 4), m4), fifth_bits<hi>(qh));
 }
 
 template <int NT>

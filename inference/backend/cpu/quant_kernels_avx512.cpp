@@ -350,12 +350,11 @@ template <int NT>
 void dot_q5_1_t(int64_t n, const void* w, const uint8_t* a, size_t s, float* o) { dot_q32u<NT, block_q5_1>(n, w, a, s, o); }
 
 // Q5_0 in the eight-block groups of repack_q5_0.h. A 64-byte load holds the
-// nibbles of blocks [4h | 4h+2] (low) and [4h+1 | 4h+3] (high); one permute
-// each lines them up as [4h | 4h+1] and [4h+2 | 4h+3], the activations'
-// order, and a byte test of the broadcast qh word against [bit k | bit k+1]
-// is the mask that adds those blocks' fifth bits. The eight scales are one
-// conversion, the offsets -16 d_x s_b one FMA per group; the last nb % 8
-// blocks are plain.
+// nibbles of blocks [4h | 4h+1] (low) and [4h+2 | 4h+3] (high), already in
+// the activations' order, and a byte test of the broadcast qh word against
+// [bit k | bit k+1] is the mask that adds those blocks' fifth bits. The eight
+// scales are one conversion, the offsets -16 d_x s_b one FMA per group; the
+// last nb % 8 blocks are plain.
 template <int NT>
 void dot_q5_0x8(int64_t n, const void* w, const uint8_t* acts, size_t stride, float* out) {
   const auto* grp = static_cast<const block_q5_0x8*>(w);
@@ -373,7 +372,6 @@ void dot_q5_0x8(int64_t n, const void* w, const uint8_t* acts, size_t stride, fl
     offv[t] = _mm256_setzero_ps();
   }
   const __m512i zero = _mm512_setzero_si512(), m4 = _mm512_set1_epi8(0x0F), sixteen = _mm512_set1_epi8(16);
-  const __m512i first = _mm512_setr_epi64(0, 1, 2, 3, 8, 9, 10, 11), second = _mm512_setr_epi64(4, 5, 6, 7, 12, 13, 14, 15);
   const __m512i pidx[4] = {pair_index(0), pair_index(1), pair_index(2), pair_index(3)};
   const auto bits = [](int k) {  // bit k in the low 32 bytes, bit k + 1 in the high
     return _mm512_mask_blend_epi32(0xFF00, _mm512_set1_epi8(static_cast<char>(1 << k)),
@@ -388,9 +386,8 @@ void dot_q5_0x8(int64_t n, const void* w, const uint8_t* acts, size_t stride, fl
     const __m512i qh = _mm512_broadcast_i64x4(load256(g.qh));
     __m512i q[4];  // q[p]: blocks [2p | 2p+1], 0..31
     for (int h = 0; h < 2; ++h) {
-      const __m512i z = load512(g.qs[2 * h]);
-      const __m512i lo = _mm512_and_si512(z, m4), hi = _mm512_and_si512(_mm512_srli_epi16(z, 4), m4);
-      const __m512i a = _mm512_permutex2var_epi64(lo, first, hi), c = _mm512_permutex2var_epi64(lo, second, hi);
+      const __m512i z = load512(g.qs[2 * h]);  // low nibbles: blocks [4h | 4h+1], high: [4h+2 | 4h+3]
+      const __m512i a = _mm512_and_si512(z, m4), c = _mm512_and_si512(_mm512_srli_epi16(z, 4), m4);
       q[2 * h] = _mm512_mask_add_epi8(a, _mm512_test_epi8_mask(qh, bit[2 * h]), a, sixteen);
       q[2 * h + 1] = _mm512_mask_add_epi8(c, _mm512_test_epi8_mask(qh, bit[2 * h + 1]), c, sixteen);
     }

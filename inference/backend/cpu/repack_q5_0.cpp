@@ -39,8 +39,10 @@ void repack_row_q5_0x8(const block_q5_0* src, uint8_t* dst, int64_t nb) {
     static_assert(std::endian::native == std::endian::little);  // byte j of qh[] is element j
     std::memcpy(out.qh, qh, sizeof qh);
     for (int p = 0; p < k_q5_0x8_blocks / 2; ++p) {
-      const uint8_t* lo = b[2 * p].qs;  // elements 0-15: low nibbles, 16-31: high nibbles
-      const uint8_t* hi = b[2 * p + 1].qs;
+      const int k = 4 * (p / 2) + p % 2;  // the block in row p's low nibbles; k + 2 in the high ones
+      static_assert(q5_0x8_row(2) == 0 && q5_0x8_shift(2) == 4 && q5_0x8_row(5) == 3 && q5_0x8_shift(5) == 0);
+      const uint8_t* lo = b[k].qs;  // elements 0-15: low nibbles, 16-31: high nibbles
+      const uint8_t* hi = b[k + 2].qs;
       for (int j = 0; j < 16; ++j) {
         out.qs[p][j] = static_cast<uint8_t>((lo[j] & 0x0F) | (hi[j] << 4));
         out.qs[p][j + 16] = static_cast<uint8_t>((lo[j] >> 4) | (hi[j] & 0xF0));

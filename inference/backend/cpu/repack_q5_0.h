@@ -10,8 +10,11 @@
 //
 //   d[8]      the eight fp16 scales, converted by one instruction
 //   qh[32]    byte j, bit k: the fifth bit of element j of block k
-//   qs[4][32] byte j of pair p: element j of block 2p (low nibble) and of
-//             block 2p+1 (high nibble), elements in natural order
+//   qs[4][32] byte j of row p: element j of block lo(p) = 4 (p / 2) + p % 2
+//             (low nibble) and of block lo(p) + 2 (high nibble), elements in
+//             natural order: rows 0-1 hold blocks 0, 1 low and 2, 3 high,
+//             rows 2-3 blocks 4, 5 and 6, 7, so a 64-byte load's low
+//             nibbles are two consecutive blocks, as are its high ones
 //
 // 176 bytes, exactly eight plain blocks, so a regrouped row has the plain
 // row's length: full groups first, then the last nb % 8 blocks unchanged.
@@ -35,9 +38,13 @@ struct block_q5_0x8 {
 };
 static_assert(sizeof(block_q5_0x8) == k_q5_0x8_blocks * sizeof(block_q5_0));
 
+// The qs row that holds block k's nibbles, and their shift in it (0 or 4).
+constexpr int q5_0x8_row(int k) { return 2 * (k / 4) + k % 2; }
+constexpr int q5_0x8_shift(int k) { return 4 * ((k % 4) / 2); }
+
 // Element j (0..31) of block k of a group, as stored: 0..31 (value = (q - 16) * d).
 inline int q5_0x8_quant(const block_q5_0x8& g, int k, int j) {
-  return ((g.qs[k / 2][j] >> (4 * (k % 2))) & 0xF) | ((g.qh[j] >> k) & 1) << 4;
+  return ((g.qs[q5_0x8_row(k)][j] >> q5_0x8_shift(k)) & 0xF) | ((g.qh[j] >> k) & 1) << 4;
 }
 
 // One row of nb plain blocks into the layout above (dst: nb * 22 bytes).

@@ -58,7 +58,9 @@ TEST(repack_q5_0, groups_hold_each_elements_bits_where_the_layout_says) {
       const block_q5_0& b = plain[g * 8 + k];
       EXPECT_EQ(groups[g].d[k], b.d);
       for (int j = 0; j < 32; ++j) {
-        const int q = ((groups[g].qs[k / 2][j] >> (4 * (k % 2))) & 0xF) | ((groups[g].qh[j] >> k) & 1) << 4;
+        // Blocks 0, 1, 4, 5 in the low nibbles of rows 0, 1, 2, 3; blocks 2, 3, 6, 7 in the high ones.
+        const int row = 2 * (k / 4) + k % 2, shift = (k % 4) < 2 ? 0 : 4;
+        const int q = ((groups[g].qs[row][j] >> shift) & 0xF) | ((groups[g].qh[j] >> k) & 1) << 4;
         ASSERT_EQ(q, plain_quant(b, j)) << "group " << g << " block " << k << " element " << j;
         fifth_bits_set += q >> 4;
       }
