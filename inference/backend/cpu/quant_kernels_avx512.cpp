@@ -14,8 +14,12 @@
 //  - Q4_K/Q5_K/Q6_K: sub-block dot products land in their own int32 lanes and
 //    are multiplied by the matching integer sub-block scales; min/offset terms
 //    come from the Q8_K 16-value sums.
-// Every step asks for the weights 2 KiB ahead (simd_prefetch.h): on a Zen 4
-// core that took 4864x896 Q8_0 GEMV from 14.9 to 19.9 GB/s (bench_matmul).
+// Against several tokens (prefill) every step asks for the weights 2 KiB
+// ahead (simd_prefetch.h): GEMM 5-17 % faster on a Zen 4 core. Against one
+// token (decode) it does not: with the weights on huge pages, as a loaded
+// model's are, the hardware prefetchers keep up and the requests only cost
+// issue slots (GEMV 3-25 % slower with them, bench_matmul); on 4 KiB pages
+// they were worth 14.9 -> 19.9 GB/s (4864x896 Q8_0).
 #include <immintrin.h>
 
 #include <cstring>
@@ -120,7 +124,7 @@ void dot_q8_0(int64_t n, const void* w, const uint8_t* acts, size_t stride, floa
   const __m512i pidx[4] = {pair_index(0), pair_index(1), pair_index(2), pair_index(3)};
   int64_t b = 0;
   for (; b + 8 <= nb; b += 8) {
-    simd::prefetch_ahead<8 * sizeof(block_q8_0)>(x + b);
+    if constexpr (NT > 1) simd::prefetch_ahead<8 * sizeof(block_q8_0)>(x + b);
     const __m256 dx = scales8(x + b);
     __m512i ax[4];
     __mmask64 neg[4];
@@ -183,7 +187,7 @@ void dot_q4_0(int64_t n, const void* w, const uint8_t* acts, size_t stride, floa
   const __m512i pidx[4] = {pair_index(0), pair_index(1), pair_index(2), pair_index(3)};
   int64_t b = 0;
   for (; b + 8 <= nb; b += 8) {
-    simd::prefetch_ahead<8 * sizeof(block_q4_0)>(x + b);
+    if constexpr (NT > 1) simd::prefetch_ahead<8 * sizeof(block_q4_0)>(x + b);
     __m256 dx;
     __m512i q[4];
     unpack_q4_0_octet(x + b, &dx, q);
@@ -321,7 +325,7 @@ void dot_q32u(int64_t n, const void* w, const uint8_t* acts, size_t stride, floa
   for (int t = 0; t < NT; ++t) offv[t] = _mm256_setzero_ps();
   int64_t b = 0;
   for (; b + 8 <= nb; b += 8) {  // eight blocks: scales and offsets as one vector each
-    simd::prefetch_ahead<8 * sizeof(B)>(x + b);
+    if constexpr (NT > 1) simd::prefetch_ahead<8 * sizeof(B)>(x + b);
     const __m256 dx = scales8(x + b);
     __m256 cx;
     if constexpr (std::is_same_v<B, block_q5_0>) cx = _mm256_mul_ps(dx, _mm256_set1_ps(-16.0f));
@@ -380,7 +384,7 @@ void dot_q5_0x8(int64_t n, const void* w, const uint8_t* acts, size_t stride, fl
   const __m512i bit[4] = {bits(0), bits(2), bits(4), bits(6)};
   for (int64_t gi = 0; gi < ng; ++gi) {
     const block_q5_0x8& g = grp[gi];
-    simd::prefetch_ahead<sizeof(block_q5_0x8)>(&g);
+    if constexpr (NT > 1) simd::prefetch_ahead<sizeof(block_q5_0x8)>(&g);
     const int64_t b = gi * k_q5_0x8_blocks;
     const __m256 dx = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g.d)));
     const __m512i qh = _mm512_broadcast_i64x4(load256(g.qh));
@@ -458,11 +462,11 @@ void dot_qk45(int64_t n, const void* w, const uint8_t* acts, size_t stride, floa
     float d, dmin;
     if constexpr (FIVE) {
       const auto& blk = static_cast<const block_q5_k*>(w)[b];
-      simd::prefetch_ahead<sizeof(block_q5_k)>(&blk);
+      if constexpr (NT > 1) simd::prefetch_ahead<sizeof(block_q5_k)>(&blk);
       scales = blk.scales, qs = blk.qs, qh = blk.qh, d = h2f(blk.d), dmin = h2f(blk.dmin);
     } else {
       const auto& blk = static_cast<const block_q4_k*>(w)[b];
-      simd::prefetch_ahead<sizeof(block_q4_k)>(&blk);
+      if constexpr (NT > 1) simd::prefetch_ahead<sizeof(block_q4_k)>(&blk);
       scales = blk.scales, qs = blk.qs, d = h2f(blk.d), dmin = h2f(blk.dmin);
     }
     const __m128i scm = unpack_scales_k4(scales);
@@ -527,7 +531,7 @@ void dot_q6_k(int64_t n, const void* w, const uint8_t* acts, size_t stride, floa
       _mm512_setr_epi32(8, 8, 8, 8, 9, 9, 9, 9, 10, 10, 10, 10, 11, 11, 11, 11),
       _mm512_setr_epi32(12, 12, 12, 12, 13, 13, 13, 13, 14, 14, 14, 14, 15, 15, 15, 15)};
   for (int64_t b = 0; b < nb; ++b) {
-    simd::prefetch_ahead<sizeof(block_q6_k)>(x + b);
+    if constexpr (NT > 1) simd::prefetch_ahead<sizeof(block_q6_k)>(x + b);
     const __m128i sc8 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x[b].scales));
     const __m512i sc32 = pair16(_mm512_cvtepi8_epi32(sc8));
     const __m256i sc16 = _mm256_cvtepi8_epi16(sc8);
