@@ -130,11 +130,14 @@ void dot_q32_unsigned(int64_t n, const void* w, const uint8_t* acts, size_t stri
 }
 
 // Q5_0 regrouped (repack_q5_0.h): the sums of dot_q32_unsigned, block by
-// block, each quant read from its group; the last nb % 8 blocks are plain.
+// block, each quant read from its group or half group; the rest are plain.
 void dot_q5_0x8(int64_t n, const void* w, const uint8_t* acts, size_t stride, int nt, float* out) {
+  const int64_t nb = n / 32;
+  const q5_0x8_row_layout lay(nb);
   const auto* grp = static_cast<const block_q5_0x8*>(w);
-  const auto* tail = reinterpret_cast<const block_q5_0*>(grp + n / 32 / k_q5_0x8_blocks);
-  const int64_t nb = n / 32, grouped = nb / k_q5_0x8_blocks * k_q5_0x8_blocks;
+  const auto* half = reinterpret_cast<const block_q5_0x4*>(grp + lay.groups);
+  const auto* tail = reinterpret_cast<const block_q5_0*>(half + (lay.half ? 1 : 0));
+  const int64_t grouped = lay.groups * k_q5_0x8_blocks;
   for (int t = 0; t < nt; ++t) {
     const float* yd = act_q8_0_d(acts + t * stride);
     const float* ys = act_q8_0_s(acts + t * stride, nb);
@@ -149,9 +152,13 @@ void dot_q5_0x8(int64_t n, const void* w, const uint8_t* acts, size_t stride, in
         const int k = static_cast<int>(b % k_q5_0x8_blocks);
         for (int j = 0; j < 32; ++j) s += q5_0x8_quant(g, k, j) * yb[j];
         dx = fp16_to_f32(g.d[k]);
+      } else if (b < lay.plain) {
+        const int k = static_cast<int>(b - grouped);
+        for (int j = 0; j < 32; ++j) s += q5_0x4_quant(*half, k, j) * yb[j];
+        dx = fp16_to_f32(half->d[k]);
       } else {
-        s = dot_unsigned_block(tail[b - grouped], yb);
-        dx = fp16_to_f32(tail[b - grouped].d);
+        s = dot_unsigned_block(tail[b - lay.plain], yb);
+        dx = fp16_to_f32(tail[b - lay.plain].d);
       }
       sum += s * (dx * yd[b]) - 16.0f * dx * ys[b];
     }

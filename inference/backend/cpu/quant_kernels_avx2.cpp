@@ -125,18 +125,21 @@ void dot_q4_0(int64_t n, const void* w, const uint8_t* acts, size_t stride, floa
 // Q4_1/Q5_0/Q5_1: the 32 quants of a block as unsigned bytes (byte j =
 // element j); for the 5-bit types the qh word is spread to one byte per bit
 // (shuffle byte j/8 into byte j, test bit j%8) and its 16 is or-ed in.
+// Bit j of a qh word as 16 or 0 in byte j.
+inline __m256i fifth_bits_of(uint32_t qh) {
+  const __m256i v = _mm256_set1_epi32(static_cast<int>(qh));
+  const __m256i idx = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,  //
+                                       2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
+  const __m256i bit = _mm256_set1_epi64x(static_cast<long long>(0x8040201008040201ull));
+  const __m256i set = _mm256_cmpeq_epi8(_mm256_and_si256(_mm256_shuffle_epi8(v, idx), bit), bit);
+  return _mm256_and_si256(set, _mm256_set1_epi8(16));
+}
+
 template <class B>
 inline __m256i unpack_q32(const B& blk) {
   const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk.qs));
   __m256i q = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(raw, 4), raw), _mm256_set1_epi8(0x0F));
-  if constexpr (!std::is_same_v<B, block_q4_1>) {
-    const __m256i v = _mm256_set1_epi32(static_cast<int>(load_qh(blk.qh)));
-    const __m256i idx = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,  //
-                                         2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
-    const __m256i bit = _mm256_set1_epi64x(static_cast<long long>(0x8040201008040201ull));
-    const __m256i set = _mm256_cmpeq_epi8(_mm256_and_si256(_mm256_shuffle_epi8(v, idx), bit), bit);
-    q = _mm256_or_si256(q, _mm256_and_si256(set, _mm256_set1_epi8(16)));
-  }
+  if constexpr (!std::is_same_v<B, block_q4_1>) q = _mm256_or_si256(q, fifth_bits_of(load_qh(blk.qh)));
   return q;
 }
 
@@ -195,7 +198,8 @@ inline __m256i fifth_bits(__m256i qh) {
 // conversion the eight weight scales. The eight blocks' int32 dot vectors are
 // summed across lanes together (hadd tree) into one vector, lane k = block k,
 // which takes one multiply by the eight combined scales; the offsets -16 d_x
-// s_b are a vector FMA per group. The last nb % 8 blocks are plain.
+// s_b are a vector FMA per group. A half group and the last blocks go one
+// block at a time.
 template <int P>
 inline void unpack_pair(const block_q5_0x8& g, __m256i qh, __m256i* q) {
   constexpr int lo = 4 * (P / 2) + P % 2, hi = lo + 2;  // the blocks in row P's nibbles
@@ -204,6 +208,23 @@ inline void unpack_pair(const block_q5_0x8& g, __m256i qh, __m256i* q) {
   const __m256i v = load(g.qs[P]);
   q[lo] = _mm256_or_si256(_mm256_and_si256(v, m4), fifth_bits<lo>(qh));
   q[hi] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v, 4), m4), fifth_bits<hi>(qh));
+}
+
+// The four blocks of a half group (blocks b..b+3), one at a time, as add_q32u.
+template <int NT>
+inline void add_q5_0x4(const block_q5_0x4& h, int64_t b, const float* const* yd, const float* const* ys,
+                       const int8_t* const* yq, __m256* acc, float* off) {
+  for (int k = 0; k < 4; ++k, ++b) {
+    const __m256i v = load(h.qs[k % 2]);
+    const __m256i q = _mm256_or_si256(_mm256_and_si256(k < 2 ? v : _mm256_srli_epi16(v, 4), _mm256_set1_epi8(0x0F)),
+                                      fifth_bits_of(load_qh(h.qh + 4 * k)));
+    const float dx = h2f(h.d[k]);
+    for (int t = 0; t < NT; ++t) {
+      const __m256i p = pairs_i32(q, load(yq[t] + b * 32));
+      acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(dx * yd[t][b]), _mm256_cvtepi32_ps(p), acc[t]);
+      off[t] += -16.0f * dx * ys[t][b];
+    }
+  }
 }
 
 template <int NT>
@@ -246,7 +267,13 @@ void dot_q5_0x8(int64_t n, const void* w, const uint8_t* acts, size_t stride, fl
   }
   float off[NT];
   for (int t = 0; t < NT; ++t) off[t] = -16.0f * hsum(offv[t]);
-  add_q32u<NT>(reinterpret_cast<const block_q5_0*>(grp + ng), ng * k_q5_0x8_blocks, nb, yd, ys, yq, acc, off);
+  const q5_0x8_row_layout lay(nb);
+  const auto* rest = reinterpret_cast<const uint8_t*>(grp + ng);
+  if (lay.half) {
+    add_q5_0x4<NT>(*reinterpret_cast<const block_q5_0x4*>(rest), ng * k_q5_0x8_blocks, yd, ys, yq, acc, off);
+    rest += sizeof(block_q5_0x4);
+  }
+  add_q32u<NT>(reinterpret_cast<const block_q5_0*>(rest), lay.plain, nb, yd, ys, yq, acc, off);
   for (int t = 0; t < NT; ++t) out[t] = hsum(acc[t]) + off[t];
 }
 

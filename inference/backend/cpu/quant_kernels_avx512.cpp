@@ -19,7 +19,9 @@
 // token (decode) it does not: with the weights on huge pages, as a loaded
 // model's are, the hardware prefetchers keep up and the requests only cost
 // issue slots (GEMV 3-25 % slower with them, bench_matmul); on 4 KiB pages
-// they were worth 14.9 -> 19.9 GB/s (4864x896 Q8_0).
+// they were worth 14.9 -> 19.9 GB/s (4864x896 Q8_0). Q5_0's groups, the
+// most work per byte, are the exception: 4864x896 GEMV on one thread streams
+// 16-18 GB/s with the requests and 13.5-17 without.
 #include <immintrin.h>
 
 #include <cstring>
@@ -255,6 +257,22 @@ inline float offset_of(const B& blk) {
   else return h2f(blk.m);
 }
 
+// Four blocks starting at block b, as registers [0 | 1] and [2 | 3] of
+// unsigned quants, with their scales dx and offset coefficients cx.
+template <int NT>
+inline void add_quad(__m512i q0, __m512i q1, __m128 dx, __m128 cx, int64_t b, const float* const* yd,
+                     const float* const* ys, const int8_t* const* yq, __m512* acc, float* off) {
+  const __m512i zero = _mm512_setzero_si512(), p0 = pair_index(0), p1 = pair_index(1);
+  for (int t = 0; t < NT; ++t) {
+    const __m512 dd = _mm512_castps128_ps512(_mm_mul_ps(dx, _mm_loadu_ps(yd[t] + b)));
+    const int8_t* qy = yq[t] + b * 32;
+    const __m512i d0 = _mm512_dpbusd_epi32(zero, q0, load512(qy)), d1 = _mm512_dpbusd_epi32(zero, q1, load512(qy + 64));
+    acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d0), _mm512_permutexvar_ps(p0, dd), acc[t]);
+    acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d1), _mm512_permutexvar_ps(p1, dd), acc[t]);
+    off[t] += simd::hsum(_mm256_zextps128_ps256(_mm_mul_ps(cx, _mm_loadu_ps(ys[t] + b))));
+  }
+}
+
 // Blocks [b0, nb) of a Q4_1/Q5_0/Q5_1 row (x points at block b0), the tail
 // after the eight-block steps: four with vector scales (the 4 of 896-column
 // rows), then two at a time, then an odd one in 256 bits;
@@ -271,16 +289,7 @@ inline void add_q32u_tail(const B* x, int64_t b0, int64_t nb, const float* const
     if constexpr (std::is_same_v<B, block_q5_0>) cx = _mm_mul_ps(dx, _mm_set1_ps(-16.0f));
     else cx = _mm_cvtph_ps(_mm_setr_epi16(static_cast<short>(x[0].m), static_cast<short>(x[1].m),
                                           static_cast<short>(x[2].m), static_cast<short>(x[3].m), 0, 0, 0, 0));
-    const __m512i q0 = unpack_q32_pair(x[0], x[1]), q1 = unpack_q32_pair(x[2], x[3]);
-    const __m512i p0 = pair_index(0), p1 = pair_index(1);
-    for (int t = 0; t < NT; ++t) {
-      const __m512 dd = _mm512_castps128_ps512(_mm_mul_ps(dx, _mm_loadu_ps(yd[t] + b)));
-      const int8_t* qy = yq[t] + b * 32;
-      const __m512i d0 = _mm512_dpbusd_epi32(zero, q0, load512(qy)), d1 = _mm512_dpbusd_epi32(zero, q1, load512(qy + 64));
-      acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d0), _mm512_permutexvar_ps(p0, dd), acc[t]);
-      acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d1), _mm512_permutexvar_ps(p1, dd), acc[t]);
-      off[t] += simd::hsum(_mm256_zextps128_ps256(_mm_mul_ps(cx, _mm_loadu_ps(ys[t] + b))));
-    }
+    add_quad<NT>(unpack_q32_pair(x[0], x[1]), unpack_q32_pair(x[2], x[3]), dx, cx, b, yd, ys, yq, acc, off);
     b += 4, x += 4;
   }
   for (; b + 2 <= nb; b += 2, x += 2) {
@@ -357,8 +366,8 @@ void dot_q5_1_t(int64_t n, const void* w, const uint8_t* a, size_t s, float* o) 
 // nibbles of blocks [4h | 4h+1] (low) and [4h+2 | 4h+3] (high), already in
 // the activations' order, and a byte test of the broadcast qh word against
 // [bit k | bit k+1] is the mask that adds those blocks' fifth bits. The eight
-// scales are one conversion, the offsets -16 d_x s_b one FMA per group; the
-// last nb % 8 blocks are plain.
+// scales are one conversion, the offsets -16 d_x s_b one FMA per group; a
+// half group's qh words are its masks; the last blocks are plain.
 template <int NT>
 void dot_q5_0x8(int64_t n, const void* w, const uint8_t* acts, size_t stride, float* out) {
   const auto* grp = static_cast<const block_q5_0x8*>(w);
@@ -384,7 +393,7 @@ void dot_q5_0x8(int64_t n, const void* w, const uint8_t* acts, size_t stride, fl
   const __m512i bit[4] = {bits(0), bits(2), bits(4), bits(6)};
   for (int64_t gi = 0; gi < ng; ++gi) {
     const block_q5_0x8& g = grp[gi];
-    if constexpr (NT > 1) simd::prefetch_ahead<sizeof(block_q5_0x8)>(&g);
+    simd::prefetch_ahead<sizeof(block_q5_0x8)>(&g);  // against one token too: see the top of the file
     const int64_t b = gi * k_q5_0x8_blocks;
     const __m256 dx = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g.d)));
     const __m512i qh = _mm512_broadcast_i64x4(load256(g.qh));
@@ -408,7 +417,21 @@ void dot_q5_0x8(int64_t n, const void* w, const uint8_t* acts, size_t stride, fl
   float off[NT] = {};
   for (int t = 0; t < NT; ++t)  // the offsets join the dot products' final sum
     acc[t] = _mm512_add_ps(acc[t], _mm512_zextps256_ps512(_mm256_mul_ps(offv[t], _mm256_set1_ps(-16.0f))));
-  add_q32u_tail<NT>(reinterpret_cast<const block_q5_0*>(grp + ng), ng * k_q5_0x8_blocks, nb, yd, ys, yq, acc, off);
+  const q5_0x8_row_layout lay(nb);
+  const auto* rest = reinterpret_cast<const uint8_t*>(grp + ng);
+  if (lay.half) {  // the half group: its qh words are the byte masks as they stand
+    const auto& hg = *reinterpret_cast<const block_q5_0x4*>(rest);
+    const __m128 dx = _mm_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(hg.d)));
+    uint64_t h01, h23;
+    std::memcpy(&h01, hg.qh, 8);
+    std::memcpy(&h23, hg.qh + 8, 8);
+    const __m512i z = load512(hg.qs[0]);  // low nibbles: blocks [0 | 1], high: [2 | 3]
+    const __m512i a = _mm512_and_si512(z, m4), c = _mm512_and_si512(_mm512_srli_epi16(z, 4), m4);
+    add_quad<NT>(_mm512_mask_add_epi8(a, _cvtu64_mask64(h01), a, sixteen), _mm512_mask_add_epi8(c, _cvtu64_mask64(h23), c, sixteen),
+                 dx, _mm_mul_ps(dx, _mm_set1_ps(-16.0f)), ng * k_q5_0x8_blocks, yd, ys, yq, acc, off);
+    rest += sizeof(block_q5_0x4);
+  }
+  add_q32u_tail<NT>(reinterpret_cast<const block_q5_0*>(rest), lay.plain, nb, yd, ys, yq, acc, off);
   for (int t = 0; t < NT; ++t) out[t] = _mm512_reduce_add_ps(acc[t]) + off[t];
 }
 

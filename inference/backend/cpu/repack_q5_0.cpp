@@ -50,8 +50,21 @@ void repack_row_q5_0x8(const block_q5_0* src, uint8_t* dst, int64_t nb) {
     }
     std::memcpy(dst + g * sizeof(block_q5_0x8), &out, sizeof out);
   }
-  const int64_t done = groups * k_q5_0x8_blocks;
-  std::memcpy(dst + groups * sizeof(block_q5_0x8), src + done, static_cast<size_t>(nb - done) * sizeof(block_q5_0));
+  const q5_0x8_row_layout lay(nb);
+  uint8_t* rest = dst + groups * sizeof(block_q5_0x8);
+  if (lay.half) {
+    const block_q5_0* b = src + groups * k_q5_0x8_blocks;
+    block_q5_0x4 out;
+    for (int k = 0; k < 4; ++k) out.d[k] = b[k].d, std::memcpy(out.qh + 4 * k, b[k].qh, 4);
+    for (int p = 0; p < 2; ++p)  // row p: block p low, block p + 2 high
+      for (int j = 0; j < 16; ++j) {
+        out.qs[p][j] = static_cast<uint8_t>((b[p].qs[j] & 0x0F) | (b[p + 2].qs[j] << 4));
+        out.qs[p][j + 16] = static_cast<uint8_t>((b[p].qs[j] >> 4) | (b[p + 2].qs[j] & 0xF0));
+      }
+    std::memcpy(rest, &out, sizeof out);
+    rest += sizeof out;
+  }
+  std::memcpy(rest, src + lay.plain, static_cast<size_t>(nb - lay.plain) * sizeof(block_q5_0));
 }
 
 void dequantize_row_q5_0x8(const uint8_t* row, float* y, int64_t n) {
@@ -64,8 +77,18 @@ void dequantize_row_q5_0x8(const uint8_t* row, float* y, int64_t n) {
       for (int j = 0; j < 32; ++j) *y++ = static_cast<float>(q5_0x8_quant(grp, k, j) - 16) * d;
     }
   }
-  dequantize_row_q5_0(reinterpret_cast<const block_q5_0*>(row + groups * sizeof(block_q5_0x8)), y,
-                      (nb - groups * k_q5_0x8_blocks) * 32);
+  const q5_0x8_row_layout lay(nb);
+  const uint8_t* rest = row + groups * sizeof(block_q5_0x8);
+  if (lay.half) {
+    block_q5_0x4 half;
+    std::memcpy(&half, rest, sizeof half);
+    for (int k = 0; k < 4; ++k) {
+      const float d = fp16_to_f32(half.d[k]);
+      for (int j = 0; j < 32; ++j) *y++ = static_cast<float>(q5_0x4_quant(half, k, j) - 16) * d;
+    }
+    rest += sizeof half;
+  }
+  dequantize_row_q5_0(reinterpret_cast<const block_q5_0*>(rest), y, (nb - lay.plain) * 32);
 }
 
 }  // namespace qf::infer::cpu::detail

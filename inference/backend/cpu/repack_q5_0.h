@@ -16,8 +16,18 @@
 //             rows 2-3 blocks 4, 5 and 6, 7, so a 64-byte load's low
 //             nibbles are two consecutive blocks, as are its high ones
 //
-// 176 bytes, exactly eight plain blocks, so a regrouped row has the plain
-// row's length: full groups first, then the last nb % 8 blocks unchanged.
+// 176 bytes, exactly eight plain blocks. When four or more blocks remain
+// after the last group (28-block rows, 896 columns, leave four), the next four
+// form a half group, 88 bytes, exactly four plain blocks:
+//
+//   d[4]      the four fp16 scales
+//   qh[4]     32-bit word k, bit j: the fifth bit of element j of block k
+//             (a plain block's qh word; two of them are the byte mask of a
+//             512-bit register of two blocks)
+//   qs[2][32] rows 0-1 of a group: blocks 0, 1 low and 2, 3 high
+//
+// So a regrouped row has the plain row's length: full groups, a half group
+// when nb % 8 >= 4, then the last nb % 4 blocks unchanged.
 // Every reader of a regrouped weight (each kernel level's dot_q5_0x8,
 // get_rows through dequantize_row_q5_0x8) reads this copy only, so the
 // loader can free the plain bytes.
@@ -25,6 +35,7 @@
 
 #include <cstdint>
 
+#include "inference/backend/cpu/quants.h"
 #include "inference/core/ggml_types.h"
 
 namespace qf::infer::cpu::detail {
@@ -38,6 +49,23 @@ struct block_q5_0x8 {
 };
 static_assert(sizeof(block_q5_0x8) == k_q5_0x8_blocks * sizeof(block_q5_0));
 
+struct block_q5_0x4 {
+  fp16_t d[4];
+  uint8_t qh[16];  // four little-endian 32-bit words (a row may start at any even byte)
+  uint8_t qs[2][32];
+};
+static_assert(sizeof(block_q5_0x4) == 4 * sizeof(block_q5_0));
+
+// Where the parts of a regrouped row of nb blocks begin: the half group, if
+// any, right after the ng full groups; the plain blocks after it.
+struct q5_0x8_row_layout {
+  int64_t groups;  // full groups: blocks [0, 8 groups)
+  bool half;       // a half group: blocks [8 groups, 8 groups + 4)
+  int64_t plain;   // the first plain block
+  explicit q5_0x8_row_layout(int64_t nb)
+      : groups(nb / k_q5_0x8_blocks), half(nb % k_q5_0x8_blocks >= 4), plain(groups * k_q5_0x8_blocks + (half ? 4 : 0)) {}
+};
+
 // The qs row that holds block k's nibbles, and their shift in it (0 or 4).
 constexpr int q5_0x8_row(int k) { return 2 * (k / 4) + k % 2; }
 constexpr int q5_0x8_shift(int k) { return 4 * ((k % 4) / 2); }
@@ -45,6 +73,11 @@ constexpr int q5_0x8_shift(int k) { return 4 * ((k % 4) / 2); }
 // Element j (0..31) of block k of a group, as stored: 0..31 (value = (q - 16) * d).
 inline int q5_0x8_quant(const block_q5_0x8& g, int k, int j) {
   return ((g.qs[q5_0x8_row(k)][j] >> q5_0x8_shift(k)) & 0xF) | ((g.qh[j] >> k) & 1) << 4;
+}
+
+// Element j of block k (0..3) of a half group.
+inline int q5_0x4_quant(const block_q5_0x4& g, int k, int j) {
+  return ((g.qs[k % 2][j] >> (4 * (k / 2))) & 0xF) | static_cast<int>((load_qh(g.qh + 4 * k) >> j) & 1u) << 4;
 }
 
 // One row of nb plain blocks into the layout above (dst: nb * 22 bytes).

@@ -2,8 +2,8 @@
 // bits where the header says; a regrouped weight gives the same products and
 // rows after its source bytes are overwritten (the loader frees them); and
 // matmul through it, at every level, equals the scalar kernel on the plain
-// blocks for every row length class (groups only, groups and a tail, a tail
-// only) and tile width.
+// blocks for every row length class (groups only, groups and a tail, with a
+// half group, a tail only) and tile width.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -29,6 +29,18 @@ bool have_avx2() {
   return f.avx2 && f.fma && f.f16c;
 }
 
+bool have_avx512() {
+  const auto& f = detect_cpu();
+  return have_avx2() && f.avx512f && f.avx512bw && f.avx512vl && f.avx512vnni;
+}
+
+std::vector<std::string> simd_and_scalar_levels() {
+  std::vector<std::string> levels{"scalar"};
+  if (have_avx2()) levels.push_back("avx2");
+  if (have_avx512()) levels.push_back("avx512");
+  return levels;
+}
+
 std::vector<uint8_t> quantized(int64_t rows, int64_t cols, uint32_t seed) {
   const auto f = qf::test::random_floats(static_cast<size_t>(rows * cols), seed, 0.5f);
   const size_t rb = *row_size(ggml_type::q5_0, cols);
@@ -46,7 +58,7 @@ int plain_quant(const block_q5_0& b, int j) {
 }  // namespace
 
 TEST(repack_q5_0, groups_hold_each_elements_bits_where_the_layout_says) {
-  const int64_t nb = 19;  // two groups and a tail of three
+  const int64_t nb = 23;  // two groups, a half group and a tail of three
   const auto bytes = quantized(1, nb * 32, 5);
   std::vector<uint8_t> out(bytes.size());
   detail::repack_row_q5_0x8(reinterpret_cast<const block_q5_0*>(bytes.data()), out.data(), nb);
@@ -65,14 +77,28 @@ TEST(repack_q5_0, groups_hold_each_elements_bits_where_the_layout_says) {
         fifth_bits_set += q >> 4;
       }
     }
+  detail::block_q5_0x4 half;
+  std::memcpy(&half, out.data() + 2 * sizeof(detail::block_q5_0x8), sizeof half);
+  for (int k = 0; k < 4; ++k) {
+    const block_q5_0& b = plain[16 + k];
+    EXPECT_EQ(half.d[k], b.d);
+    for (int j = 0; j < 32; ++j) {
+      // Blocks 0, 1 in the low nibbles of rows 0, 1; blocks 2, 3 in the high ones; qh as plain words.
+      const uint32_t word = detail::load_qh(half.qh + 4 * k);
+      const int q = ((half.qs[k % 2][j] >> (k < 2 ? 0 : 4)) & 0xF) | static_cast<int>((word >> j) & 1u) << 4;
+      ASSERT_EQ(q, plain_quant(b, j)) << "half group block " << k << " element " << j;
+      fifth_bits_set += q >> 4;
+    }
+  }
   EXPECT_GT(fifth_bits_set, 100);  // the data exercises the fifth bit
-  EXPECT_EQ(std::memcmp(out.data() + 2 * sizeof(detail::block_q5_0x8), plain + 16, 3 * sizeof(block_q5_0)), 0);
+  EXPECT_EQ(std::memcmp(out.data() + 2 * sizeof(detail::block_q5_0x8) + sizeof half, plain + 20, 3 * sizeof(block_q5_0)),
+            0);
 }
 
 TEST(repack_q5_0, a_regrouped_weight_no_longer_reads_its_source_bytes) {
   level_guard g;
   thread_pool pool(2);
-  const int64_t rows = 9, cols = 11 * 32;  // one group and a tail of three
+  const int64_t rows = 9, cols = 13 * 32;  // one group, a half group and one plain block
   auto bytes = quantized(rows, cols, 1);
   const weight_matrix w = prepare_weight(ggml_type::q5_0, rows, cols, bytes.data());
   ASSERT_TRUE(w.repacked);
@@ -81,8 +107,7 @@ TEST(repack_q5_0, a_regrouped_weight_no_longer_reads_its_source_bytes) {
   EXPECT_FALSE(prepare_weight(ggml_type::q8_0, rows, cols, q8.data()).repacked);
 
   const auto x = qf::test::random_floats(static_cast<size_t>(cols * 3), 2);
-  std::vector<std::string> levels{"scalar"};
-  if (have_avx2()) levels.push_back("avx2");
+  const std::vector<std::string> levels = simd_and_scalar_levels();
   std::vector<std::vector<float>> before;
   std::vector<float> rows_before(static_cast<size_t>(rows * cols));
   for (int64_t r = 0; r < rows; ++r) {
@@ -119,9 +144,8 @@ TEST(repack_q5_0, matmul_through_the_groups_equals_the_scalar_kernel_on_plain_bl
   level_guard g;
   thread_pool pool(2);
   const int64_t rows = 21;
-  std::vector<std::string> levels{"scalar"};
-  if (have_avx2()) levels.push_back("avx2");
-  for (int64_t nb : {8, 11, 28, 7, 40}) {
+  const std::vector<std::string> levels = simd_and_scalar_levels();
+  for (int64_t nb : {8, 11, 12, 13, 28, 31, 7, 40}) {  // groups, + a tail, + a half group, + both
     const int64_t cols = nb * 32;
     const auto bytes = quantized(rows, cols, static_cast<uint32_t>(nb));
     const weight_matrix w = prepare_weight(ggml_type::q5_0, rows, cols, bytes.data());
