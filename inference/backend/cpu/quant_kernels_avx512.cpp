@@ -15,10 +15,10 @@
 //    are multiplied by the matching integer sub-block scales; min/offset terms
 //    come from the Q8_K 16-value sums.
 // Against several tokens (prefill) every step asks for the weights 2 KiB
-// ahead (simd_prefetch.h): GEMM 5-17 % faster on a Zen 4 core. Against one
+// ahead (simd_prefetch.h): GEMM 5-20 % faster on a Zen 4 core. Against one
 // token (decode) it does not: with the weights on huge pages, as a loaded
 // model's are, the hardware prefetchers keep up and the requests only cost
-// issue slots (GEMV 3-25 % slower with them, bench_matmul); on 4 KiB pages
+// issue slots (GEMV up to 23 % slower with them, bench_matmul); on 4 KiB pages
 // they were worth 14.9 -> 19.9 GB/s (4864x896 Q8_0). Q5_0's groups, the
 // most work per byte, are the exception: 4864x896 GEMV on one thread streams
 // 16-18 GB/s with the requests and 13.5-17 without.
