@@ -122,10 +122,8 @@ void dot_q4_0(int64_t n, const void* w, const uint8_t* acts, size_t stride, floa
   for (int t = 0; t < NT; ++t) out[t] = hsum(acc[t]);
 }
 
-// Q4_1/Q5_0/Q5_1: the 32 quants of a block as unsigned bytes (byte j =
-// element j); for the 5-bit types the qh word is spread to one byte per bit
-// (shuffle byte j/8 into byte j, test bit j%8) and its 16 is or-ed in.
-// Bit j of a qh word as 16 or 0 in byte j.
+// Bit j of a qh word as 16 or 0 in byte j: shuffle byte j/8 into byte j,
+// test bit j%8.
 inline __m256i fifth_bits_of(uint32_t qh) {
   const __m256i v = _mm256_set1_epi32(static_cast<int>(qh));
   const __m256i idx = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,  //
@@ -135,6 +133,8 @@ inline __m256i fifth_bits_of(uint32_t qh) {
   return _mm256_and_si256(set, _mm256_set1_epi8(16));
 }
 
+// Q4_1/Q5_0/Q5_1: the 32 quants of a block as unsigned bytes (byte j =
+// element j); for the 5-bit types the fifth bits' 16 is or-ed in.
 template <class B>
 inline __m256i unpack_q32(const B& blk) {
   const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk.qs));
@@ -194,12 +194,12 @@ inline __m256i fifth_bits(__m256i qh) {
 }
 
 // Q5_0 in the eight-block groups of repack_q5_0.h. Per group: one load gives
-// two blocks' nibbles (blocks lo and lo + 2 of its row), a shift and a mask each block's fifth bits, one
-// conversion the eight weight scales. The eight blocks' int32 dot vectors are
-// summed across lanes together (hadd tree) into one vector, lane k = block k,
-// which takes one multiply by the eight combined scales; the offsets -16 d_x
-// s_b are a vector FMA per group. A half group and the last blocks go one
-// block at a time.
+// two blocks' nibbles (blocks lo and lo + 2 of its row), a shift and a mask
+// each block's fifth bits, one conversion the eight weight scales. The eight
+// blocks' int32 dot vectors are summed across lanes together (hadd tree)
+// into one vector, lane k = block k, which takes one multiply by the eight
+// combined scales; the offsets -16 d_x s_b are a vector FMA per group. A
+// half group and the last blocks go one block at a time.
 template <int P>
 inline void unpack_pair(const block_q5_0x8& g, __m256i qh, __m256i* q) {
   constexpr int lo = 4 * (P / 2) + P % 2, hi = lo + 2;  // the blocks in row P's nibbles

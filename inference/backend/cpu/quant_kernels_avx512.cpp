@@ -427,8 +427,9 @@ void dot_q5_0x8(int64_t n, const void* w, const uint8_t* acts, size_t stride, fl
     std::memcpy(&h23, hg.qh + 8, 8);
     const __m512i z = load512(hg.qs[0]);  // low nibbles: blocks [0 | 1], high: [2 | 3]
     const __m512i a = _mm512_and_si512(z, m4), c = _mm512_and_si512(_mm512_srli_epi16(z, 4), m4);
-    add_quad<NT>(_mm512_mask_add_epi8(a, _cvtu64_mask64(h01), a, sixteen), _mm512_mask_add_epi8(c, _cvtu64_mask64(h23), c, sixteen),
-                 dx, _mm_mul_ps(dx, _mm_set1_ps(-16.0f)), ng * k_q5_0x8_blocks, yd, ys, yq, acc, off);
+    const __m512i q01 = _mm512_mask_add_epi8(a, _cvtu64_mask64(h01), a, sixteen);
+    const __m512i q23 = _mm512_mask_add_epi8(c, _cvtu64_mask64(h23), c, sixteen);
+    add_quad<NT>(q01, q23, dx, _mm_mul_ps(dx, _mm_set1_ps(-16.0f)), ng * k_q5_0x8_blocks, yd, ys, yq, acc, off);
     rest += sizeof(block_q5_0x4);
   }
   add_q32u_tail<NT>(reinterpret_cast<const block_q5_0*>(rest), lay.plain, nb, yd, ys, yq, acc, off);
