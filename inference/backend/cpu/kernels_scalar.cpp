@@ -135,8 +135,8 @@ void dot_q5_0x8(int64_t n, const void* w, const uint8_t* acts, size_t stride, in
   const int64_t nb = n / 32;
   const q5_0x8_row_layout lay(nb);
   const auto* grp = static_cast<const block_q5_0x8*>(w);
-  const auto* half = reinterpret_cast<const block_q5_0x4*>(grp + lay.groups);
-  const auto* tail = reinterpret_cast<const block_q5_0*>(half + (lay.half ? 1 : 0));
+  const block_q5_0x4* half = lay.half_group(w);  // read only when lay.half
+  const block_q5_0* tail = lay.plain_blocks(w);
   const int64_t grouped = lay.groups * k_q5_0x8_blocks;
   for (int t = 0; t < nt; ++t) {
     const float* yd = act_q8_0_d(acts + t * stride);

@@ -268,12 +268,8 @@ void dot_q5_0x8(int64_t n, const void* w, const uint8_t* acts, size_t stride, fl
   float off[NT];
   for (int t = 0; t < NT; ++t) off[t] = -16.0f * hsum(offv[t]);
   const q5_0x8_row_layout lay(nb);
-  const auto* rest = reinterpret_cast<const uint8_t*>(grp + ng);
-  if (lay.half) {
-    add_q5_0x4<NT>(*reinterpret_cast<const block_q5_0x4*>(rest), ng * k_q5_0x8_blocks, yd, ys, yq, acc, off);
-    rest += sizeof(block_q5_0x4);
-  }
-  add_q32u<NT>(reinterpret_cast<const block_q5_0*>(rest), lay.plain, nb, yd, ys, yq, acc, off);
+  if (lay.half) add_q5_0x4<NT>(*lay.half_group(w), ng * k_q5_0x8_blocks, yd, ys, yq, acc, off);
+  add_q32u<NT>(lay.plain_blocks(w), lay.plain, nb, yd, ys, yq, acc, off);
   for (int t = 0; t < NT; ++t) out[t] = hsum(acc[t]) + off[t];
 }
 

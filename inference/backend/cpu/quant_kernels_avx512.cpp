@@ -64,6 +64,14 @@ inline __m256 mins8(const B* x) {
   return _mm256_cvtph_ps(h);
 }
 
+// Bit k in every byte of the low 256 bits, bit k + 1 in the high: tested
+// against a broadcast 32-byte qh word (byte j, bit k: element j of block or
+// sub-block k), the mask of a register holding blocks k and k + 1.
+inline __m512i bit_pair(int k) {
+  return _mm512_mask_blend_epi32(0xFF00, _mm512_set1_epi8(static_cast<char>(1 << k)),
+                                 _mm512_set1_epi8(static_cast<char>(1 << (k + 1))));
+}
+
 // Lane layout of a dot product over blocks 2p, 2p+1: lanes 0..7 block 2p, 8..15 block 2p+1.
 inline __m512i pair_index(int p) {
   return _mm512_mask_blend_epi32(0xFF00, _mm512_set1_epi32(2 * p), _mm512_set1_epi32(2 * p + 1));
@@ -386,11 +394,7 @@ void dot_q5_0x8(int64_t n, const void* w, const uint8_t* acts, size_t stride, fl
   }
   const __m512i zero = _mm512_setzero_si512(), m4 = _mm512_set1_epi8(0x0F), sixteen = _mm512_set1_epi8(16);
   const __m512i pidx[4] = {pair_index(0), pair_index(1), pair_index(2), pair_index(3)};
-  const auto bits = [](int k) {  // bit k in the low 32 bytes, bit k + 1 in the high
-    return _mm512_mask_blend_epi32(0xFF00, _mm512_set1_epi8(static_cast<char>(1 << k)),
-                                   _mm512_set1_epi8(static_cast<char>(1 << (k + 1))));
-  };
-  const __m512i bit[4] = {bits(0), bits(2), bits(4), bits(6)};
+  const __m512i bit[4] = {bit_pair(0), bit_pair(2), bit_pair(4), bit_pair(6)};
   for (int64_t gi = 0; gi < ng; ++gi) {
     const block_q5_0x8& g = grp[gi];
     simd::prefetch_ahead<sizeof(block_q5_0x8)>(&g);  // against one token too: see the top of the file
@@ -418,9 +422,8 @@ void dot_q5_0x8(int64_t n, const void* w, const uint8_t* acts, size_t stride, fl
   for (int t = 0; t < NT; ++t)  // the offsets join the dot products' final sum
     acc[t] = _mm512_add_ps(acc[t], _mm512_zextps256_ps512(_mm256_mul_ps(offv[t], _mm256_set1_ps(-16.0f))));
   const q5_0x8_row_layout lay(nb);
-  const auto* rest = reinterpret_cast<const uint8_t*>(grp + ng);
   if (lay.half) {  // the half group: its qh words are the byte masks as they stand
-    const auto& hg = *reinterpret_cast<const block_q5_0x4*>(rest);
+    const block_q5_0x4& hg = *lay.half_group(w);
     const __m128 dx = _mm_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(hg.d)));
     uint64_t h01, h23;
     std::memcpy(&h01, hg.qh, 8);
@@ -430,9 +433,8 @@ void dot_q5_0x8(int64_t n, const void* w, const uint8_t* acts, size_t stride, fl
     const __m512i q01 = _mm512_mask_add_epi8(a, _cvtu64_mask64(h01), a, sixteen);
     const __m512i q23 = _mm512_mask_add_epi8(c, _cvtu64_mask64(h23), c, sixteen);
     add_quad<NT>(q01, q23, dx, _mm_mul_ps(dx, _mm_set1_ps(-16.0f)), ng * k_q5_0x8_blocks, yd, ys, yq, acc, off);
-    rest += sizeof(block_q5_0x4);
   }
-  add_q32u_tail<NT>(reinterpret_cast<const block_q5_0*>(rest), lay.plain, nb, yd, ys, yq, acc, off);
+  add_q32u_tail<NT>(lay.plain_blocks(w), lay.plain, nb, yd, ys, yq, acc, off);
   for (int t = 0; t < NT; ++t) out[t] = _mm512_reduce_add_ps(acc[t]) + off[t];
 }
 
@@ -506,12 +508,8 @@ void dot_qk45(int64_t n, const void* w, const uint8_t* acts, size_t stride, floa
       __m512i qa = _mm512_permutex2var_epi64(lo, first, hi);             // 4h | 4h+1
       __m512i qb = _mm512_permutex2var_epi64(lo, second, hi);            // 4h+2 | 4h+3
       if constexpr (FIVE) {
-        const auto bits = [](int j) {
-          return _mm512_mask_blend_epi32(0xFF00, _mm512_set1_epi8(static_cast<char>(1 << j)),
-                                         _mm512_set1_epi8(static_cast<char>(1 << (j + 1))));
-        };
-        qa = _mm512_mask_add_epi8(qa, _mm512_test_epi8_mask(qhz, bits(4 * h)), qa, sixteen);
-        qb = _mm512_mask_add_epi8(qb, _mm512_test_epi8_mask(qhz, bits(4 * h + 2)), qb, sixteen);
+        qa = _mm512_mask_add_epi8(qa, _mm512_test_epi8_mask(qhz, bit_pair(4 * h)), qa, sixteen);
+        qb = _mm512_mask_add_epi8(qb, _mm512_test_epi8_mask(qhz, bit_pair(4 * h + 2)), qb, sixteen);
       }
       const __m512i sa = _mm512_permutexvar_epi32(sidx[2 * h], sc32);
       const __m512i sb = _mm512_permutexvar_epi32(sidx[2 * h + 1], sc32);

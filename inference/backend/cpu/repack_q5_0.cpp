@@ -21,6 +21,15 @@ struct bit_spread {
 };
 constexpr bit_spread k_spread;
 
+// Byte j of a nibble row: element j of block lo in the low nibble, of block
+// hi in the high one.
+void pack_nibble_row(const block_q5_0& lo, const block_q5_0& hi, uint8_t* row) {
+  for (int j = 0; j < 16; ++j) {  // a plain block: elements 0-15 in the low nibbles, 16-31 in the high
+    row[j] = static_cast<uint8_t>((lo.qs[j] & 0x0F) | (hi.qs[j] << 4));
+    row[j + 16] = static_cast<uint8_t>((lo.qs[j] >> 4) | (hi.qs[j] & 0xF0));
+  }
+}
+
 }  // namespace
 
 // Byte loops the compiler vectorizes, and a table for the bit transpose:
@@ -41,30 +50,21 @@ void repack_row_q5_0x8(const block_q5_0* src, uint8_t* dst, int64_t nb) {
     for (int p = 0; p < k_q5_0x8_blocks / 2; ++p) {
       const int k = 4 * (p / 2) + p % 2;  // the block in row p's low nibbles; k + 2 in the high ones
       static_assert(q5_0x8_row(2) == 0 && q5_0x8_shift(2) == 4 && q5_0x8_row(5) == 3 && q5_0x8_shift(5) == 0);
-      const uint8_t* lo = b[k].qs;  // elements 0-15: low nibbles, 16-31: high nibbles
-      const uint8_t* hi = b[k + 2].qs;
-      for (int j = 0; j < 16; ++j) {
-        out.qs[p][j] = static_cast<uint8_t>((lo[j] & 0x0F) | (hi[j] << 4));
-        out.qs[p][j + 16] = static_cast<uint8_t>((lo[j] >> 4) | (hi[j] & 0xF0));
-      }
+      pack_nibble_row(b[k], b[k + 2], out.qs[p]);
     }
     std::memcpy(dst + g * sizeof(block_q5_0x8), &out, sizeof out);
   }
   const q5_0x8_row_layout lay(nb);
-  uint8_t* rest = dst + groups * sizeof(block_q5_0x8);
   if (lay.half) {
-    const block_q5_0* b = src + groups * k_q5_0x8_blocks;
+    const int64_t first = groups * k_q5_0x8_blocks;
+    const block_q5_0* b = src + first;
     block_q5_0x4 out;
     for (int k = 0; k < 4; ++k) out.d[k] = b[k].d, std::memcpy(out.qh + 4 * k, b[k].qh, 4);
-    for (int p = 0; p < 2; ++p)  // row p: block p low, block p + 2 high
-      for (int j = 0; j < 16; ++j) {
-        out.qs[p][j] = static_cast<uint8_t>((b[p].qs[j] & 0x0F) | (b[p + 2].qs[j] << 4));
-        out.qs[p][j + 16] = static_cast<uint8_t>((b[p].qs[j] >> 4) | (b[p + 2].qs[j] & 0xF0));
-      }
-    std::memcpy(rest, &out, sizeof out);
-    rest += sizeof out;
+    for (int p = 0; p < 2; ++p) pack_nibble_row(b[p], b[p + 2], out.qs[p]);  // row p: block p low, p + 2 high
+    std::memcpy(dst + q5_0x8_row_layout::offset(first), &out, sizeof out);
   }
-  std::memcpy(rest, src + lay.plain, static_cast<size_t>(nb - lay.plain) * sizeof(block_q5_0));
+  std::memcpy(dst + q5_0x8_row_layout::offset(lay.plain), src + lay.plain,
+              static_cast<size_t>(nb - lay.plain) * sizeof(block_q5_0));
 }
 
 void dequantize_row_q5_0x8(const uint8_t* row, float* y, int64_t n) {
@@ -78,17 +78,15 @@ void dequantize_row_q5_0x8(const uint8_t* row, float* y, int64_t n) {
     }
   }
   const q5_0x8_row_layout lay(nb);
-  const uint8_t* rest = row + groups * sizeof(block_q5_0x8);
   if (lay.half) {
     block_q5_0x4 half;
-    std::memcpy(&half, rest, sizeof half);
+    std::memcpy(&half, lay.half_group(row), sizeof half);
     for (int k = 0; k < 4; ++k) {
       const float d = fp16_to_f32(half.d[k]);
       for (int j = 0; j < 32; ++j) *y++ = static_cast<float>(q5_0x4_quant(half, k, j) - 16) * d;
     }
-    rest += sizeof half;
   }
-  dequantize_row_q5_0(reinterpret_cast<const block_q5_0*>(rest), y, (nb - lay.plain) * 32);
+  dequantize_row_q5_0(lay.plain_blocks(row), y, (nb - lay.plain) * 32);
 }
 
 }  // namespace qf::infer::cpu::detail

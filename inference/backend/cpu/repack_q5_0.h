@@ -33,6 +33,7 @@
 // loader can free the plain bytes.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "inference/backend/cpu/quants.h"
@@ -57,13 +58,23 @@ struct block_q5_0x4 {
 static_assert(sizeof(block_q5_0x4) == 4 * sizeof(block_q5_0));
 
 // Where the parts of a regrouped row of nb blocks begin: the half group, if
-// any, right after the ng full groups; the plain blocks after it.
+// any, right after the full groups; the plain blocks after it. Every part is
+// as long as the plain blocks it holds, so block b's part starts at byte
+// 22 b of the row.
 struct q5_0x8_row_layout {
   int64_t groups;  // full groups: blocks [0, 8 groups)
   bool half;       // a half group: blocks [8 groups, 8 groups + 4)
   int64_t plain;   // the first plain block
   explicit q5_0x8_row_layout(int64_t nb)
       : groups(nb / k_q5_0x8_blocks), half(nb % k_q5_0x8_blocks >= 4), plain(groups * k_q5_0x8_blocks + (half ? 4 : 0)) {}
+  // Byte offset of the part that begins at block b.
+  static size_t offset(int64_t b) { return static_cast<size_t>(b) * sizeof(block_q5_0); }
+  const block_q5_0x4* half_group(const void* row) const {  // when `half`
+    return reinterpret_cast<const block_q5_0x4*>(static_cast<const uint8_t*>(row) + offset(groups * k_q5_0x8_blocks));
+  }
+  const block_q5_0* plain_blocks(const void* row) const {
+    return reinterpret_cast<const block_q5_0*>(static_cast<const uint8_t*>(row) + offset(plain));
+  }
 };
 
 // The qs row that holds block k's nibbles, and their shift in it (0 or 4).
