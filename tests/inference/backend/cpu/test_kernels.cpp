@@ -11,6 +11,7 @@
 
 #include "inference/backend/backend.h"
 #include "inference/backend/cpu/ops.h"
+#include "tests/inference/backend/cpu/kernel_levels.h"
 #include "tests/inference/backend/cpu/kernel_test_util.h"
 
 using namespace qf::infer;
@@ -18,16 +19,8 @@ using namespace qf::infer::cpu;
 
 namespace {
 
-struct level_guard {
-  ~level_guard() { set_kernel_level("auto"); }
-};
-
-bool level_available(const std::string& level) {
-  const auto& f = detect_cpu();
-  if (level == "avx2") return f.avx2 && f.fma && f.f16c;
-  if (level == "avx512") return f.avx2 && f.fma && f.f16c && f.avx512f && f.avx512bw && f.avx512vl && f.avx512vnni;
-  return true;
-}
+using level_guard = qf::test::kernel_level_guard;
+using qf::test::kernel_level_available;
 
 struct weights {
   std::vector<uint8_t> bytes;
@@ -90,7 +83,7 @@ TEST_P(kernel_types, every_level_matches_scalar_and_float_reference) {
       const double e_float = qf::test::nmse(ys, ref);
       EXPECT_LT(e_float, tc.vs_float) << traits(tc.type).name << " scalar vs float, nt=" << nt;
       for (const char* level : {"avx2", "avx512"}) {
-        if (!level_available(level)) {
+        if (!kernel_level_available(level)) {
           std::printf("[ skip ] %s level not supported by this CPU\n", level);
           continue;
         }
@@ -193,7 +186,7 @@ class elementwise_levels : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(elementwise_levels, ops_match_definitions) {
   level_guard g;
-  if (!level_available(GetParam())) GTEST_SKIP() << GetParam() << " not supported by this CPU";
+  if (!kernel_level_available(GetParam())) GTEST_SKIP() << GetParam() << " not supported by this CPU";
   set_kernel_level(GetParam());
   const int64_t n = 1000;  // not a multiple of any vector width
   auto a = qf::test::random_floats(n, 1), b = qf::test::random_floats(n, 2), w = qf::test::random_floats(n, 3);

@@ -13,6 +13,7 @@
 #include "inference/backend/cpu/ops.h"
 #include "inference/backend/cpu/quants.h"
 #include "inference/backend/cpu/repack_q5_0.h"
+#include "tests/inference/backend/cpu/kernel_levels.h"
 #include "tests/inference/backend/cpu/kernel_test_util.h"
 
 using namespace qf::infer;
@@ -20,26 +21,7 @@ using namespace qf::infer::cpu;
 
 namespace {
 
-struct level_guard {
-  ~level_guard() { set_kernel_level("auto"); }
-};
-
-bool have_avx2() {
-  const auto& f = detect_cpu();
-  return f.avx2 && f.fma && f.f16c;
-}
-
-bool have_avx512() {
-  const auto& f = detect_cpu();
-  return have_avx2() && f.avx512f && f.avx512bw && f.avx512vl && f.avx512vnni;
-}
-
-std::vector<std::string> simd_and_scalar_levels() {
-  std::vector<std::string> levels{"scalar"};
-  if (have_avx2()) levels.push_back("avx2");
-  if (have_avx512()) levels.push_back("avx512");
-  return levels;
-}
+using level_guard = qf::test::kernel_level_guard;
 
 std::vector<uint8_t> quantized(int64_t rows, int64_t cols, uint32_t seed) {
   const auto f = qf::test::random_floats(static_cast<size_t>(rows * cols), seed, 0.5f);
@@ -107,7 +89,7 @@ TEST(repack_q5_0, a_regrouped_weight_no_longer_reads_its_source_bytes) {
   EXPECT_FALSE(prepare_weight(ggml_type::q8_0, rows, cols, q8.data()).repacked);
 
   const auto x = qf::test::random_floats(static_cast<size_t>(cols * 3), 2);
-  const std::vector<std::string> levels = simd_and_scalar_levels();
+  const std::vector<std::string> levels = qf::test::available_kernel_levels();
   std::vector<std::vector<float>> before;
   std::vector<float> rows_before(static_cast<size_t>(rows * cols));
   for (int64_t r = 0; r < rows; ++r) {
@@ -144,7 +126,7 @@ TEST(repack_q5_0, matmul_through_the_groups_equals_the_scalar_kernel_on_plain_bl
   level_guard g;
   thread_pool pool(2);
   const int64_t rows = 21;
-  const std::vector<std::string> levels = simd_and_scalar_levels();
+  const std::vector<std::string> levels = qf::test::available_kernel_levels();
   for (int64_t nb : {8, 11, 12, 13, 28, 31, 7, 40}) {  // groups, + a tail, + a half group, + both
     const int64_t cols = nb * 32;
     const auto bytes = quantized(rows, cols, static_cast<uint32_t>(nb));
