@@ -147,21 +147,27 @@ inline __m256i unpack_q32(const B& blk) {
 // the activation sums: -16 * d_x * s_b (Q5_0) or m * s_b (Q4_1/Q5_1).
 // Blocks [b0, b1) of the row (x points at block b0), added to acc (scaled
 // dots) and off (offsets).
+// Block b, unpacked to q with scale dx and offset coefficient c.
+template <int NT>
+inline void add_unsigned_block(__m256i q, float dx, float c, int64_t b, const float* const* yd, const float* const* ys,
+                               const int8_t* const* yq, __m256* acc, float* off) {
+  for (int t = 0; t < NT; ++t) {
+    const __m256i p = pairs_i32(q, load(yq[t] + b * 32));
+    acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(dx * yd[t][b]), _mm256_cvtepi32_ps(p), acc[t]);
+    off[t] += c * ys[t][b];
+  }
+}
+
 template <int NT, class B>
 inline void add_q32u(const B* x, int64_t b0, int64_t b1, const float* const* yd, const float* const* ys,
                      const int8_t* const* yq, __m256* acc, float* off) {
   for (int64_t b = b0; b < b1; ++b, ++x) {
     prefetch_ahead<sizeof(B)>(x);
-    const __m256i q = unpack_q32(*x);
     const float dx = h2f(x->d);
     float c;
     if constexpr (std::is_same_v<B, block_q5_0>) c = -16.0f * dx;
     else c = h2f(x->m);
-    for (int t = 0; t < NT; ++t) {
-      const __m256i p = pairs_i32(q, load(yq[t] + b * 32));
-      acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(dx * yd[t][b]), _mm256_cvtepi32_ps(p), acc[t]);
-      off[t] += c * ys[t][b];
-    }
+    add_unsigned_block<NT>(unpack_q32(*x), dx, c, b, yd, ys, yq, acc, off);
   }
 }
 
@@ -219,11 +225,7 @@ inline void add_q5_0x4(const block_q5_0x4& h, int64_t b, const float* const* yd,
     const __m256i q = _mm256_or_si256(_mm256_and_si256(k < 2 ? v : _mm256_srli_epi16(v, 4), _mm256_set1_epi8(0x0F)),
                                       fifth_bits_of(load_qh(h.qh + 4 * k)));
     const float dx = h2f(h.d[k]);
-    for (int t = 0; t < NT; ++t) {
-      const __m256i p = pairs_i32(q, load(yq[t] + b * 32));
-      acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(dx * yd[t][b]), _mm256_cvtepi32_ps(p), acc[t]);
-      off[t] += -16.0f * dx * ys[t][b];
-    }
+    add_unsigned_block<NT>(q, dx, -16.0f * dx, b, yd, ys, yq, acc, off);
   }
 }
 
