@@ -28,6 +28,10 @@ inline float gelu_tanh(float x) {
 
 using row_dot_fn = void (*)(int64_t n, const void* w_row, const uint8_t* acts, size_t act_stride, int nt,
                             float* out);
+// A row-group kernel does the same for the sixteen rows of one interleaved
+// group (repack_q4_k.h): out[t * out_stride + r] = row r · act_t, r < 16.
+using group_dot_fn = void (*)(int64_t n, const void* w_group, const uint8_t* acts, size_t act_stride, int nt,
+                              float* out, int64_t out_stride);
 
 struct kernel_table {
   row_dot_fn dot_f32 = nullptr;
@@ -43,6 +47,8 @@ struct kernel_table {
   row_dot_fn dot_q6_k = nullptr;
   // Q5_0 rows regrouped as in repack_q5_0.h (weights prepare_weight regrouped).
   row_dot_fn dot_q5_0x8 = nullptr;
+  // Q4_K rows interleaved as in repack_q4_k.h.
+  group_dot_fn dot_q4_kx16 = nullptr;
   float (*vec_dot_f32)(const float*, const float*, int64_t) = nullptr;
   float (*vec_dot_f16_f32)(const fp16_t*, const float*, int64_t) = nullptr;
   void (*axpy_f16)(float, const fp16_t*, float*, int64_t) = nullptr;
@@ -79,6 +85,17 @@ void fill_avx512_float_kernels(kernel_table& t);  // float_kernels_avx512.cpp
       case 3: K<3>(n, w, acts, stride, out); break;                                                 \
       default: K<4>(n, w, acts, stride, out); break;                                                \
     }                                                                                               \
+  }
+
+// The same for a group kernel K<NT>(n, w, acts, stride, out, out_stride).
+#define QF_GROUP_DOT_TILES(name, K)                                                                        \
+  void name(int64_t n, const void* w, const uint8_t* acts, size_t stride, int nt, float* out, int64_t os) { \
+    switch (nt) {                                                                                          \
+      case 1: K<1>(n, w, acts, stride, out, os); break;                                                    \
+      case 2: K<2>(n, w, acts, stride, out, os); break;                                                    \
+      case 3: K<3>(n, w, acts, stride, out, os); break;                                                    \
+      default: K<4>(n, w, acts, stride, out, os); break;                                                   \
+    }                                                                                                      \
   }
 
 // The table in use (chosen by CPU detection or set_kernel_level).

@@ -7,6 +7,7 @@
 
 #include "inference/backend/cpu/kernels.h"
 #include "inference/backend/cpu/quants.h"
+#include "inference/backend/cpu/repack_q4_k.h"
 #include "inference/backend/cpu/repack_q5_0.h"
 
 namespace qf::infer::cpu::detail {
@@ -209,6 +210,31 @@ void dot_qk45(int64_t n, const void* w, const uint8_t* acts, size_t stride, int 
   }
 }
 
+// Q4_K interleaved (repack_q4_k.h): dot_qk45's integer sums and float
+// operations row by row, so the two layouts give bit-identical results.
+void dot_q4_kx16(int64_t n, const void* w, const uint8_t* acts, size_t stride, int nt, float* out, int64_t os) {
+  const auto* x = static_cast<const block_q4_kx16*>(w);
+  const int64_t nb = n / qk_k;
+  for (int t = 0; t < nt; ++t) {
+    const auto* y = reinterpret_cast<const block_q8_k*>(acts + t * stride);
+    for (int r = 0; r < k_q4_kx16_rows; ++r) {
+      float sum = 0;
+      for (int64_t b = 0; b < nb; ++b) {
+        int32_t sumi = 0, summ = 0;
+        for (int j = 0; j < 8; ++j) {
+          const int8_t* yq = y[b].qs + 32 * j;
+          int s = 0;
+          for (int e = 0; e < 32; ++e) s += q4_kx16_quant(x[b], r, j, e) * yq[e];
+          sumi += x[b].sc[j][r] * s;
+          summ += x[b].m[j / 2][r][j % 2] * (y[b].bsums[2 * j] + y[b].bsums[2 * j + 1]);
+        }
+        sum += y[b].d * fp16_to_f32(x[b].d[r]) * sumi - y[b].d * fp16_to_f32(x[b].dmin[r]) * summ;
+      }
+      out[t * os + r] = sum;
+    }
+  }
+}
+
 void dot_q6_k(int64_t n, const void* w, const uint8_t* acts, size_t stride, int nt, float* out) {
   const auto* x = static_cast<const block_q6_k*>(w);
   const int64_t nb = n / qk_k;
@@ -313,6 +339,7 @@ kernel_table make_scalar() {
   t.dot_q5_k = dot_qk45<true>;
   t.dot_q6_k = dot_q6_k;
   t.dot_q5_0x8 = dot_q5_0x8;
+  t.dot_q4_kx16 = dot_q4_kx16;
   t.vec_dot_f32 = vec_dot_f32;
   t.vec_dot_f16_f32 = vec_dot_f16_f32;
   t.axpy_f16 = axpy_f16;

@@ -1,5 +1,11 @@
 // Weight preparation and the two matmul paths.
 //
+// Two weight types are rearranged at load time into a copy the weight owns:
+// Q5_0 rows into eight-block groups (repack_q5_0.h), Q4_K rows sixteen at a
+// time into interleaved groups (repack_q4_k.h), whose kernel computes the
+// sixteen rows together. The row loops below see a weight as rows in groups
+// of sixteen followed by rows taken one at a time (row_reader).
+//
 // Decode (one token): the activation is quantized once, then rows are handed
 // out in chunks through an atomic counter (robust when a core is shared with
 // other work) and each row is one streaming dot product: the whole cost is
@@ -19,6 +25,7 @@
 #include "inference/backend/cpu/kernels.h"
 #include "inference/backend/cpu/ops.h"
 #include "inference/backend/cpu/quants.h"
+#include "inference/backend/cpu/repack_q4_k.h"
 #include "inference/backend/cpu/repack_q5_0.h"
 
 namespace qf::infer::cpu {
@@ -49,6 +56,60 @@ void quantize_act(act_kind k, const float* x, uint8_t* dst, int64_t cols) {
   else kt.quantize_act_q8_k(x, dst, cols);
 }
 
+enum class layout { plain, q5_0x8, q4_kx16 };
+layout layout_of(const weight_matrix& w) {
+  if (!w.repacked) return layout::plain;
+  return w.type == ggml_type::q5_0 ? layout::q5_0x8 : layout::q4_kx16;
+}
+
+int64_t q4_kx16_groups(int64_t rows) { return rows / detail::k_q4_kx16_rows; }
+size_t q4_kx16_group_bytes(int64_t cols) { return static_cast<size_t>(cols / qk_k) * sizeof(detail::block_q4_kx16); }
+
+// What the row loops read: rows [0, grouped) in interleaved groups of
+// sixteen (a group kernel), the rest one by one (a row kernel).
+struct row_reader {
+  detail::group_dot_fn group_dot = nullptr;
+  const uint8_t* groups = nullptr;
+  size_t group_bytes = 0;
+  int64_t grouped = 0;
+  detail::row_dot_fn dot = nullptr;
+  const uint8_t* rows = nullptr;  // row grouped + i at rows + i * row_bytes
+  size_t row_bytes = 0;
+
+  int64_t unit() const { return group_dot ? detail::k_q4_kx16_rows : 1; }
+  // Rows [r0, r1), r0 a multiple of unit(), against nt <= k_max_tile tokens:
+  // row r of token t into out[t * os + r].
+  void run(int64_t cols, int64_t r0, int64_t r1, const uint8_t* acts, size_t stride, int nt, float* out,
+           int64_t os) const {
+    int64_t r = r0;
+    for (const int64_t g1 = std::min(r1, grouped); r < g1; r += detail::k_q4_kx16_rows)
+      group_dot(cols, groups + (r / detail::k_q4_kx16_rows) * group_bytes, acts, stride, nt, out + r, os);
+    float tmp[detail::k_max_tile];
+    for (; r < r1; ++r) {
+      dot(cols, rows + (r - grouped) * row_bytes, acts, stride, nt, tmp);
+      for (int t = 0; t < nt; ++t) out[t * os + r] = tmp[t];
+    }
+  }
+};
+
+row_reader reader_of(const weight_matrix& w, const detail::kernel_table& kt) {
+  row_reader rd;
+  rd.row_bytes = w.row_bytes;
+  switch (layout_of(w)) {
+    case layout::plain: rd.dot = detail::row_dot_for(kt, w.type), rd.rows = w.data; break;
+    case layout::q5_0x8: rd.dot = kt.dot_q5_0x8, rd.rows = static_cast<const uint8_t*>(w.repacked.get()); break;
+    case layout::q4_kx16:
+      rd.group_dot = kt.dot_q4_kx16;
+      rd.groups = static_cast<const uint8_t*>(w.repacked.get());
+      rd.group_bytes = q4_kx16_group_bytes(w.cols);
+      rd.grouped = q4_kx16_groups(w.rows) * detail::k_q4_kx16_rows;
+      rd.dot = kt.dot_q4_k;
+      rd.rows = rd.groups + static_cast<size_t>(q4_kx16_groups(w.rows)) * rd.group_bytes;
+      break;
+  }
+  return rd;
+}
+
 std::vector<uint8_t>& scratch() {
   thread_local std::vector<uint8_t> buf;
   return buf;
@@ -73,17 +134,28 @@ weight_matrix prepare_weight(ggml_type type, int64_t rows, int64_t cols, const u
   // Q5_0 rows of at least one eight-block group are regrouped
   // (repack_q5_0.h) into a copy the weight owns; from then on only that copy
   // is read. Without memory for it the plain blocks serve.
+  // Q4_K weights of sixteen rows or more are interleaved (repack_q4_k.h),
+  // the last rows % 16 copied plain after the groups.
+  const auto copy_of = [&](size_t bytes) { return arena ? arena->allocate(bytes) : make_huge_buffer(bytes); };
   const int64_t nb = cols / 32;
-  if (type == ggml_type::q5_0 && nb >= detail::k_q5_0x8_blocks && rows > 0 && data) {
-    try {
-      const size_t bytes = w.row_bytes * static_cast<size_t>(rows);
-      std::shared_ptr<uint8_t[]> copy = arena ? arena->allocate(bytes) : make_huge_buffer(bytes);
+  try {
+    if (type == ggml_type::q5_0 && nb >= detail::k_q5_0x8_blocks && rows > 0 && data) {
+      std::shared_ptr<uint8_t[]> copy = copy_of(w.row_bytes * static_cast<size_t>(rows));
       for (int64_t r = 0; r < rows; ++r)
         detail::repack_row_q5_0x8(reinterpret_cast<const block_q5_0*>(data + r * w.row_bytes),
                                   copy.get() + r * w.row_bytes, nb);
       w.repacked = std::move(copy);
-    } catch (const std::bad_alloc&) {
+    } else if (type == ggml_type::q4_k && q4_kx16_groups(rows) > 0 && cols > 0 && data) {
+      const int64_t groups = q4_kx16_groups(rows), grouped = groups * detail::k_q4_kx16_rows;
+      const size_t group_bytes = q4_kx16_group_bytes(cols), rest = static_cast<size_t>(rows - grouped) * w.row_bytes;
+      std::shared_ptr<uint8_t[]> copy = copy_of(static_cast<size_t>(groups) * group_bytes + rest);
+      for (int64_t g = 0; g < groups; ++g)
+        detail::repack_rows_q4_kx16(data + g * detail::k_q4_kx16_rows * w.row_bytes, w.row_bytes,
+                                    reinterpret_cast<detail::block_q4_kx16*>(copy.get() + g * group_bytes), cols / qk_k);
+      std::copy_n(data + grouped * w.row_bytes, rest, copy.get() + groups * group_bytes);
+      w.repacked = std::move(copy);
     }
+  } catch (const std::bad_alloc&) {
   }
   return w;
 }
@@ -91,10 +163,7 @@ weight_matrix prepare_weight(ggml_type type, int64_t rows, int64_t cols, const u
 void matmul(thread_pool& pool, const weight_matrix& w, const float* x, int64_t n_tokens, float* y,
             const cancel_token* stop) {
   if (n_tokens <= 0 || w.rows == 0) return;
-  const auto& kt = detail::active_kernels();
-  const bool regrouped = w.repacked && w.type == ggml_type::q5_0;
-  const detail::row_dot_fn dot = regrouped ? kt.dot_q5_0x8 : detail::row_dot_for(kt, w.type);
-  const uint8_t* const wdata = regrouped ? static_cast<const uint8_t*>(w.repacked.get()) : w.data;
+  const row_reader rd = reader_of(w, detail::active_kernels());
   const act_kind kind = act_kind_of(w.type);
   const int64_t rows = w.rows, cols = w.cols;
   const size_t stride = act_bytes(kind, cols);
@@ -122,46 +191,47 @@ void matmul(thread_pool& pool, const weight_matrix& w, const float* x, int64_t n
     // per thread: long contiguous runs per thread let the hardware prefetchers
     // stream. Chunks of 64 short rows (61 KiB at 896 columns) left the second
     // thread adding almost nothing; 256 KiB made 0.5B decode 1.2-1.3x faster.
-    const int64_t chunk = std::max<int64_t>(
+    const int64_t unit = rd.unit();
+    const int64_t chunk = (std::max<int64_t>(
         4, std::min<int64_t>(std::max<int64_t>(64, static_cast<int64_t>((256 << 10) / w.row_bytes)),
-                             rows / (8 * pool.size()) + 1));
+                             rows / (8 * pool.size()) + 1)) + unit - 1) / unit * unit;
     pool.run_dynamic([&](int, int) {
       for (;;) {
         const int64_t r0 = next.fetch_add(chunk, std::memory_order_relaxed);
         if (r0 >= rows || (stop && stop->is_cancelled())) break;
-        const int64_t r1 = std::min(rows, r0 + chunk);
-        const uint8_t* wr = wdata + r0 * w.row_bytes;
-        for (int64_t r = r0; r < r1; ++r, wr += w.row_bytes) dot(cols, wr, acts, stride, 1, y + r);
+        rd.run(cols, r0, std::min(rows, r0 + chunk), acts, stride, 1, y, rows);
       }
     });
     return;
   }
 
-  // Rows per block: about 64 KiB of weights, at least 4 rows.
-  const int64_t block_rows = std::clamp<int64_t>(static_cast<int64_t>((64 << 10) / std::max<size_t>(1, w.row_bytes)), 4, 256);
+  // Rows per block: about 64 KiB of weights, at least 4 rows (16 in groups).
+  const int64_t block_rows =
+      std::max(rd.unit(), std::clamp<int64_t>(static_cast<int64_t>((64 << 10) / std::max<size_t>(1, w.row_bytes)), 4, 256) /
+                              rd.unit() * rd.unit());
   pool.run_dynamic([&](int, int) {
-    float out[detail::k_max_tile];
     for (;;) {
       const int64_t r0 = next.fetch_add(block_rows, std::memory_order_relaxed);
       if (r0 >= rows || (stop && stop->is_cancelled())) break;
       const int64_t r1 = std::min(rows, r0 + block_rows);
       for (int64_t t0 = 0; t0 < n_tokens; t0 += detail::k_max_tile) {
         const int nt = static_cast<int>(std::min<int64_t>(detail::k_max_tile, n_tokens - t0));
-        const uint8_t* at = acts + static_cast<size_t>(t0) * stride;
-        for (int64_t r = r0; r < r1; ++r) {
-          dot(cols, wdata + r * w.row_bytes, at, stride, nt, out);
-          for (int i = 0; i < nt; ++i) y[(t0 + i) * rows + r] = out[i];
-        }
+        rd.run(cols, r0, r1, acts + static_cast<size_t>(t0) * stride, stride, nt, y + t0 * rows, rows);
       }
     }
   });
 }
 
 void dequantize_weight_row(const weight_matrix& w, int64_t r, float* dst) {
-  if (w.repacked && w.type == ggml_type::q5_0)
-    detail::dequantize_row_q5_0x8(static_cast<const uint8_t*>(w.repacked.get()) + r * w.row_bytes, dst, w.cols);
+  const row_reader rd = reader_of(w, detail::scalar_kernels());
+  if (layout_of(w) == layout::q5_0x8)
+    detail::dequantize_row_q5_0x8(rd.rows + r * w.row_bytes, dst, w.cols);
+  else if (r < rd.grouped)
+    detail::dequantize_row_q4_kx16(
+        reinterpret_cast<const detail::block_q4_kx16*>(rd.groups + (r / detail::k_q4_kx16_rows) * rd.group_bytes),
+        static_cast<int>(r % detail::k_q4_kx16_rows), dst, w.cols);
   else
-    dequantize_row(w.type, w.data + r * w.row_bytes, dst, w.cols);
+    dequantize_row(w.type, rd.rows + (r - rd.grouped) * w.row_bytes, dst, w.cols);
 }
 
 void dequantize_row(ggml_type type, const void* src, float* dst, int64_t n) {

@@ -15,6 +15,7 @@
 
 #include "inference/backend/cpu/kernels.h"
 #include "inference/backend/cpu/quants.h"
+#include "inference/backend/cpu/repack_q4_k.h"
 #include "inference/backend/cpu/repack_q5_0.h"
 #include "inference/backend/cpu/simd_prefetch.h"
 #include "inference/backend/cpu/simd_reduce.h"
@@ -423,6 +424,68 @@ void dot_q6_k(int64_t n, const void* w, const uint8_t* acts, size_t stride, floa
   for (int t = 0; t < NT; ++t) out[t] = hsum(acc[t]);
 }
 
+// Q4_K, sixteen rows interleaved (repack_q4_k.h), as two halves of eight
+// rows: lane r of a register is row 8h + r, every activation word is
+// broadcast to all eight. maddubs' int16 pairs of one sub-block add up in
+// int16 (32 products, at most 32 * 15 * 128 in magnitude) and one madd
+// against the scale in both words of the lane makes the lane's int32 sum.
+template <int NT>
+void dot_q4_kx16(int64_t n, const void* w, const uint8_t* acts, size_t stride, float* out, int64_t os) {
+  const auto* x = static_cast<const block_q4_kx16*>(w);
+  const int64_t nb = n / qk_k;
+  const block_q8_k* y[NT];
+  __m256 acc[2][NT];
+  for (int t = 0; t < NT; ++t) {
+    y[t] = reinterpret_cast<const block_q8_k*>(acts + t * stride);
+    acc[0][t] = acc[1][t] = _mm256_setzero_ps();
+  }
+  const __m256i m4 = _mm256_set1_epi8(0x0F);
+  for (int64_t b = 0; b < nb; ++b) {
+    const block_q4_kx16& g = x[b];
+    for (int h = 0; h < 2; ++h) {
+      const int r0 = 8 * h;
+      __m256i sumi[NT], summ[NT];
+      for (int t = 0; t < NT; ++t) sumi[t] = summ[t] = _mm256_setzero_si256();
+      for (int j = 0; j < 8; ++j) {
+        __m256i s16[NT];
+        for (int t = 0; t < NT; ++t) s16[t] = _mm256_setzero_si256();
+        for (int s = 0; s < 4; ++s) {
+          if (h == 0) prefetch_ahead<64>(g.qs[j][s]);
+          const __m256i z = load(g.qs[j][s][r0]);
+          const __m256i ql = _mm256_and_si256(z, m4), qh = _mm256_and_si256(_mm256_srli_epi16(z, 4), m4);
+          for (int t = 0; t < NT; ++t) {
+            const int8_t* yq = y[t][b].qs + 32 * j + 4 * s;
+            int32_t a0, a1;
+            std::memcpy(&a0, yq, 4);
+            std::memcpy(&a1, yq + 16, 4);
+            s16[t] = _mm256_add_epi16(s16[t], _mm256_add_epi16(_mm256_maddubs_epi16(ql, _mm256_set1_epi32(a0)),
+                                                                _mm256_maddubs_epi16(qh, _mm256_set1_epi32(a1))));
+          }
+        }
+        const __m128i sc8 = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(g.sc[j] + r0));
+        const __m256i sc = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(sc8, sc8));  // lane r: sc, sc
+        for (int t = 0; t < NT; ++t) sumi[t] = _mm256_add_epi32(sumi[t], _mm256_madd_epi16(s16[t], sc));
+      }
+      for (int p = 0; p < 4; ++p) {
+        const __m256i mp = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g.m[p][r0])));
+        for (int t = 0; t < NT; ++t)
+          summ[t] = _mm256_add_epi32(summ[t], _mm256_madd_epi16(mp, _mm256_set1_epi32(q8_k_sum_pair(y[t][b].bsums, p))));
+      }
+      const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g.d + r0)));
+      const __m256 dmin = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g.dmin + r0)));
+      for (int t = 0; t < NT; ++t) {
+        const __m256 yd = _mm256_set1_ps(y[t][b].d);
+        acc[h][t] = _mm256_fmadd_ps(_mm256_mul_ps(d, yd), _mm256_cvtepi32_ps(sumi[t]), acc[h][t]);
+        acc[h][t] = _mm256_fnmadd_ps(_mm256_mul_ps(dmin, yd), _mm256_cvtepi32_ps(summ[t]), acc[h][t]);
+      }
+    }
+  }
+  for (int t = 0; t < NT; ++t) {
+    _mm256_storeu_ps(out + t * os, acc[0][t]);
+    _mm256_storeu_ps(out + t * os + 8, acc[1][t]);
+  }
+}
+
 QF_ROW_DOT_TILES(row_q8_0, dot_q8_0)
 QF_ROW_DOT_TILES(row_q4_0, dot_q4_0)
 QF_ROW_DOT_TILES(row_q4_1, dot_q4_1_t)
@@ -432,6 +495,7 @@ QF_ROW_DOT_TILES(row_q5_1, dot_q5_1_t)
 QF_ROW_DOT_TILES(row_q4_k, dot_q4_k_t)
 QF_ROW_DOT_TILES(row_q5_k, dot_q5_k_t)
 QF_ROW_DOT_TILES(row_q6_k, dot_q6_k)
+QF_GROUP_DOT_TILES(group_q4_kx16, dot_q4_kx16)
 
 }  // namespace
 
@@ -445,6 +509,7 @@ void fill_avx2_kernels(kernel_table& t) {
   t.dot_q4_k = row_q4_k;
   t.dot_q5_k = row_q5_k;
   t.dot_q6_k = row_q6_k;
+  t.dot_q4_kx16 = group_q4_kx16;
   fill_avx2_float_kernels(t);
   fill_avx2_act_quant(t);
 }

@@ -33,6 +33,7 @@
 
 #include "inference/backend/cpu/kernels.h"
 #include "inference/backend/cpu/quants.h"
+#include "inference/backend/cpu/repack_q4_k.h"
 #include "inference/backend/cpu/repack_q5_0.h"
 #include "inference/backend/cpu/simd_prefetch.h"
 #include "inference/backend/cpu/simd_reduce.h"
@@ -533,6 +534,61 @@ void dot_q4_k_t(int64_t n, const void* w, const uint8_t* a, size_t s, float* o) 
 template <int NT>
 void dot_q5_k_t(int64_t n, const void* w, const uint8_t* a, size_t s, float* o) { dot_qk45<NT, true>(n, w, a, s, o); }
 
+// Q4_K, sixteen rows interleaved (repack_q4_k.h): lane r is row r
+// throughout, and every activation word is broadcast to all sixteen. Per
+// sub-block, vpdpbusd sums the low-nibble and the high-nibble elements (16
+// products each, at most 16 * 15 * 128 in magnitude) in accumulators of
+// their own; each sum fits 16 bits, so vpdpwssd against the scale byte
+// zero-extended to the lane (low word sc, high word 0) scales and adds it.
+template <int NT>
+void dot_q4_kx16(int64_t n, const void* w, const uint8_t* acts, size_t stride, float* out, int64_t os) {
+  const auto* x = static_cast<const block_q4_kx16*>(w);
+  const int64_t nb = n / qk_k;
+  const block_q8_k* y[NT];
+  __m512 acc[NT];
+  for (int t = 0; t < NT; ++t) {
+    y[t] = reinterpret_cast<const block_q8_k*>(acts + t * stride);
+    acc[t] = _mm512_setzero_ps();
+  }
+  const __m512i m4 = _mm512_set1_epi8(0x0F), zero = _mm512_setzero_si512();
+  for (int64_t b = 0; b < nb; ++b) {
+    const block_q4_kx16& g = x[b];
+    __m512i sumi[NT], summ[NT];
+    for (int t = 0; t < NT; ++t) sumi[t] = summ[t] = zero;
+    for (int j = 0; j < 8; ++j) {
+      __m512i lo[NT], hi[NT];
+      for (int t = 0; t < NT; ++t) lo[t] = hi[t] = zero;
+      for (int s = 0; s < 4; ++s) {
+        if constexpr (NT > 1) _mm_prefetch(reinterpret_cast<const char*>(g.qs[j][s]) + simd::k_prefetch_bytes, _MM_HINT_T0);
+        const __m512i z = load512(g.qs[j][s]);
+        const __m512i ql = _mm512_and_si512(z, m4), qh = _mm512_and_si512(_mm512_srli_epi16(z, 4), m4);
+        for (int t = 0; t < NT; ++t) {
+          const int8_t* yq = y[t][b].qs + 32 * j + 4 * s;
+          int32_t a0, a1;
+          std::memcpy(&a0, yq, 4);
+          std::memcpy(&a1, yq + 16, 4);
+          lo[t] = _mm512_dpbusd_epi32(lo[t], ql, _mm512_set1_epi32(a0));
+          hi[t] = _mm512_dpbusd_epi32(hi[t], qh, _mm512_set1_epi32(a1));
+        }
+      }
+      const __m512i sc = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g.sc[j])));
+      for (int t = 0; t < NT; ++t) sumi[t] = _mm512_dpwssd_epi32(_mm512_dpwssd_epi32(sumi[t], lo[t], sc), hi[t], sc);
+    }
+    for (int p = 0; p < 4; ++p) {
+      const __m512i mp = _mm512_cvtepu8_epi16(load256(g.m[p]));  // lane r: mins 2p, 2p+1 of row r
+      for (int t = 0; t < NT; ++t)
+        summ[t] = _mm512_dpwssd_epi32(summ[t], mp, _mm512_set1_epi32(q8_k_sum_pair(y[t][b].bsums, p)));
+    }
+    const __m512 d = _mm512_cvtph_ps(load256(g.d)), dmin = _mm512_cvtph_ps(load256(g.dmin));
+    for (int t = 0; t < NT; ++t) {
+      const __m512 yd = _mm512_set1_ps(y[t][b].d);
+      acc[t] = _mm512_fmadd_ps(_mm512_mul_ps(d, yd), _mm512_cvtepi32_ps(sumi[t]), acc[t]);
+      acc[t] = _mm512_fnmadd_ps(_mm512_mul_ps(dmin, yd), _mm512_cvtepi32_ps(summ[t]), acc[t]);
+    }
+  }
+  for (int t = 0; t < NT; ++t) _mm512_storeu_ps(out + t * os, acc[t]);
+}
+
 template <int NT>
 void dot_q6_k(int64_t n, const void* w, const uint8_t* acts, size_t stride, float* out) {
   const auto* x = static_cast<const block_q6_k*>(w);
@@ -595,6 +651,7 @@ QF_ROW_DOT_TILES(row_q5_1, dot_q5_1_t)
 QF_ROW_DOT_TILES(row_q4_k, dot_q4_k_t)
 QF_ROW_DOT_TILES(row_q5_k, dot_q5_k_t)
 QF_ROW_DOT_TILES(row_q6_k, dot_q6_k)
+QF_GROUP_DOT_TILES(group_q4_kx16, dot_q4_kx16)
 
 }  // namespace
 
@@ -608,6 +665,7 @@ void fill_avx512_kernels(kernel_table& t) {
   t.dot_q4_k = row_q4_k;
   t.dot_q5_k = row_q5_k;
   t.dot_q6_k = row_q6_k;
+  t.dot_q4_kx16 = group_q4_kx16;
   fill_avx512_float_kernels(t);
 }
 

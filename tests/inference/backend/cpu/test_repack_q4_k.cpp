@@ -1,0 +1,148 @@
+// Q4_K's interleaved copy (repack_q4_k.h): the layout holds each element,
+// scale and min where the header says; an interleaved weight gives the same
+// products and rows after its source bytes are overwritten (the loader frees
+// them); the scalar kernel on the groups is bit-identical to the scalar
+// kernel on the plain rows; and matmul through the groups, at every level,
+// equals the scalar kernel for every row count class (groups only, groups
+// and plain rows, plain rows only), row length and tile width.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "inference/backend/cpu/ops.h"
+#include "inference/backend/cpu/quants.h"
+#include "inference/backend/cpu/repack_q4_k.h"
+#include "tests/inference/backend/cpu/kernel_levels.h"
+#include "tests/inference/backend/cpu/kernel_test_util.h"
+
+using namespace qf::infer;
+using namespace qf::infer::cpu;
+
+namespace {
+
+using level_guard = qf::test::kernel_level_guard;
+
+std::vector<uint8_t> quantized(int64_t rows, int64_t cols, uint32_t seed) {
+  const auto f = qf::test::random_floats(static_cast<size_t>(rows * cols), seed, 0.5f);
+  const size_t rb = *row_size(ggml_type::q4_k, cols);
+  std::vector<uint8_t> bytes(rb * static_cast<size_t>(rows));
+  for (int64_t r = 0; r < rows; ++r) quantize_row(ggml_type::q4_k, f.data() + r * cols, bytes.data() + r * rb, cols);
+  return bytes;
+}
+
+}  // namespace
+
+TEST(repack_q4_k, groups_hold_each_element_scale_and_min_where_the_layout_says) {
+  const int64_t nb = 3, cols = nb * qk_k;
+  const auto bytes = quantized(16, cols, 7);
+  const size_t rb = *row_size(ggml_type::q4_k, cols);
+  std::vector<detail::block_q4_kx16> out(nb);
+  detail::repack_rows_q4_kx16(bytes.data(), rb, out.data(), nb);
+  int distinct_mins = 0;
+  for (int r = 0; r < 16; ++r)
+    for (int64_t b = 0; b < nb; ++b) {
+      block_q4_k x;
+      std::memcpy(&x, bytes.data() + r * rb + b * sizeof x, sizeof x);
+      const auto& g = out[b];
+      EXPECT_EQ(g.d[r], x.d);
+      EXPECT_EQ(g.dmin[r], x.dmin);
+      uint8_t sc[8], mn[8];
+      detail::unpack_scale_min_k4(x.scales, sc, mn);
+      for (int j = 0; j < 8; ++j) {
+        EXPECT_EQ(g.sc[j][r], sc[j]);
+        EXPECT_EQ(g.m[j / 2][r][j % 2], mn[j]);
+        distinct_mins += mn[j] != mn[0];
+        for (int e = 0; e < 32; ++e) {
+          // Plain: sub-blocks 2c, 2c+1 in the low and high nibbles of bytes 32c..32c+31.
+          const int plain = (x.qs[32 * (j / 2) + e] >> (4 * (j % 2))) & 0xF;
+          // Interleaved: word s = (e % 16) / 4 of lane r, byte e % 4, low nibble for e < 16.
+          const int stored = (g.qs[j][(e % 16) / 4][r][e % 4] >> (e < 16 ? 0 : 4)) & 0xF;
+          ASSERT_EQ(stored, plain) << "row " << r << " block " << b << " sub-block " << j << " element " << e;
+          ASSERT_EQ(detail::q4_kx16_quant(g, r, j, e), plain);
+        }
+      }
+    }
+  EXPECT_GT(distinct_mins, 100);  // the data exercises the mins
+}
+
+TEST(repack_q4_k, the_activation_sum_pair_is_two_int16_sub_block_sums) {
+  const int16_t bsums[16] = {4064, -4064, 100, 27, -1, -2, 3, 4, -2032, -2032, 2032, 2032, 0, 0, 5, -6};
+  EXPECT_EQ(detail::q8_k_sum_pair(bsums, 0), static_cast<int32_t>(127u << 16));
+  EXPECT_EQ(detail::q8_k_sum_pair(bsums, 1), static_cast<int32_t>((0xFFFDu) | (7u << 16)));
+  EXPECT_EQ(detail::q8_k_sum_pair(bsums, 2), static_cast<int32_t>(static_cast<uint16_t>(-4064) | (4064u << 16)));
+  EXPECT_EQ(detail::q8_k_sum_pair(bsums, 3), static_cast<int32_t>(0xFFFFu << 16));
+}
+
+TEST(repack_q4_k, an_interleaved_weight_no_longer_reads_its_source_bytes) {
+  level_guard g;
+  thread_pool pool(2);
+  const int64_t rows = 37, cols = 2 * qk_k;  // two groups and five plain rows
+  auto bytes = quantized(rows, cols, 1);
+  const weight_matrix w = prepare_weight(ggml_type::q4_k, rows, cols, bytes.data());
+  ASSERT_TRUE(w.repacked);
+  EXPECT_FALSE(prepare_weight(ggml_type::q4_k, 15, cols, bytes.data()).repacked);  // no whole group
+
+  const auto x = qf::test::random_floats(static_cast<size_t>(cols * 3), 2);
+  const std::vector<std::string> levels = qf::test::available_kernel_levels();
+  std::vector<float> rows_before(static_cast<size_t>(rows * cols));
+  for (int64_t r = 0; r < rows; ++r) {
+    dequantize_row(ggml_type::q4_k, bytes.data() + r * w.row_bytes, rows_before.data() + r * cols, cols);
+    std::vector<float> d(static_cast<size_t>(cols));
+    dequantize_weight_row(w, r, d.data());
+    ASSERT_EQ(std::memcmp(d.data(), rows_before.data() + r * cols, d.size() * sizeof(float)), 0) << "row " << r;
+  }
+  std::vector<std::vector<float>> before;
+  for (const auto& level : levels) {
+    set_kernel_level(level);
+    for (int64_t nt : {1, 3}) {
+      before.emplace_back(static_cast<size_t>(rows * nt));
+      matmul(pool, w, x.data(), nt, before.back().data());
+    }
+  }
+  std::fill(bytes.begin(), bytes.end(), uint8_t{0xA5});  // what a loader that freed them would leave
+  size_t i = 0;
+  for (const auto& level : levels) {
+    set_kernel_level(level);
+    for (int64_t nt : {1, 3}) {
+      std::vector<float> y(static_cast<size_t>(rows * nt));
+      matmul(pool, w, x.data(), nt, y.data());
+      EXPECT_EQ(y, before[i++]) << level << ", tokens " << nt;
+    }
+  }
+  for (int64_t r = 0; r < rows; ++r) {
+    std::vector<float> d(static_cast<size_t>(cols));
+    dequantize_weight_row(w, r, d.data());
+    EXPECT_EQ(std::memcmp(d.data(), rows_before.data() + r * cols, d.size() * sizeof(float)), 0) << "row " << r;
+  }
+}
+
+TEST(repack_q4_k, matmul_through_the_groups_equals_the_scalar_kernel_on_plain_rows) {
+  level_guard g;
+  thread_pool pool(2);
+  const std::vector<std::string> levels = qf::test::available_kernel_levels();
+  for (int64_t rows : {16, 48, 21, 7}) {  // groups, + plain rows, plain rows only
+    for (int64_t nb : {1, 6, 35}) {
+      const int64_t cols = nb * qk_k;
+      const auto bytes = quantized(rows, cols, static_cast<uint32_t>(rows * 100 + nb));
+      const weight_matrix w = prepare_weight(ggml_type::q4_k, rows, cols, bytes.data());
+      EXPECT_EQ(static_cast<bool>(w.repacked), rows >= 16) << rows;
+      weight_matrix plain = w;
+      plain.repacked.reset();
+      for (int64_t nt : {1, 2, 3, 4, 5, 9}) {
+        const auto x = qf::test::random_floats(static_cast<size_t>(cols * nt), 3 + static_cast<uint32_t>(nt));
+        std::vector<float> ys(static_cast<size_t>(rows * nt)), yv(ys.size());
+        set_kernel_level("scalar");
+        matmul(pool, plain, x.data(), nt, ys.data());
+        matmul(pool, w, x.data(), nt, yv.data());
+        EXPECT_EQ(yv, ys) << "scalar, rows " << rows << ", blocks " << nb << ", tokens " << nt;
+        for (const auto& level : levels) {
+          set_kernel_level(level);
+          matmul(pool, w, x.data(), nt, yv.data());
+          EXPECT_LT(qf::test::nmse(yv, ys), 1e-10) << level << ", rows " << rows << ", blocks " << nb << ", tokens " << nt;
+        }
+      }
+    }
+  }
+}
