@@ -8,6 +8,7 @@
 #include "inference/backend/cpu/kernels.h"
 #include "inference/backend/cpu/quants.h"
 #include "inference/backend/cpu/repack_q4_k.h"
+#include "inference/backend/cpu/repack_q6_k.h"
 #include "inference/backend/cpu/repack_q5_0.h"
 
 namespace qf::infer::cpu::detail {
@@ -267,6 +268,29 @@ void dot_q6_k(int64_t n, const void* w, const uint8_t* acts, size_t stride, int 
   }
 }
 
+// Q6_K interleaved (repack_q6_k.h): dot_q6_k's integer sums and float
+// operations row by row, so the two layouts give bit-identical results.
+void dot_q6_kx16(int64_t n, const void* w, const uint8_t* acts, size_t stride, int nt, float* out, int64_t os) {
+  const auto* x = static_cast<const block_q6_kx16*>(w);
+  const int64_t nb = n / qk_k;
+  for (int t = 0; t < nt; ++t) {
+    const auto* y = reinterpret_cast<const block_q8_k*>(acts + t * stride);
+    for (int r = 0; r < k_q6_kx16_rows; ++r) {
+      float sum = 0;
+      for (int64_t b = 0; b < nb; ++b) {
+        int32_t sumi = 0;
+        for (int k = 0; k < qk_k / 16; ++k) {
+          int s = 0;
+          for (int l = 0; l < 16; ++l) s += (q6_kx16_quant(x[b], r, 16 * k + l) - 32) * y[b].qs[16 * k + l];
+          sumi += x[b].sc[k / 2][r][k % 2] * s;
+        }
+        sum += fp16_to_f32(x[b].d[r]) * y[b].d * sumi;
+      }
+      out[t * os + r] = sum;
+    }
+  }
+}
+
 float vec_dot_f32(const float* a, const float* b, int64_t n) {
   double s = 0;
   for (int64_t i = 0; i < n; ++i) s += static_cast<double>(a[i]) * b[i];
@@ -340,6 +364,7 @@ kernel_table make_scalar() {
   t.dot_q6_k = dot_q6_k;
   t.dot_q5_0x8 = dot_q5_0x8;
   t.dot_q4_kx16 = dot_q4_kx16;
+  t.dot_q6_kx16 = dot_q6_kx16;
   t.vec_dot_f32 = vec_dot_f32;
   t.vec_dot_f16_f32 = vec_dot_f16_f32;
   t.axpy_f16 = axpy_f16;

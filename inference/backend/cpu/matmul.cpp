@@ -1,9 +1,9 @@
 // Weight preparation and the two matmul paths.
 //
-// Two weight types are rearranged at load time into a copy the weight owns:
-// Q5_0 rows into eight-block groups (repack_q5_0.h), Q4_K rows sixteen at a
-// time into interleaved groups (repack_q4_k.h), whose kernel computes the
-// sixteen rows together. The row loops below see a weight as rows in groups
+// Three weight types are rearranged at load time into a copy the weight
+// owns: Q5_0 rows into eight-block groups (repack_q5_0.h), Q4_K and Q6_K rows
+// sixteen at a time into interleaved groups (repack_q4_k.h, repack_q6_k.h),
+// whose kernels compute the sixteen rows together. The row loops below see a weight as rows in groups
 // of sixteen followed by rows taken one at a time (row_reader).
 //
 // Decode (one token): the activation is quantized once, then rows are handed
@@ -27,6 +27,7 @@
 #include "inference/backend/cpu/quants.h"
 #include "inference/backend/cpu/repack_q4_k.h"
 #include "inference/backend/cpu/repack_q5_0.h"
+#include "inference/backend/cpu/repack_q6_k.h"
 
 namespace qf::infer::cpu {
 namespace {
@@ -56,14 +57,52 @@ void quantize_act(act_kind k, const float* x, uint8_t* dst, int64_t cols) {
   else kt.quantize_act_q8_k(x, dst, cols);
 }
 
-enum class layout { plain, q5_0x8, q4_kx16 };
-layout layout_of(const weight_matrix& w) {
-  if (!w.repacked) return layout::plain;
-  return w.type == ggml_type::q5_0 ? layout::q5_0x8 : layout::q4_kx16;
+// Weight types whose rows are interleaved sixteen at a time (a group
+// kernel computes the sixteen rows together), with the functions of their
+// layout.
+struct group_format {
+  ggml_type type;
+  size_t block_bytes;  // one super-block of sixteen rows
+  void (*repack)(const uint8_t* src, size_t row_bytes, uint8_t* dst, int64_t nb);
+  void (*dequantize)(const uint8_t* group, int r, float* y, int64_t n);
+  detail::group_dot_fn detail::kernel_table::*dot;
+};
+constexpr int64_t k_group_rows = detail::k_q4_kx16_rows;
+static_assert(detail::k_q6_kx16_rows == k_group_rows);
+
+const group_format k_group_formats[] = {
+    {ggml_type::q4_k, sizeof(detail::block_q4_kx16),
+     [](const uint8_t* src, size_t rb, uint8_t* dst, int64_t nb) {
+       detail::repack_rows_q4_kx16(src, rb, reinterpret_cast<detail::block_q4_kx16*>(dst), nb);
+     },
+     [](const uint8_t* g, int r, float* y, int64_t n) {
+       detail::dequantize_row_q4_kx16(reinterpret_cast<const detail::block_q4_kx16*>(g), r, y, n);
+     },
+     &detail::kernel_table::dot_q4_kx16},
+    {ggml_type::q6_k, sizeof(detail::block_q6_kx16),
+     [](const uint8_t* src, size_t rb, uint8_t* dst, int64_t nb) {
+       detail::repack_rows_q6_kx16(src, rb, reinterpret_cast<detail::block_q6_kx16*>(dst), nb);
+     },
+     [](const uint8_t* g, int r, float* y, int64_t n) {
+       detail::dequantize_row_q6_kx16(reinterpret_cast<const detail::block_q6_kx16*>(g), r, y, n);
+     },
+     &detail::kernel_table::dot_q6_kx16},
+};
+
+const group_format* group_format_of(ggml_type t) {
+  for (const auto& f : k_group_formats)
+    if (f.type == t) return &f;
+  return nullptr;
 }
 
-int64_t q4_kx16_groups(int64_t rows) { return rows / detail::k_q4_kx16_rows; }
-size_t q4_kx16_group_bytes(int64_t cols) { return static_cast<size_t>(cols / qk_k) * sizeof(detail::block_q4_kx16); }
+enum class layout { plain, q5_0x8, grouped };
+layout layout_of(const weight_matrix& w) {
+  if (!w.repacked) return layout::plain;
+  return w.type == ggml_type::q5_0 ? layout::q5_0x8 : layout::grouped;
+}
+
+int64_t row_groups(int64_t rows) { return rows / k_group_rows; }
+size_t group_bytes_of(const group_format& f, int64_t cols) { return static_cast<size_t>(cols / qk_k) * f.block_bytes; }
 
 // What the row loops read: rows [0, grouped) in interleaved groups of
 // sixteen (a group kernel), the rest one by one (a row kernel).
@@ -76,14 +115,14 @@ struct row_reader {
   const uint8_t* rows = nullptr;  // row grouped + i at rows + i * row_bytes
   size_t row_bytes = 0;
 
-  int64_t unit() const { return group_dot ? detail::k_q4_kx16_rows : 1; }
+  int64_t unit() const { return group_dot ? k_group_rows : 1; }
   // Rows [r0, r1), r0 a multiple of unit(), against nt <= k_max_tile tokens:
   // row r of token t into out[t * os + r].
   void run(int64_t cols, int64_t r0, int64_t r1, const uint8_t* acts, size_t stride, int nt, float* out,
            int64_t os) const {
     int64_t r = r0;
-    for (const int64_t g1 = std::min(r1, grouped); r < g1; r += detail::k_q4_kx16_rows)
-      group_dot(cols, groups + (r / detail::k_q4_kx16_rows) * group_bytes, acts, stride, nt, out + r, os);
+    for (const int64_t g1 = std::min(r1, grouped); r < g1; r += k_group_rows)
+      group_dot(cols, groups + (r / k_group_rows) * group_bytes, acts, stride, nt, out + r, os);
     float tmp[detail::k_max_tile];
     for (; r < r1; ++r) {
       dot(cols, rows + (r - grouped) * row_bytes, acts, stride, nt, tmp);
@@ -98,14 +137,16 @@ row_reader reader_of(const weight_matrix& w, const detail::kernel_table& kt) {
   switch (layout_of(w)) {
     case layout::plain: rd.dot = detail::row_dot_for(kt, w.type), rd.rows = w.data; break;
     case layout::q5_0x8: rd.dot = kt.dot_q5_0x8, rd.rows = static_cast<const uint8_t*>(w.repacked.get()); break;
-    case layout::q4_kx16:
-      rd.group_dot = kt.dot_q4_kx16;
+    case layout::grouped: {
+      const group_format& f = *group_format_of(w.type);
+      rd.group_dot = kt.*f.dot;
       rd.groups = static_cast<const uint8_t*>(w.repacked.get());
-      rd.group_bytes = q4_kx16_group_bytes(w.cols);
-      rd.grouped = q4_kx16_groups(w.rows) * detail::k_q4_kx16_rows;
-      rd.dot = kt.dot_q4_k;
-      rd.rows = rd.groups + static_cast<size_t>(q4_kx16_groups(w.rows)) * rd.group_bytes;
+      rd.group_bytes = group_bytes_of(f, w.cols);
+      rd.grouped = row_groups(w.rows) * k_group_rows;
+      rd.dot = detail::row_dot_for(kt, w.type);
+      rd.rows = rd.groups + static_cast<size_t>(row_groups(w.rows)) * rd.group_bytes;
       break;
+    }
   }
   return rd;
 }
@@ -134,8 +175,9 @@ weight_matrix prepare_weight(ggml_type type, int64_t rows, int64_t cols, const u
   // Q5_0 rows of at least one eight-block group are regrouped
   // (repack_q5_0.h) into a copy the weight owns; from then on only that copy
   // is read. Without memory for it the plain blocks serve.
-  // Q4_K weights of sixteen rows or more are interleaved (repack_q4_k.h),
-  // the last rows % 16 copied plain after the groups.
+  // Q4_K and Q6_K weights of sixteen rows or more are interleaved
+  // (repack_q4_k.h, repack_q6_k.h), the last rows % 16 copied plain after
+  // the groups.
   const auto copy_of = [&](size_t bytes) { return arena ? arena->allocate(bytes) : make_huge_buffer(bytes); };
   const int64_t nb = cols / 32;
   try {
@@ -145,13 +187,12 @@ weight_matrix prepare_weight(ggml_type type, int64_t rows, int64_t cols, const u
         detail::repack_row_q5_0x8(reinterpret_cast<const block_q5_0*>(data + r * w.row_bytes),
                                   copy.get() + r * w.row_bytes, nb);
       w.repacked = std::move(copy);
-    } else if (type == ggml_type::q4_k && q4_kx16_groups(rows) > 0 && cols > 0 && data) {
-      const int64_t groups = q4_kx16_groups(rows), grouped = groups * detail::k_q4_kx16_rows;
-      const size_t group_bytes = q4_kx16_group_bytes(cols), rest = static_cast<size_t>(rows - grouped) * w.row_bytes;
+    } else if (const group_format* f = group_format_of(type); f && row_groups(rows) > 0 && cols > 0 && data) {
+      const int64_t groups = row_groups(rows), grouped = groups * k_group_rows;
+      const size_t group_bytes = group_bytes_of(*f, cols), rest = static_cast<size_t>(rows - grouped) * w.row_bytes;
       std::shared_ptr<uint8_t[]> copy = copy_of(static_cast<size_t>(groups) * group_bytes + rest);
       for (int64_t g = 0; g < groups; ++g)
-        detail::repack_rows_q4_kx16(data + g * detail::k_q4_kx16_rows * w.row_bytes, w.row_bytes,
-                                    reinterpret_cast<detail::block_q4_kx16*>(copy.get() + g * group_bytes), cols / qk_k);
+        f->repack(data + g * k_group_rows * w.row_bytes, w.row_bytes, copy.get() + g * group_bytes, cols / qk_k);
       std::copy_n(data + grouped * w.row_bytes, rest, copy.get() + groups * group_bytes);
       w.repacked = std::move(copy);
     }
@@ -227,9 +268,8 @@ void dequantize_weight_row(const weight_matrix& w, int64_t r, float* dst) {
   if (layout_of(w) == layout::q5_0x8)
     detail::dequantize_row_q5_0x8(rd.rows + r * w.row_bytes, dst, w.cols);
   else if (r < rd.grouped)
-    detail::dequantize_row_q4_kx16(
-        reinterpret_cast<const detail::block_q4_kx16*>(rd.groups + (r / detail::k_q4_kx16_rows) * rd.group_bytes),
-        static_cast<int>(r % detail::k_q4_kx16_rows), dst, w.cols);
+    group_format_of(w.type)->dequantize(rd.groups + (r / k_group_rows) * rd.group_bytes,
+                                        static_cast<int>(r % k_group_rows), dst, w.cols);
   else
     dequantize_row(w.type, rd.rows + (r - rd.grouped) * w.row_bytes, dst, w.cols);
 }

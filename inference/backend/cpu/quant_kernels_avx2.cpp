@@ -17,6 +17,7 @@
 #include "inference/backend/cpu/quants.h"
 #include "inference/backend/cpu/repack_q4_k.h"
 #include "inference/backend/cpu/repack_q5_0.h"
+#include "inference/backend/cpu/repack_q6_k.h"
 #include "inference/backend/cpu/simd_prefetch.h"
 #include "inference/backend/cpu/simd_reduce.h"
 
@@ -486,6 +487,91 @@ void dot_q4_kx16(int64_t n, const void* w, const uint8_t* acts, size_t stride, f
   }
 }
 
+// Q6_K, sixteen rows interleaved (repack_q6_k.h), as two halves of eight
+// rows: lane r of a register is row 8h + r. The stored values are the
+// unsigned 0..63, so maddubs takes them as they are; two words' int16 pairs
+// add up in int16 (8 products, at most 8 * 63 * 128 / 2 per word) before a
+// madd against the sub-block's scale in both words of the lane. The -32
+// offset comes back as 32 times the scale-weighted 16-value activation sums.
+// Bits 2s..2s+1 of a high-bits byte go to bits 4..5 of the value.
+inline __m256i q6_high_bits(__m256i v, int s) {
+  switch (s) {
+    case 0: v = _mm256_slli_epi16(v, 4); break;
+    case 1: v = _mm256_slli_epi16(v, 2); break;
+    case 3: v = _mm256_srli_epi16(v, 2); break;
+    default: break;
+  }
+  return _mm256_and_si256(v, _mm256_set1_epi8(0x30));
+}
+
+template <int NT>
+void dot_q6_kx16(int64_t n, const void* w, const uint8_t* acts, size_t stride, float* out, int64_t os) {
+  const auto* x = static_cast<const block_q6_kx16*>(w);
+  const int64_t nb = n / qk_k;
+  const block_q8_k* y[NT];
+  __m256 acc[2][NT];
+  for (int t = 0; t < NT; ++t) {
+    y[t] = reinterpret_cast<const block_q8_k*>(acts + t * stride);
+    acc[0][t] = acc[1][t] = _mm256_setzero_ps();
+  }
+  const __m256i m4 = _mm256_set1_epi8(0x0F);
+  // Within each 32-bit lane of (scale 2j, scale 2j+1) as int16: the first
+  // word twice, the second twice.
+  const __m256i dup_lo = _mm256_setr_epi8(0, 1, 0, 1, 4, 5, 4, 5, 8, 9, 8, 9, 12, 13, 12, 13, 0, 1, 0, 1, 4, 5, 4, 5, 8, 9,
+                                          8, 9, 12, 13, 12, 13);
+  const __m256i dup_hi = _mm256_add_epi8(dup_lo, _mm256_set1_epi8(2));
+  for (int64_t b = 0; b < nb; ++b) {
+    const block_q6_kx16& g = x[b];
+    for (int h = 0; h < 2; ++h) {
+      const int r0 = 8 * h;
+      __m256i sumi[NT], bias[NT];
+      for (int t = 0; t < NT; ++t) sumi[t] = bias[t] = _mm256_setzero_si256();
+      for (int j = 0; j < 8; ++j) {
+        if (h == 0) prefetch_ahead<128>(g.qh[j]);
+        const __m256i hl = load(g.qh[j][0][r0]), hh = load(g.qh[j][1][r0]);
+        const __m256i sp = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g.sc[j][r0])));
+        const __m256i slo = _mm256_shuffle_epi8(sp, dup_lo), shi = _mm256_shuffle_epi8(sp, dup_hi);
+        for (int s = 0; s < 4; s += 2) {
+          __m256i ql[2], qh[2];
+          for (int u = 0; u < 2; ++u) {
+            if (h == 0) prefetch_ahead<64>(g.ql[j][s + u]);
+            const __m256i z = load(g.ql[j][s + u][r0]);
+            ql[u] = _mm256_or_si256(_mm256_and_si256(z, m4), q6_high_bits(hl, s + u));
+            qh[u] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(z, 4), m4), q6_high_bits(hh, s + u));
+          }
+          for (int t = 0; t < NT; ++t) {
+            const int8_t* yq = y[t][b].qs + 32 * j + 4 * s;
+            int32_t a[4];
+            std::memcpy(&a[0], yq, 4);
+            std::memcpy(&a[1], yq + 4, 4);
+            std::memcpy(&a[2], yq + 16, 4);
+            std::memcpy(&a[3], yq + 20, 4);
+            const __m256i ulo = _mm256_add_epi16(_mm256_maddubs_epi16(ql[0], _mm256_set1_epi32(a[0])),
+                                                 _mm256_maddubs_epi16(ql[1], _mm256_set1_epi32(a[1])));
+            const __m256i uhi = _mm256_add_epi16(_mm256_maddubs_epi16(qh[0], _mm256_set1_epi32(a[2])),
+                                                 _mm256_maddubs_epi16(qh[1], _mm256_set1_epi32(a[3])));
+            sumi[t] = _mm256_add_epi32(sumi[t], _mm256_add_epi32(_mm256_madd_epi16(ulo, slo), _mm256_madd_epi16(uhi, shi)));
+          }
+        }
+        for (int t = 0; t < NT; ++t) {
+          int32_t pair;  // the 16-value sums of sub-blocks 2j, 2j+1 as two int16
+          std::memcpy(&pair, y[t][b].bsums + 2 * j, 4);
+          bias[t] = _mm256_add_epi32(bias[t], _mm256_madd_epi16(sp, _mm256_set1_epi32(pair)));
+        }
+      }
+      const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g.d + r0)));
+      for (int t = 0; t < NT; ++t) {
+        const __m256i s = _mm256_sub_epi32(sumi[t], _mm256_slli_epi32(bias[t], 5));
+        acc[h][t] = _mm256_fmadd_ps(_mm256_mul_ps(d, _mm256_set1_ps(y[t][b].d)), _mm256_cvtepi32_ps(s), acc[h][t]);
+      }
+    }
+  }
+  for (int t = 0; t < NT; ++t) {
+    _mm256_storeu_ps(out + t * os, acc[0][t]);
+    _mm256_storeu_ps(out + t * os + 8, acc[1][t]);
+  }
+}
+
 QF_ROW_DOT_TILES(row_q8_0, dot_q8_0)
 QF_ROW_DOT_TILES(row_q4_0, dot_q4_0)
 QF_ROW_DOT_TILES(row_q4_1, dot_q4_1_t)
@@ -496,6 +582,7 @@ QF_ROW_DOT_TILES(row_q4_k, dot_q4_k_t)
 QF_ROW_DOT_TILES(row_q5_k, dot_q5_k_t)
 QF_ROW_DOT_TILES(row_q6_k, dot_q6_k)
 QF_GROUP_DOT_TILES(group_q4_kx16, dot_q4_kx16)
+QF_GROUP_DOT_TILES(group_q6_kx16, dot_q6_kx16)
 
 }  // namespace
 
@@ -510,6 +597,7 @@ void fill_avx2_kernels(kernel_table& t) {
   t.dot_q5_k = row_q5_k;
   t.dot_q6_k = row_q6_k;
   t.dot_q4_kx16 = group_q4_kx16;
+  t.dot_q6_kx16 = group_q6_kx16;
   fill_avx2_float_kernels(t);
   fill_avx2_act_quant(t);
 }

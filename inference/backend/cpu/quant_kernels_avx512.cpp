@@ -35,6 +35,7 @@
 #include "inference/backend/cpu/quants.h"
 #include "inference/backend/cpu/repack_q4_k.h"
 #include "inference/backend/cpu/repack_q5_0.h"
+#include "inference/backend/cpu/repack_q6_k.h"
 #include "inference/backend/cpu/simd_prefetch.h"
 #include "inference/backend/cpu/simd_reduce.h"
 
@@ -589,6 +590,75 @@ void dot_q4_kx16(int64_t n, const void* w, const uint8_t* acts, size_t stride, f
   for (int t = 0; t < NT; ++t) _mm512_storeu_ps(out + t * os, acc[t]);
 }
 
+// Q6_K, sixteen rows interleaved (repack_q6_k.h): lane r is row r, every
+// activation word is broadcast to all sixteen. The stored values are the
+// unsigned 0..63; per sub-block pair j, vpdpbusd sums sub-block 2j's products
+// in lo and 2j+1's in hi (16 products, up to 16 * 63 * 128: beyond int16, so
+// the scales multiply the int32 lanes), and the -32 offset comes back as 32
+// times the scale-weighted 16-value activation sums, one vpdpwssd a pair.
+// Bits 2s..2s+1 of a high-bits byte go to bits 4..5 of the value.
+inline __m512i q6_high_bits(__m512i v, int s) {
+  switch (s) {
+    case 0: v = _mm512_slli_epi16(v, 4); break;
+    case 1: v = _mm512_slli_epi16(v, 2); break;
+    case 3: v = _mm512_srli_epi16(v, 2); break;
+    default: break;
+  }
+  return _mm512_and_si512(v, _mm512_set1_epi8(0x30));
+}
+
+template <int NT>
+void dot_q6_kx16(int64_t n, const void* w, const uint8_t* acts, size_t stride, float* out, int64_t os) {
+  const auto* x = static_cast<const block_q6_kx16*>(w);
+  const int64_t nb = n / qk_k;
+  const block_q8_k* y[NT];
+  __m512 acc[NT];
+  for (int t = 0; t < NT; ++t) {
+    y[t] = reinterpret_cast<const block_q8_k*>(acts + t * stride);
+    acc[t] = _mm512_setzero_ps();
+  }
+  const __m512i m4 = _mm512_set1_epi8(0x0F), zero = _mm512_setzero_si512();
+  constexpr int k_or_and = 0xEA;  // ternary logic: (a & b) | c
+  for (int64_t b = 0; b < nb; ++b) {
+    const block_q6_kx16& g = x[b];
+    __m512i sumi[NT], bias[NT];
+    for (int t = 0; t < NT; ++t) sumi[t] = bias[t] = zero;
+    for (int j = 0; j < 8; ++j) {
+      const __m512i hl = load512(g.qh[j][0]), hh = load512(g.qh[j][1]);
+      __m512i lo[NT], hi[NT];
+      for (int t = 0; t < NT; ++t) lo[t] = hi[t] = zero;
+      for (int s = 0; s < 4; ++s) {
+        if constexpr (NT > 1) _mm_prefetch(reinterpret_cast<const char*>(g.ql[j][s]) + simd::k_prefetch_bytes, _MM_HINT_T0);
+        const __m512i z = load512(g.ql[j][s]);
+        const __m512i ql = _mm512_ternarylogic_epi32(z, m4, q6_high_bits(hl, s), k_or_and);
+        const __m512i qh = _mm512_ternarylogic_epi32(_mm512_srli_epi16(z, 4), m4, q6_high_bits(hh, s), k_or_and);
+        for (int t = 0; t < NT; ++t) {
+          const int8_t* yq = y[t][b].qs + 32 * j + 4 * s;
+          int32_t a0, a1;
+          std::memcpy(&a0, yq, 4);
+          std::memcpy(&a1, yq + 16, 4);
+          lo[t] = _mm512_dpbusd_epi32(lo[t], ql, _mm512_set1_epi32(a0));
+          hi[t] = _mm512_dpbusd_epi32(hi[t], qh, _mm512_set1_epi32(a1));
+        }
+      }
+      const __m512i sp = _mm512_cvtepi8_epi16(load256(g.sc[j]));  // lane r: scales 2j, 2j+1 of row r
+      const __m512i slo = _mm512_srai_epi32(_mm512_slli_epi32(sp, 16), 16), shi = _mm512_srai_epi32(sp, 16);
+      for (int t = 0; t < NT; ++t) {
+        sumi[t] = _mm512_add_epi32(sumi[t], _mm512_add_epi32(_mm512_mullo_epi32(lo[t], slo), _mm512_mullo_epi32(hi[t], shi)));
+        int32_t pair;  // the 16-value sums of sub-blocks 2j, 2j+1 as two int16
+        std::memcpy(&pair, y[t][b].bsums + 2 * j, 4);
+        bias[t] = _mm512_dpwssd_epi32(bias[t], sp, _mm512_set1_epi32(pair));
+      }
+    }
+    const __m512 d = _mm512_cvtph_ps(load256(g.d));
+    for (int t = 0; t < NT; ++t) {
+      const __m512i s = _mm512_sub_epi32(sumi[t], _mm512_slli_epi32(bias[t], 5));
+      acc[t] = _mm512_fmadd_ps(_mm512_mul_ps(d, _mm512_set1_ps(y[t][b].d)), _mm512_cvtepi32_ps(s), acc[t]);
+    }
+  }
+  for (int t = 0; t < NT; ++t) _mm512_storeu_ps(out + t * os, acc[t]);
+}
+
 template <int NT>
 void dot_q6_k(int64_t n, const void* w, const uint8_t* acts, size_t stride, float* out) {
   const auto* x = static_cast<const block_q6_k*>(w);
@@ -652,6 +722,7 @@ QF_ROW_DOT_TILES(row_q4_k, dot_q4_k_t)
 QF_ROW_DOT_TILES(row_q5_k, dot_q5_k_t)
 QF_ROW_DOT_TILES(row_q6_k, dot_q6_k)
 QF_GROUP_DOT_TILES(group_q4_kx16, dot_q4_kx16)
+QF_GROUP_DOT_TILES(group_q6_kx16, dot_q6_kx16)
 
 }  // namespace
 
@@ -666,6 +737,7 @@ void fill_avx512_kernels(kernel_table& t) {
   t.dot_q5_k = row_q5_k;
   t.dot_q6_k = row_q6_k;
   t.dot_q4_kx16 = group_q4_kx16;
+  t.dot_q6_kx16 = group_q6_kx16;
   fill_avx512_float_kernels(t);
 }
 

@@ -1,10 +1,11 @@
-// Q4_K's interleaved copy (repack_q4_k.h): the layout holds each element,
-// scale and min where the header says; an interleaved weight gives the same
-// products and rows after its source bytes are overwritten (the loader frees
-// them); the scalar kernel on the groups is bit-identical to the scalar
-// kernel on the plain rows; and matmul through the groups, at every level,
-// equals the scalar kernel for every row count class (groups only, groups
-// and plain rows, plain rows only), row length and tile width.
+// Q4_K's and Q6_K's interleaved copies (repack_q4_k.h, repack_q6_k.h): each
+// layout holds each element, scale and min where its header says; an
+// interleaved weight gives the same products and rows after its source bytes
+// are overwritten (the loader frees them); the scalar kernel on the groups is
+// bit-identical to the scalar kernel on the plain rows; and matmul through
+// the groups, at every level, equals the scalar kernel for every row count
+// class (groups only, groups and plain rows, plain rows only), row length and
+// tile width.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include "inference/backend/cpu/ops.h"
 #include "inference/backend/cpu/quants.h"
 #include "inference/backend/cpu/repack_q4_k.h"
+#include "inference/backend/cpu/repack_q6_k.h"
 #include "tests/inference/backend/cpu/kernel_levels.h"
 #include "tests/inference/backend/cpu/kernel_test_util.h"
 
@@ -24,19 +26,22 @@ namespace {
 
 using level_guard = qf::test::kernel_level_guard;
 
-std::vector<uint8_t> quantized(int64_t rows, int64_t cols, uint32_t seed) {
+std::vector<uint8_t> quantized(ggml_type type, int64_t rows, int64_t cols, uint32_t seed) {
   const auto f = qf::test::random_floats(static_cast<size_t>(rows * cols), seed, 0.5f);
-  const size_t rb = *row_size(ggml_type::q4_k, cols);
+  const size_t rb = *row_size(type, cols);
   std::vector<uint8_t> bytes(rb * static_cast<size_t>(rows));
-  for (int64_t r = 0; r < rows; ++r) quantize_row(ggml_type::q4_k, f.data() + r * cols, bytes.data() + r * rb, cols);
+  for (int64_t r = 0; r < rows; ++r) quantize_row(type, f.data() + r * cols, bytes.data() + r * rb, cols);
   return bytes;
 }
+
+// The weight types read through sixteen-row groups.
+class repack_k_groups : public testing::TestWithParam<ggml_type> {};
 
 }  // namespace
 
 TEST(repack_q4_k, groups_hold_each_element_scale_and_min_where_the_layout_says) {
   const int64_t nb = 3, cols = nb * qk_k;
-  const auto bytes = quantized(16, cols, 7);
+  const auto bytes = quantized(ggml_type::q4_k, 16, cols, 7);
   const size_t rb = *row_size(ggml_type::q4_k, cols);
   std::vector<detail::block_q4_kx16> out(nb);
   detail::repack_rows_q4_kx16(bytes.data(), rb, out.data(), nb);
@@ -75,20 +80,21 @@ TEST(repack_q4_k, the_activation_sum_pair_is_two_int16_sub_block_sums) {
   EXPECT_EQ(detail::q8_k_sum_pair(bsums, 3), static_cast<int32_t>(0xFFFFu << 16));
 }
 
-TEST(repack_q4_k, an_interleaved_weight_no_longer_reads_its_source_bytes) {
+TEST_P(repack_k_groups, an_interleaved_weight_no_longer_reads_its_source_bytes) {
+  const ggml_type type = GetParam();
   level_guard g;
   thread_pool pool(2);
   const int64_t rows = 37, cols = 2 * qk_k;  // two groups and five plain rows
-  auto bytes = quantized(rows, cols, 1);
-  const weight_matrix w = prepare_weight(ggml_type::q4_k, rows, cols, bytes.data());
+  auto bytes = quantized(type, rows, cols, 1);
+  const weight_matrix w = prepare_weight(type, rows, cols, bytes.data());
   ASSERT_TRUE(w.repacked);
-  EXPECT_FALSE(prepare_weight(ggml_type::q4_k, 15, cols, bytes.data()).repacked);  // no whole group
+  EXPECT_FALSE(prepare_weight(type, 15, cols, bytes.data()).repacked);  // no whole group
 
   const auto x = qf::test::random_floats(static_cast<size_t>(cols * 3), 2);
   const std::vector<std::string> levels = qf::test::available_kernel_levels();
   std::vector<float> rows_before(static_cast<size_t>(rows * cols));
   for (int64_t r = 0; r < rows; ++r) {
-    dequantize_row(ggml_type::q4_k, bytes.data() + r * w.row_bytes, rows_before.data() + r * cols, cols);
+    dequantize_row(type, bytes.data() + r * w.row_bytes, rows_before.data() + r * cols, cols);
     std::vector<float> d(static_cast<size_t>(cols));
     dequantize_weight_row(w, r, d.data());
     ASSERT_EQ(std::memcmp(d.data(), rows_before.data() + r * cols, d.size() * sizeof(float)), 0) << "row " << r;
@@ -118,15 +124,16 @@ TEST(repack_q4_k, an_interleaved_weight_no_longer_reads_its_source_bytes) {
   }
 }
 
-TEST(repack_q4_k, matmul_through_the_groups_equals_the_scalar_kernel_on_plain_rows) {
+TEST_P(repack_k_groups, matmul_through_the_groups_equals_the_scalar_kernel_on_plain_rows) {
+  const ggml_type type = GetParam();
   level_guard g;
   thread_pool pool(2);
   const std::vector<std::string> levels = qf::test::available_kernel_levels();
   for (int64_t rows : {16, 48, 21, 7}) {  // groups, + plain rows, plain rows only
     for (int64_t nb : {1, 6, 35}) {
       const int64_t cols = nb * qk_k;
-      const auto bytes = quantized(rows, cols, static_cast<uint32_t>(rows * 100 + nb));
-      const weight_matrix w = prepare_weight(ggml_type::q4_k, rows, cols, bytes.data());
+      const auto bytes = quantized(type, rows, cols, static_cast<uint32_t>(rows * 100 + nb));
+      const weight_matrix w = prepare_weight(type, rows, cols, bytes.data());
       EXPECT_EQ(static_cast<bool>(w.repacked), rows >= 16) << rows;
       weight_matrix plain = w;
       plain.repacked.reset();
@@ -145,4 +152,38 @@ TEST(repack_q4_k, matmul_through_the_groups_equals_the_scalar_kernel_on_plain_ro
       }
     }
   }
+}
+
+INSTANTIATE_TEST_SUITE_P(types, repack_k_groups, testing::Values(ggml_type::q4_k, ggml_type::q6_k),
+                         [](const testing::TestParamInfo<ggml_type>& info) { return std::string(traits(info.param).name); });
+
+TEST(repack_q6_k, groups_hold_each_element_and_scale_where_the_layout_says) {
+  const int64_t nb = 3, cols = nb * qk_k;
+  const auto bytes = quantized(ggml_type::q6_k, 16, cols, 11);
+  const size_t rb = *row_size(ggml_type::q6_k, cols);
+  std::vector<detail::block_q6_kx16> out(nb);
+  detail::repack_rows_q6_kx16(bytes.data(), rb, out.data(), nb);
+  int high_bits_set = 0;
+  for (int r = 0; r < 16; ++r)
+    for (int64_t b = 0; b < nb; ++b) {
+      block_q6_k x;
+      std::memcpy(&x, bytes.data() + r * rb + b * sizeof x, sizeof x);
+      const auto& g = out[b];
+      EXPECT_EQ(g.d[r], x.d);
+      for (int k = 0; k < 16; ++k) EXPECT_EQ(g.sc[k / 2][r][k % 2], x.scales[k]);
+      for (int e = 0; e < qk_k; ++e) {
+        // Plain: in each half of 128, quarter q's low bits in nibble q / 2 of
+        // ql[64 half + 32 (q % 2) + l], its high bits at 2q of qh[32 half + l].
+        const int half = e / 128, q = (e % 128) / 32, l = e % 32;
+        const int plain = ((x.ql[64 * half + 32 * (q % 2) + l] >> (4 * (q / 2))) & 0xF) |
+                          ((x.qh[32 * half + l] >> (2 * q)) & 3) << 4;
+        // Interleaved: 32-column run j, sub-block h of it, word s, byte i.
+        const int j = e / 32, h = (e % 32) / 16, s = (e % 16) / 4, i = e % 4;
+        const int stored = ((g.ql[j][s][r][i] >> (4 * h)) & 0xF) | ((g.qh[j][h][r][i] >> (2 * s)) & 3) << 4;
+        ASSERT_EQ(stored, plain) << "row " << r << " block " << b << " element " << e;
+        ASSERT_EQ(detail::q6_kx16_quant(g, r, e), plain);
+        high_bits_set += plain >= 16;
+      }
+    }
+  EXPECT_GT(high_bits_set, 1000);  // the data exercises the high bits
 }
