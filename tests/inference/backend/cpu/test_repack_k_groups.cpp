@@ -18,6 +18,7 @@
 #include "inference/backend/cpu/repack_q6_k.h"
 #include "tests/inference/backend/cpu/kernel_levels.h"
 #include "tests/inference/backend/cpu/kernel_test_util.h"
+#include "tests/inference/backend/cpu/repacked_weight_check.h"
 
 using namespace qf::infer;
 using namespace qf::infer::cpu;
@@ -82,46 +83,12 @@ TEST(repack_q4_k, the_activation_sum_pair_is_two_int16_sub_block_sums) {
 
 TEST_P(repack_k_groups, an_interleaved_weight_no_longer_reads_its_source_bytes) {
   const ggml_type type = GetParam();
-  level_guard g;
-  thread_pool pool(2);
   const int64_t rows = 37, cols = 2 * qk_k;  // two groups and five plain rows
   auto bytes = quantized(type, rows, cols, 1);
   const weight_matrix w = prepare_weight(type, rows, cols, bytes.data());
   ASSERT_TRUE(w.repacked);
   EXPECT_FALSE(prepare_weight(type, 15, cols, bytes.data()).repacked);  // no whole group
-
-  const auto x = qf::test::random_floats(static_cast<size_t>(cols * 3), 2);
-  const std::vector<std::string> levels = qf::test::available_kernel_levels();
-  std::vector<float> rows_before(static_cast<size_t>(rows * cols));
-  for (int64_t r = 0; r < rows; ++r) {
-    dequantize_row(type, bytes.data() + r * w.row_bytes, rows_before.data() + r * cols, cols);
-    std::vector<float> d(static_cast<size_t>(cols));
-    dequantize_weight_row(w, r, d.data());
-    ASSERT_EQ(std::memcmp(d.data(), rows_before.data() + r * cols, d.size() * sizeof(float)), 0) << "row " << r;
-  }
-  std::vector<std::vector<float>> before;
-  for (const auto& level : levels) {
-    set_kernel_level(level);
-    for (int64_t nt : {1, 3}) {
-      before.emplace_back(static_cast<size_t>(rows * nt));
-      matmul(pool, w, x.data(), nt, before.back().data());
-    }
-  }
-  std::fill(bytes.begin(), bytes.end(), uint8_t{0xA5});  // what a loader that freed them would leave
-  size_t i = 0;
-  for (const auto& level : levels) {
-    set_kernel_level(level);
-    for (int64_t nt : {1, 3}) {
-      std::vector<float> y(static_cast<size_t>(rows * nt));
-      matmul(pool, w, x.data(), nt, y.data());
-      EXPECT_EQ(y, before[i++]) << level << ", tokens " << nt;
-    }
-  }
-  for (int64_t r = 0; r < rows; ++r) {
-    std::vector<float> d(static_cast<size_t>(cols));
-    dequantize_weight_row(w, r, d.data());
-    EXPECT_EQ(std::memcmp(d.data(), rows_before.data() + r * cols, d.size() * sizeof(float)), 0) << "row " << r;
-  }
+  qf::test::expect_reads_only_its_copy(w, bytes);
 }
 
 TEST_P(repack_k_groups, matmul_through_the_groups_equals_the_scalar_kernel_on_plain_rows) {
