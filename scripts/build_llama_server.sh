@@ -7,8 +7,9 @@
 # carries them as a git bundle, package/llama/gitRelease.bundle. `npm pack`
 # fetches the package tarball into $BUILD_DIR/npm-cache (no install, no
 # scripts run), the bundle is cloned into $BUILD_DIR/llama.cpp-src, and only the
-# llama-server target is built, through ccache when it is installed, into
-# $BUILD_DIR/llama-server (the binary: $BUILD_DIR/llama-server/bin/llama-server).
+# llama-server target, and llama-bench for the side-by-side engine figures
+# (docs/benchmarks.md), are built, through ccache when it is installed, into
+# $BUILD_DIR/llama-server (binaries in $BUILD_DIR/llama-server/bin).
 # Everything not needed is off: tests, examples, the web UI (and its download),
 # OpenSSL, CURL, BLAS, GPU backends.
 #
@@ -50,6 +51,13 @@ if [ "$(cat "$STAMP" 2>/dev/null)" != "$VERSION" ]; then
   echo "$VERSION" >"$STAMP"
 fi
 
+# -march=native turns on AMX where the CPU lists it (Intel Xeon, Sapphire
+# Rapids on), and ggml then multiplies through AMX tiles; in the VMs seen here
+# that crashed llama-server at its first evaluation (SIGSEGV in
+# ggml::cpu::amx::tensor_traits::compute_forward). Explicit -mno-* flags win
+# over -march=native whatever their order, so the AMX path is left out.
+NO_AMX="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
+
 LAUNCHER=()
 if command -v ccache >/dev/null 2>&1; then
   LAUNCHER=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
@@ -60,6 +68,7 @@ cmake -S "$SRC" -B "$OUT" -G Ninja -DCMAKE_BUILD_TYPE=Release "${LAUNCHER[@]}" \
   -DLLAMA_BUILD_APP=OFF -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF \
   -DLLAMA_OPENSSL=OFF -DLLAMA_CURL=OFF -DLLAMA_LLGUIDANCE=OFF \
   -DGGML_NATIVE=ON -DGGML_BLAS=OFF -DGGML_CUDA=OFF -DGGML_VULKAN=OFF -DGGML_METAL=OFF -DGGML_RPC=OFF \
+  "-DCMAKE_C_FLAGS=$NO_AMX" "-DCMAKE_CXX_FLAGS=$NO_AMX" \
   -DGGML_CCACHE=OFF -Wno-dev >/dev/null
-nice cmake --build "$OUT" --target llama-server -j "$JOBS"
+nice cmake --build "$OUT" --target llama-server llama-bench -j "$JOBS"
 echo "build_llama_server: built $OUT/bin/llama-server"
