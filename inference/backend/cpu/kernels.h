@@ -76,7 +76,9 @@ const kernel_table& scalar_kernels();
 void fill_avx2_kernels(kernel_table& t);        // quant_kernels_avx2.cpp (calls the next one)
 void fill_avx2_float_kernels(kernel_table& t);  // float_kernels_avx2.cpp
 void fill_avx2_act_quant(kernel_table& t);      // act_quant_avx2.cpp
-void fill_avx512_kernels(kernel_table& t);      // quant_kernels_avx512.cpp (calls the next one)
+// quant_kernels_avx512.cpp (calls the next one); prefetch_decode: the kernels
+// ask for the weights ahead against one token too, not only against several.
+void fill_avx512_kernels(kernel_table& t, bool prefetch_decode);
 void fill_avx512_float_kernels(kernel_table& t);  // float_kernels_avx512.cpp
 
 // Expands a kernel template K<NT>(n, w, acts, stride, out) into a row_dot_fn.

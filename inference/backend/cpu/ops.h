@@ -67,7 +67,10 @@ float dot_f16_f32(const fp16_t* a, const float* b, int64_t n);           // KV c
 void axpy_f16(float alpha, const fp16_t* x, float* y, int64_t n);        // y += alpha * x (V rows)
 void f32_to_f16_row(const float* src, fp16_t* dst, int64_t n);
 void f16_to_f32_row(const fp16_t* src, float* dst, int64_t n);
-struct cpu_features { bool avx2 = false, fma = false, f16c = false, avx512f = false, avx512bw = false, avx512vl = false, avx512vnni = false; };
+struct cpu_features {
+  bool avx2 = false, fma = false, f16c = false, avx512f = false, avx512bw = false, avx512vl = false, avx512vnni = false;
+  bool intel = false;  // the vendor: decode prefetch pays on Intel cores, not on AMD Zen 4 (quant_kernels_avx512.cpp)
+};
 const cpu_features& detect_cpu();
 // Forces the scalar reference (or a given level) for testing: "scalar", "avx2", "avx512", "auto".
 // A level the CPU lacks falls back to the best one it has. Not thread-safe with running kernels.

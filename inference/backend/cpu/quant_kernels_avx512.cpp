@@ -16,12 +16,15 @@
 //    come from the Q8_K 16-value sums.
 // Against several tokens (prefill) every step asks for the weights 2 KiB
 // ahead (simd_prefetch.h): GEMM 5-20 % faster on a Zen 4 core. Against one
-// token (decode) it does not: with the weights on huge pages, as a loaded
-// model's are, the hardware prefetchers keep up and the requests only cost
-// issue slots (GEMV up to 23 % slower with them, bench_matmul); on 4 KiB pages
-// they were worth 14.9 -> 19.9 GB/s (4864x896 Q8_0). Q5_0's groups, the
-// most work per byte, are the exception: 4864x896 GEMV on one thread streams
-// 16-18 GB/s with the requests and 13.5-17 without.
+// token (decode) that depends on the CPU (prefetch_one_token): on a Zen 4
+// core, with the weights on huge pages as a loaded model's are, the hardware
+// prefetchers keep up and the requests only cost issue slots (GEMV up to
+// 23 % slower with them, bench_matmul; on 4 KiB pages they were worth
+// 14.9 -> 19.9 GB/s at 4864x896 Q8_0); on an Intel Xeon core they keep more
+// misses in flight than the hardware does (GEMV from memory 7-15 % faster
+// with them, Q8_0, Q4_K and Q6_K groups). Q5_0's groups, the most work per
+// byte, ask against one token everywhere: 4864x896 GEMV on one Zen 4 thread
+// streams 16-18 GB/s with the requests and 13.5-17 without.
 #include <immintrin.h>
 
 #include <cstring>
@@ -41,6 +44,10 @@
 
 namespace qf::infer::cpu::detail {
 namespace {
+
+// Whether the kernels ask for the weights ahead against one token too (set
+// once by fill_avx512_kernels; see the top of the file).
+bool prefetch_one_token = false;
 
 inline float h2f(fp16_t h) { return _cvtsh_ss(h); }
 inline __m256i load256(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
@@ -136,7 +143,7 @@ void dot_q8_0(int64_t n, const void* w, const uint8_t* acts, size_t stride, floa
   const __m512i pidx[4] = {pair_index(0), pair_index(1), pair_index(2), pair_index(3)};
   int64_t b = 0;
   for (; b + 8 <= nb; b += 8) {
-    if constexpr (NT > 1) simd::prefetch_ahead<8 * sizeof(block_q8_0)>(x + b);
+    if (NT > 1 || prefetch_one_token) simd::prefetch_ahead<8 * sizeof(block_q8_0)>(x + b);
     const __m256 dx = scales8(x + b);
     __m512i ax[4];
     __mmask64 neg[4];
@@ -199,7 +206,7 @@ void dot_q4_0(int64_t n, const void* w, const uint8_t* acts, size_t stride, floa
   const __m512i pidx[4] = {pair_index(0), pair_index(1), pair_index(2), pair_index(3)};
   int64_t b = 0;
   for (; b + 8 <= nb; b += 8) {
-    if constexpr (NT > 1) simd::prefetch_ahead<8 * sizeof(block_q4_0)>(x + b);
+    if (NT > 1 || prefetch_one_token) simd::prefetch_ahead<8 * sizeof(block_q4_0)>(x + b);
     __m256 dx;
     __m512i q[4];
     unpack_q4_0_octet(x + b, &dx, q);
@@ -344,7 +351,7 @@ void dot_q32u(int64_t n, const void* w, const uint8_t* acts, size_t stride, floa
   for (int t = 0; t < NT; ++t) offv[t] = _mm256_setzero_ps();
   int64_t b = 0;
   for (; b + 8 <= nb; b += 8) {  // eight blocks: scales and offsets as one vector each
-    if constexpr (NT > 1) simd::prefetch_ahead<8 * sizeof(B)>(x + b);
+    if (NT > 1 || prefetch_one_token) simd::prefetch_ahead<8 * sizeof(B)>(x + b);
     const __m256 dx = scales8(x + b);
     __m256 cx;
     if constexpr (std::is_same_v<B, block_q5_0>) cx = _mm256_mul_ps(dx, _mm256_set1_ps(-16.0f));
@@ -490,11 +497,11 @@ void dot_qk45(int64_t n, const void* w, const uint8_t* acts, size_t stride, floa
     float d, dmin;
     if constexpr (FIVE) {
       const auto& blk = static_cast<const block_q5_k*>(w)[b];
-      if constexpr (NT > 1) simd::prefetch_ahead<sizeof(block_q5_k)>(&blk);
+      if (NT > 1 || prefetch_one_token) simd::prefetch_ahead<sizeof(block_q5_k)>(&blk);
       scales = blk.scales, qs = blk.qs, qh = blk.qh, d = h2f(blk.d), dmin = h2f(blk.dmin);
     } else {
       const auto& blk = static_cast<const block_q4_k*>(w)[b];
-      if constexpr (NT > 1) simd::prefetch_ahead<sizeof(block_q4_k)>(&blk);
+      if (NT > 1 || prefetch_one_token) simd::prefetch_ahead<sizeof(block_q4_k)>(&blk);
       scales = blk.scales, qs = blk.qs, d = h2f(blk.d), dmin = h2f(blk.dmin);
     }
     const __m128i scm = unpack_scales_k4(scales);
@@ -560,7 +567,7 @@ void dot_q4_kx16(int64_t n, const void* w, const uint8_t* acts, size_t stride, f
       __m512i lo[NT], hi[NT];
       for (int t = 0; t < NT; ++t) lo[t] = hi[t] = zero;
       for (int s = 0; s < 4; ++s) {
-        if constexpr (NT > 1) _mm_prefetch(reinterpret_cast<const char*>(g.qs[j][s]) + simd::k_prefetch_bytes, _MM_HINT_T0);
+        if (NT > 1 || prefetch_one_token) _mm_prefetch(reinterpret_cast<const char*>(g.qs[j][s]) + simd::k_prefetch_bytes, _MM_HINT_T0);
         const __m512i z = load512(g.qs[j][s]);
         const __m512i ql = _mm512_and_si512(z, m4), qh = _mm512_and_si512(_mm512_srli_epi16(z, 4), m4);
         for (int t = 0; t < NT; ++t) {
@@ -628,7 +635,7 @@ void dot_q6_kx16(int64_t n, const void* w, const uint8_t* acts, size_t stride, f
       __m512i lo[NT], hi[NT];
       for (int t = 0; t < NT; ++t) lo[t] = hi[t] = zero;
       for (int s = 0; s < 4; ++s) {
-        if constexpr (NT > 1) _mm_prefetch(reinterpret_cast<const char*>(g.ql[j][s]) + simd::k_prefetch_bytes, _MM_HINT_T0);
+        if (NT > 1 || prefetch_one_token) _mm_prefetch(reinterpret_cast<const char*>(g.ql[j][s]) + simd::k_prefetch_bytes, _MM_HINT_T0);
         const __m512i z = load512(g.ql[j][s]);
         const __m512i ql = _mm512_ternarylogic_epi32(z, m4, q6_high_bits(hl, s), k_or_and);
         const __m512i qh = _mm512_ternarylogic_epi32(_mm512_srli_epi16(z, 4), m4, q6_high_bits(hh, s), k_or_and);
@@ -679,7 +686,7 @@ void dot_q6_k(int64_t n, const void* w, const uint8_t* acts, size_t stride, floa
       _mm512_setr_epi32(8, 8, 8, 8, 9, 9, 9, 9, 10, 10, 10, 10, 11, 11, 11, 11),
       _mm512_setr_epi32(12, 12, 12, 12, 13, 13, 13, 13, 14, 14, 14, 14, 15, 15, 15, 15)};
   for (int64_t b = 0; b < nb; ++b) {
-    if constexpr (NT > 1) simd::prefetch_ahead<sizeof(block_q6_k)>(x + b);
+    if (NT > 1 || prefetch_one_token) simd::prefetch_ahead<sizeof(block_q6_k)>(x + b);
     const __m128i sc8 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x[b].scales));
     const __m512i sc32 = pair16(_mm512_cvtepi8_epi32(sc8));
     const __m256i sc16 = _mm256_cvtepi8_epi16(sc8);
@@ -726,7 +733,8 @@ QF_GROUP_DOT_TILES(group_q6_kx16, dot_q6_kx16)
 
 }  // namespace
 
-void fill_avx512_kernels(kernel_table& t) {
+void fill_avx512_kernels(kernel_table& t, bool prefetch_decode) {
+  prefetch_one_token = prefetch_decode;
   t.dot_q8_0 = row_q8_0;
   t.dot_q4_0 = row_q4_0;
   t.dot_q4_1 = row_q4_1;
