@@ -42,6 +42,7 @@ void act_q8_0(const float* x, uint8_t* dst, int64_t n) {
   auto* d = reinterpret_cast<float*>(dst);
   float* sums = d + nb;
   auto* q = reinterpret_cast<int8_t*>(dst + nb * 2 * sizeof(float));
+  auto* isums = reinterpret_cast<int32_t*>(dst + nb * (2 * sizeof(float) + qk8_0));
   const __m256 sign = _mm256_set1_ps(-0.0f);
   for (int64_t b = 0; b < nb; ++b) {
     __m256 v[4];
@@ -55,6 +56,7 @@ void act_q8_0(const float* x, uint8_t* dst, int64_t n) {
     const int s = quantize32(v, _mm256_set1_ps(id), q + b * qk8_0);
     d[b] = _cvtsh_ss(_cvtss_sh(dd, _MM_FROUND_TO_NEAREST_INT));
     sums[b] = d[b] * static_cast<float>(s);
+    isums[b] = s;
   }
 }
 

@@ -1,9 +1,10 @@
 // Weight preparation and the two matmul paths.
 //
-// Three weight types are rearranged at load time into a copy the weight
-// owns: Q5_0 rows into eight-block groups (repack_q5_0.h), Q4_K and Q6_K rows
-// sixteen at a time into interleaved groups (repack_q4_k.h, repack_q6_k.h),
-// whose kernels compute the sixteen rows together. The row loops below see a weight as rows in groups
+// Four weight types are rearranged at load time into a copy the weight
+// owns: Q5_0 rows into eight-block groups (repack_q5_0.h), Q8_0, Q4_K and
+// Q6_K rows sixteen at a time into interleaved groups (repack_q8_0.h,
+// repack_q4_k.h, repack_q6_k.h), whose kernels compute the sixteen rows
+// together. The row loops below see a weight as rows in groups
 // of sixteen followed by rows taken one at a time (row_reader).
 //
 // Decode (one token): the activation is quantized once, then rows are handed
@@ -28,6 +29,7 @@
 #include "inference/backend/cpu/repack_q4_k.h"
 #include "inference/backend/cpu/repack_q5_0.h"
 #include "inference/backend/cpu/repack_q6_k.h"
+#include "inference/backend/cpu/repack_q8_0.h"
 
 namespace qf::infer::cpu {
 namespace {
@@ -62,16 +64,25 @@ void quantize_act(act_kind k, const float* x, uint8_t* dst, int64_t cols) {
 // layout.
 struct group_format {
   ggml_type type;
-  size_t block_bytes;  // one super-block of sixteen rows
+  int64_t block_cols;  // columns of one block
+  size_t block_bytes;  // one block of sixteen rows
   void (*repack)(const uint8_t* src, size_t row_bytes, uint8_t* dst, int64_t nb);
   void (*dequantize)(const uint8_t* group, int r, float* y, int64_t n);
   detail::group_dot_fn detail::kernel_table::*dot;
 };
 constexpr int64_t k_group_rows = detail::k_q4_kx16_rows;
-static_assert(detail::k_q6_kx16_rows == k_group_rows);
+static_assert(detail::k_q6_kx16_rows == k_group_rows && detail::k_q8_0x16_rows == k_group_rows);
 
 const group_format k_group_formats[] = {
-    {ggml_type::q4_k, sizeof(detail::block_q4_kx16),
+    {ggml_type::q8_0, qk8_0, sizeof(detail::block_q8_0x16),
+     [](const uint8_t* src, size_t rb, uint8_t* dst, int64_t nb) {
+       detail::repack_rows_q8_0x16(src, rb, reinterpret_cast<detail::block_q8_0x16*>(dst), nb);
+     },
+     [](const uint8_t* g, int r, float* y, int64_t n) {
+       detail::dequantize_row_q8_0x16(reinterpret_cast<const detail::block_q8_0x16*>(g), r, y, n);
+     },
+     &detail::kernel_table::dot_q8_0x16},
+    {ggml_type::q4_k, qk_k, sizeof(detail::block_q4_kx16),
      [](const uint8_t* src, size_t rb, uint8_t* dst, int64_t nb) {
        detail::repack_rows_q4_kx16(src, rb, reinterpret_cast<detail::block_q4_kx16*>(dst), nb);
      },
@@ -79,7 +90,7 @@ const group_format k_group_formats[] = {
        detail::dequantize_row_q4_kx16(reinterpret_cast<const detail::block_q4_kx16*>(g), r, y, n);
      },
      &detail::kernel_table::dot_q4_kx16},
-    {ggml_type::q6_k, sizeof(detail::block_q6_kx16),
+    {ggml_type::q6_k, qk_k, sizeof(detail::block_q6_kx16),
      [](const uint8_t* src, size_t rb, uint8_t* dst, int64_t nb) {
        detail::repack_rows_q6_kx16(src, rb, reinterpret_cast<detail::block_q6_kx16*>(dst), nb);
      },
@@ -102,7 +113,9 @@ layout layout_of(const weight_matrix& w) {
 }
 
 int64_t row_groups(int64_t rows) { return rows / k_group_rows; }
-size_t group_bytes_of(const group_format& f, int64_t cols) { return static_cast<size_t>(cols / qk_k) * f.block_bytes; }
+size_t group_bytes_of(const group_format& f, int64_t cols) {
+  return static_cast<size_t>(cols / f.block_cols) * f.block_bytes;
+}
 
 // What the row loops read: rows [0, grouped) in interleaved groups of
 // sixteen (a group kernel), the rest one by one (a row kernel).
@@ -175,9 +188,9 @@ weight_matrix prepare_weight(ggml_type type, int64_t rows, int64_t cols, const u
   // Q5_0 rows of at least one eight-block group are regrouped
   // (repack_q5_0.h) into a copy the weight owns; from then on only that copy
   // is read. Without memory for it the plain blocks serve.
-  // Q4_K and Q6_K weights of sixteen rows or more are interleaved
-  // (repack_q4_k.h, repack_q6_k.h), the last rows % 16 copied plain after
-  // the groups.
+  // Q8_0, Q4_K and Q6_K weights of sixteen rows or more are interleaved
+  // (repack_q8_0.h, repack_q4_k.h, repack_q6_k.h), the last rows % 16
+  // copied plain after the groups.
   const auto copy_of = [&](size_t bytes) { return arena ? arena->allocate(bytes) : make_huge_buffer(bytes); };
   const int64_t nb = cols / 32;
   try {
@@ -192,7 +205,7 @@ weight_matrix prepare_weight(ggml_type type, int64_t rows, int64_t cols, const u
       const size_t group_bytes = group_bytes_of(*f, cols), rest = static_cast<size_t>(rows - grouped) * w.row_bytes;
       std::shared_ptr<uint8_t[]> copy = copy_of(static_cast<size_t>(groups) * group_bytes + rest);
       for (int64_t g = 0; g < groups; ++g)
-        f->repack(data + g * k_group_rows * w.row_bytes, w.row_bytes, copy.get() + g * group_bytes, cols / qk_k);
+        f->repack(data + g * k_group_rows * w.row_bytes, w.row_bytes, copy.get() + g * group_bytes, cols / f->block_cols);
       std::copy_n(data + grouped * w.row_bytes, rest, copy.get() + groups * group_bytes);
       w.repacked = std::move(copy);
     }

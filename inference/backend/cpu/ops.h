@@ -29,8 +29,8 @@ struct weight_matrix {  // W[rows][cols] stored in a GGUF type; row r at data + 
   int64_t rows = 0, cols = 0;
   const uint8_t* data = nullptr;
   size_t row_bytes = 0;
-  // The rearranged copy prepare_weight made (Q5_0 regrouped, Q4_K
-  // interleaved); when set, data is not read again.
+  // The rearranged copy prepare_weight made (Q5_0 regrouped, Q8_0, Q4_K
+  // and Q6_K interleaved); when set, data is not read again.
   std::shared_ptr<const void> repacked;
 };
 // Wraps (and may regroup) a weight at load time. Supported: f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1

@@ -18,6 +18,7 @@
 #include "inference/backend/cpu/repack_q4_k.h"
 #include "inference/backend/cpu/repack_q5_0.h"
 #include "inference/backend/cpu/repack_q6_k.h"
+#include "inference/backend/cpu/repack_q8_0.h"
 #include "inference/backend/cpu/simd_prefetch.h"
 #include "inference/backend/cpu/simd_reduce.h"
 
@@ -425,6 +426,50 @@ void dot_q6_k(int64_t n, const void* w, const uint8_t* acts, size_t stride, floa
   for (int t = 0; t < NT; ++t) out[t] = hsum(acc[t]);
 }
 
+// Q8_0, sixteen rows interleaved (repack_q8_0.h), as two halves of eight
+// rows: lane r of a register is row 8h + r, every activation word is
+// broadcast to all eight. maddubs cannot hold two products of 255 * 127 in
+// an int16, so the stored quants go back to signed (xor 0x80) and, as in the
+// plain kernel, their signs move onto the activation bytes.
+template <int NT>
+void dot_q8_0x16(int64_t n, const void* w, const uint8_t* acts, size_t stride, float* out, int64_t os) {
+  const auto* x = static_cast<const block_q8_0x16*>(w);
+  const int64_t nb = n / qk8_0;
+  const float* yd[NT];
+  const int8_t* yq[NT];
+  __m256 acc[2][NT];
+  for (int t = 0; t < NT; ++t) {
+    yd[t] = act_q8_0_d(acts + t * stride);
+    yq[t] = act_q8_0_q(acts + t * stride, nb);
+    acc[0][t] = acc[1][t] = _mm256_setzero_ps();
+  }
+  const __m256i bias = _mm256_set1_epi8(static_cast<char>(0x80));
+  for (int64_t b = 0; b < nb; ++b) {
+    const block_q8_0x16& g = x[b];
+    prefetch_ahead<sizeof(block_q8_0x16)>(&g);
+    for (int h = 0; h < 2; ++h) {
+      __m256i sumi[NT];
+      for (int t = 0; t < NT; ++t) sumi[t] = _mm256_setzero_si256();
+      for (int s = 0; s < 8; ++s) {
+        const __m256i qx = _mm256_xor_si256(load(g.qs[s][8 * h]), bias);
+        const __m256i ax = _mm256_sign_epi8(qx, qx);
+        for (int t = 0; t < NT; ++t) {
+          int32_t a;
+          std::memcpy(&a, yq[t] + b * qk8_0 + 4 * s, 4);
+          sumi[t] = _mm256_add_epi32(sumi[t], pairs_i32(ax, _mm256_sign_epi8(_mm256_set1_epi32(a), qx)));
+        }
+      }
+      const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g.d + 8 * h)));
+      for (int t = 0; t < NT; ++t)
+        acc[h][t] = _mm256_fmadd_ps(_mm256_mul_ps(d, _mm256_set1_ps(yd[t][b])), _mm256_cvtepi32_ps(sumi[t]), acc[h][t]);
+    }
+  }
+  for (int t = 0; t < NT; ++t) {
+    _mm256_storeu_ps(out + t * os, acc[0][t]);
+    _mm256_storeu_ps(out + t * os + 8, acc[1][t]);
+  }
+}
+
 // Q4_K, sixteen rows interleaved (repack_q4_k.h), as two halves of eight
 // rows: lane r of a register is row 8h + r, every activation word is
 // broadcast to all eight. maddubs' int16 pairs of one sub-block add up in
@@ -581,6 +626,7 @@ QF_ROW_DOT_TILES(row_q5_1, dot_q5_1_t)
 QF_ROW_DOT_TILES(row_q4_k, dot_q4_k_t)
 QF_ROW_DOT_TILES(row_q5_k, dot_q5_k_t)
 QF_ROW_DOT_TILES(row_q6_k, dot_q6_k)
+QF_GROUP_DOT_TILES(group_q8_0x16, dot_q8_0x16)
 QF_GROUP_DOT_TILES(group_q4_kx16, dot_q4_kx16)
 QF_GROUP_DOT_TILES(group_q6_kx16, dot_q6_kx16)
 
@@ -596,6 +642,7 @@ void fill_avx2_kernels(kernel_table& t) {
   t.dot_q4_k = row_q4_k;
   t.dot_q5_k = row_q5_k;
   t.dot_q6_k = row_q6_k;
+  t.dot_q8_0x16 = group_q8_0x16;
   t.dot_q4_kx16 = group_q4_kx16;
   t.dot_q6_kx16 = group_q6_kx16;
   fill_avx2_float_kernels(t);

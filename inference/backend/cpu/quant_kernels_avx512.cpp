@@ -39,6 +39,7 @@
 #include "inference/backend/cpu/repack_q4_k.h"
 #include "inference/backend/cpu/repack_q5_0.h"
 #include "inference/backend/cpu/repack_q6_k.h"
+#include "inference/backend/cpu/repack_q8_0.h"
 #include "inference/backend/cpu/simd_prefetch.h"
 #include "inference/backend/cpu/simd_reduce.h"
 
@@ -542,6 +543,48 @@ void dot_q4_k_t(int64_t n, const void* w, const uint8_t* a, size_t s, float* o) 
 template <int NT>
 void dot_q5_k_t(int64_t n, const void* w, const uint8_t* a, size_t s, float* o) { dot_qk45<NT, true>(n, w, a, s, o); }
 
+// Q8_0, sixteen rows interleaved (repack_q8_0.h): lane r is row r, every
+// activation word is broadcast to all sixteen, and the stored quants (plus
+// 128) are vpdpbusd's unsigned side as they are. A block's sum starts at
+// -128 times the activation block's quant sum, which leaves exactly the
+// signed dot product; two accumulators halve the chain of eight vpdpbusd.
+template <int NT>
+void dot_q8_0x16(int64_t n, const void* w, const uint8_t* acts, size_t stride, float* out, int64_t os) {
+  const auto* x = static_cast<const block_q8_0x16*>(w);
+  const int64_t nb = n / qk8_0;
+  const float* yd[NT];
+  const int8_t* yq[NT];
+  const int32_t* ys[NT];
+  __m512 acc[NT];
+  for (int t = 0; t < NT; ++t) {
+    yd[t] = act_q8_0_d(acts + t * stride);
+    yq[t] = act_q8_0_q(acts + t * stride, nb);
+    ys[t] = act_q8_0_sum(acts + t * stride, nb);
+    acc[t] = _mm512_setzero_ps();
+  }
+  for (int64_t b = 0; b < nb; ++b) {
+    const block_q8_0x16& g = x[b];
+    if (NT > 1 || prefetch_one_token) simd::prefetch_ahead<sizeof(block_q8_0x16)>(&g);
+    __m512i q[8];
+    for (int s = 0; s < 8; ++s) q[s] = load512(g.qs[s]);
+    const __m512 d = _mm512_cvtph_ps(load256(g.d));
+    for (int t = 0; t < NT; ++t) {
+      const int8_t* yb = yq[t] + b * qk8_0;
+      __m512i s0 = _mm512_set1_epi32(-128 * ys[t][b]), s1 = _mm512_setzero_si512();
+      for (int s = 0; s < 8; s += 2) {
+        int32_t a0, a1;
+        std::memcpy(&a0, yb + 4 * s, 4);
+        std::memcpy(&a1, yb + 4 * s + 4, 4);
+        s0 = _mm512_dpbusd_epi32(s0, q[s], _mm512_set1_epi32(a0));
+        s1 = _mm512_dpbusd_epi32(s1, q[s + 1], _mm512_set1_epi32(a1));
+      }
+      const __m512i sum = _mm512_add_epi32(s0, s1);
+      acc[t] = _mm512_fmadd_ps(_mm512_mul_ps(d, _mm512_set1_ps(yd[t][b])), _mm512_cvtepi32_ps(sum), acc[t]);
+    }
+  }
+  for (int t = 0; t < NT; ++t) _mm512_storeu_ps(out + t * os, acc[t]);
+}
+
 // Q4_K, sixteen rows interleaved (repack_q4_k.h): lane r is row r
 // throughout, and every activation word is broadcast to all sixteen. Per
 // sub-block, vpdpbusd sums the low-nibble and the high-nibble elements (16
@@ -728,6 +771,7 @@ QF_ROW_DOT_TILES(row_q5_1, dot_q5_1_t)
 QF_ROW_DOT_TILES(row_q4_k, dot_q4_k_t)
 QF_ROW_DOT_TILES(row_q5_k, dot_q5_k_t)
 QF_ROW_DOT_TILES(row_q6_k, dot_q6_k)
+QF_GROUP_DOT_TILES(group_q8_0x16, dot_q8_0x16)
 QF_GROUP_DOT_TILES(group_q4_kx16, dot_q4_kx16)
 QF_GROUP_DOT_TILES(group_q6_kx16, dot_q6_kx16)
 
@@ -744,6 +788,7 @@ void fill_avx512_kernels(kernel_table& t, bool prefetch_decode) {
   t.dot_q4_k = row_q4_k;
   t.dot_q5_k = row_q5_k;
   t.dot_q6_k = row_q6_k;
+  t.dot_q8_0x16 = group_q8_0x16;
   t.dot_q4_kx16 = group_q4_kx16;
   t.dot_q6_kx16 = group_q6_kx16;
   fill_avx512_float_kernels(t);

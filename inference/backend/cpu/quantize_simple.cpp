@@ -155,7 +155,7 @@ void quantize_row_q8_k_ref(const float* x, block_q8_k* y, int64_t n) {
 
 size_t act_q8_0_bytes(int64_t n) {
   const int64_t nb = n / qk8_0;
-  return static_cast<size_t>(nb) * (2 * sizeof(float) + qk8_0);
+  return static_cast<size_t>(nb) * (2 * sizeof(float) + qk8_0 + sizeof(int32_t));
 }
 
 void quantize_act_q8_0(const float* x, uint8_t* dst, int64_t n) {
@@ -163,6 +163,7 @@ void quantize_act_q8_0(const float* x, uint8_t* dst, int64_t n) {
   auto* d = reinterpret_cast<float*>(dst);
   float* sums = d + nb;
   auto* q = reinterpret_cast<int8_t*>(dst + nb * 2 * sizeof(float));
+  auto* isums = reinterpret_cast<int32_t*>(dst + nb * (2 * sizeof(float) + qk8_0));
   for (int64_t i = 0; i < nb; ++i) {
     block_q8_0 b;
     quantize_row_q8_0_ref(x + i * qk8_0, &b, qk8_0);
@@ -171,6 +172,7 @@ void quantize_act_q8_0(const float* x, uint8_t* dst, int64_t n) {
     std::memcpy(q + i * qk8_0, b.qs, qk8_0);
     d[i] = fp16_to_f32(b.d);
     sums[i] = d[i] * static_cast<float>(s);
+    isums[i] = s;
   }
 }
 

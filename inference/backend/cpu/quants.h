@@ -56,13 +56,17 @@ inline uint32_t load_qh(const uint8_t* qh) {
 // once: nb floats d[b] (exactly the fp16 scale), nb floats s[b] = d[b] *
 // sum(quants of block b) (lets kernels fold Q4_0's offset of 8, Q5_0's of 16
 // and the Q4_1/Q5_1 min m: block dot = d_w * d[b] * sum(q_w * q) + m * s[b]),
-// then the n int8 quants.
+// then the n int8 quants, then nb int32 sum(quants of block b) (lets the
+// interleaved Q8_0 kernels take their +128 offset out exactly, repack_q8_0.h).
 size_t act_q8_0_bytes(int64_t n);
 void quantize_act_q8_0(const float* x, uint8_t* dst, int64_t n);
 inline const float* act_q8_0_d(const uint8_t* a) { return reinterpret_cast<const float*>(a); }
 inline const float* act_q8_0_s(const uint8_t* a, int64_t nb) { return reinterpret_cast<const float*>(a) + nb; }
 inline const int8_t* act_q8_0_q(const uint8_t* a, int64_t nb) {
   return reinterpret_cast<const int8_t*>(a + nb * 2 * sizeof(float));
+}
+inline const int32_t* act_q8_0_sum(const uint8_t* a, int64_t nb) {
+  return reinterpret_cast<const int32_t*>(a + nb * (2 * sizeof(float) + qk8_0));
 }
 // Activation layout for k-quant weights: nb block_q8_k.
 size_t act_q8_k_bytes(int64_t n);
