@@ -29,7 +29,7 @@ class cpu_weight final : public weight {
  public:
   cpu_weight(const cpu::weight_matrix& m) : weight(m.type, m.rows, m.cols), m_(m) {}
   const cpu::weight_matrix& matrix() const { return m_; }
-  bool owns_copy() const override { return m_.repacked != nullptr; }  // regrouped Q5_0, interleaved Q8_0/Q4_K/Q6_K
+  bool owns_copy() const override { return m_.repacked != nullptr; }  // interleaved Q8_0/Q5_0/Q4_K/Q6_K, regrouped Q5_0
 
  private:
   cpu::weight_matrix m_;

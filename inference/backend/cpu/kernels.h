@@ -29,7 +29,7 @@ inline float gelu_tanh(float x) {
 using row_dot_fn = void (*)(int64_t n, const void* w_row, const uint8_t* acts, size_t act_stride, int nt,
                             float* out);
 // A row-group kernel does the same for the sixteen rows of one interleaved
-// group (repack_q8_0.h, repack_q4_k.h, repack_q6_k.h): out[t * out_stride + r] = row r ·
+// group (repack_q8_0.h, repack_q5_0x16.h, repack_q4_k.h, repack_q6_k.h): out[t * out_stride + r] = row r ·
 // act_t, r < 16.
 using group_dot_fn = void (*)(int64_t n, const void* w_group, const uint8_t* acts, size_t act_stride, int nt,
                               float* out, int64_t out_stride);
@@ -50,6 +50,8 @@ struct kernel_table {
   row_dot_fn dot_q5_0x8 = nullptr;
   // Q8_0 rows interleaved as in repack_q8_0.h.
   group_dot_fn dot_q8_0x16 = nullptr;
+  // Q5_0 rows interleaved as in repack_q5_0x16.h.
+  group_dot_fn dot_q5_0x16 = nullptr;
   // Q4_K rows interleaved as in repack_q4_k.h.
   group_dot_fn dot_q4_kx16 = nullptr;
   // Q6_K rows interleaved as in repack_q6_k.h.

@@ -11,6 +11,7 @@
 #include "inference/backend/cpu/repack_q6_k.h"
 #include "inference/backend/cpu/repack_q8_0.h"
 #include "inference/backend/cpu/repack_q5_0.h"
+#include "inference/backend/cpu/repack_q5_0x16.h"
 
 namespace qf::infer::cpu::detail {
 namespace {
@@ -232,6 +233,28 @@ void dot_q8_0x16(int64_t n, const void* w, const uint8_t* acts, size_t stride, i
   }
 }
 
+// Q5_0 interleaved (repack_q5_0x16.h): dot_q32_unsigned's integer sums and
+// float operations row by row, so the two layouts give bit-identical results.
+void dot_q5_0x16(int64_t n, const void* w, const uint8_t* acts, size_t stride, int nt, float* out, int64_t os) {
+  const auto* x = static_cast<const block_q5_0x16*>(w);
+  const int64_t nb = n / qk5_0;
+  for (int t = 0; t < nt; ++t) {
+    const float* yd = act_q8_0_d(acts + t * stride);
+    const float* ys = act_q8_0_s(acts + t * stride, nb);
+    const int8_t* yq = act_q8_0_q(acts + t * stride, nb);
+    for (int r = 0; r < k_q5_0x16_rows; ++r) {
+      float sum = 0;
+      for (int64_t b = 0; b < nb; ++b) {
+        int s = 0;
+        for (int e = 0; e < qk5_0; ++e) s += q5_0x16_quant(x[b], r, e) * yq[b * qk5_0 + e];
+        const float dx = fp16_to_f32(x[b].d[r]);
+        sum += s * (dx * yd[b]) - 16.0f * dx * ys[b];
+      }
+      out[t * os + r] = sum;
+    }
+  }
+}
+
 // Q4_K interleaved (repack_q4_k.h): dot_qk45's integer sums and float
 // operations row by row, so the two layouts give bit-identical results.
 void dot_q4_kx16(int64_t n, const void* w, const uint8_t* acts, size_t stride, int nt, float* out, int64_t os) {
@@ -385,6 +408,7 @@ kernel_table make_scalar() {
   t.dot_q6_k = dot_q6_k;
   t.dot_q5_0x8 = dot_q5_0x8;
   t.dot_q8_0x16 = dot_q8_0x16;
+  t.dot_q5_0x16 = dot_q5_0x16;
   t.dot_q4_kx16 = dot_q4_kx16;
   t.dot_q6_kx16 = dot_q6_kx16;
   t.vec_dot_f32 = vec_dot_f32;

@@ -1,10 +1,11 @@
 // Weight preparation and the two matmul paths.
 //
 // Four weight types are rearranged at load time into a copy the weight
-// owns: Q5_0 rows into eight-block groups (repack_q5_0.h), Q8_0, Q4_K and
-// Q6_K rows sixteen at a time into interleaved groups (repack_q8_0.h,
-// repack_q4_k.h, repack_q6_k.h), whose kernels compute the sixteen rows
-// together. The row loops below see a weight as rows in groups
+// owns: Q8_0, Q5_0, Q4_K and Q6_K rows sixteen at a time into interleaved
+// groups (repack_q8_0.h, repack_q5_0x16.h, repack_q4_k.h, repack_q6_k.h),
+// whose kernels compute the sixteen rows together; a Q5_0 weight of fewer
+// than sixteen rows has its rows regrouped eight blocks at a time instead
+// (repack_q5_0.h). The row loops below see a weight as rows in groups
 // of sixteen followed by rows taken one at a time (row_reader).
 //
 // Decode (one token): the activation is quantized once, then rows are handed
@@ -28,6 +29,7 @@
 #include "inference/backend/cpu/quants.h"
 #include "inference/backend/cpu/repack_q4_k.h"
 #include "inference/backend/cpu/repack_q5_0.h"
+#include "inference/backend/cpu/repack_q5_0x16.h"
 #include "inference/backend/cpu/repack_q6_k.h"
 #include "inference/backend/cpu/repack_q8_0.h"
 
@@ -71,7 +73,8 @@ struct group_format {
   detail::group_dot_fn detail::kernel_table::*dot;
 };
 constexpr int64_t k_group_rows = detail::k_q4_kx16_rows;
-static_assert(detail::k_q6_kx16_rows == k_group_rows && detail::k_q8_0x16_rows == k_group_rows);
+static_assert(detail::k_q6_kx16_rows == k_group_rows && detail::k_q8_0x16_rows == k_group_rows &&
+              detail::k_q5_0x16_rows == k_group_rows);
 
 const group_format k_group_formats[] = {
     {ggml_type::q8_0, qk8_0, sizeof(detail::block_q8_0x16),
@@ -82,6 +85,14 @@ const group_format k_group_formats[] = {
        detail::dequantize_row_q8_0x16(reinterpret_cast<const detail::block_q8_0x16*>(g), r, y, n);
      },
      &detail::kernel_table::dot_q8_0x16},
+    {ggml_type::q5_0, qk5_0, sizeof(detail::block_q5_0x16),
+     [](const uint8_t* src, size_t rb, uint8_t* dst, int64_t nb) {
+       detail::repack_rows_q5_0x16(src, rb, reinterpret_cast<detail::block_q5_0x16*>(dst), nb);
+     },
+     [](const uint8_t* g, int r, float* y, int64_t n) {
+       detail::dequantize_row_q5_0x16(reinterpret_cast<const detail::block_q5_0x16*>(g), r, y, n);
+     },
+     &detail::kernel_table::dot_q5_0x16},
     {ggml_type::q4_k, qk_k, sizeof(detail::block_q4_kx16),
      [](const uint8_t* src, size_t rb, uint8_t* dst, int64_t nb) {
        detail::repack_rows_q4_kx16(src, rb, reinterpret_cast<detail::block_q4_kx16*>(dst), nb);
@@ -106,13 +117,13 @@ const group_format* group_format_of(ggml_type t) {
   return nullptr;
 }
 
+int64_t row_groups(int64_t rows) { return rows / k_group_rows; }
+
 enum class layout { plain, q5_0x8, grouped };
 layout layout_of(const weight_matrix& w) {
   if (!w.repacked) return layout::plain;
-  return w.type == ggml_type::q5_0 ? layout::q5_0x8 : layout::grouped;
+  return row_groups(w.rows) > 0 ? layout::grouped : layout::q5_0x8;
 }
-
-int64_t row_groups(int64_t rows) { return rows / k_group_rows; }
 size_t group_bytes_of(const group_format& f, int64_t cols) {
   return static_cast<size_t>(cols / f.block_cols) * f.block_bytes;
 }
@@ -185,28 +196,29 @@ weight_matrix prepare_weight(ggml_type type, int64_t rows, int64_t cols, const u
   w.cols = cols;
   w.data = data;
   w.row_bytes = *rs;
-  // Q5_0 rows of at least one eight-block group are regrouped
-  // (repack_q5_0.h) into a copy the weight owns; from then on only that copy
-  // is read. Without memory for it the plain blocks serve.
-  // Q8_0, Q4_K and Q6_K weights of sixteen rows or more are interleaved
-  // (repack_q8_0.h, repack_q4_k.h, repack_q6_k.h), the last rows % 16
-  // copied plain after the groups.
+  // Q8_0, Q5_0, Q4_K and Q6_K weights of sixteen rows or more are
+  // interleaved (repack_q8_0.h, repack_q5_0x16.h, repack_q4_k.h,
+  // repack_q6_k.h) into a copy the weight owns, the last rows % 16 copied
+  // plain after the groups; from then on only that copy is read. Q5_0 rows
+  // of fewer than sixteen, at least one eight-block group long, are
+  // regrouped (repack_q5_0.h). Without memory for a copy the plain blocks
+  // serve.
   const auto copy_of = [&](size_t bytes) { return arena ? arena->allocate(bytes) : make_huge_buffer(bytes); };
   const int64_t nb = cols / 32;
   try {
-    if (type == ggml_type::q5_0 && nb >= detail::k_q5_0x8_blocks && rows > 0 && data) {
-      std::shared_ptr<uint8_t[]> copy = copy_of(w.row_bytes * static_cast<size_t>(rows));
-      for (int64_t r = 0; r < rows; ++r)
-        detail::repack_row_q5_0x8(reinterpret_cast<const block_q5_0*>(data + r * w.row_bytes),
-                                  copy.get() + r * w.row_bytes, nb);
-      w.repacked = std::move(copy);
-    } else if (const group_format* f = group_format_of(type); f && row_groups(rows) > 0 && cols > 0 && data) {
+    if (const group_format* f = group_format_of(type); f && row_groups(rows) > 0 && cols > 0 && data) {
       const int64_t groups = row_groups(rows), grouped = groups * k_group_rows;
       const size_t group_bytes = group_bytes_of(*f, cols), rest = static_cast<size_t>(rows - grouped) * w.row_bytes;
       std::shared_ptr<uint8_t[]> copy = copy_of(static_cast<size_t>(groups) * group_bytes + rest);
       for (int64_t g = 0; g < groups; ++g)
         f->repack(data + g * k_group_rows * w.row_bytes, w.row_bytes, copy.get() + g * group_bytes, cols / f->block_cols);
       std::copy_n(data + grouped * w.row_bytes, rest, copy.get() + groups * group_bytes);
+      w.repacked = std::move(copy);
+    } else if (type == ggml_type::q5_0 && nb >= detail::k_q5_0x8_blocks && rows > 0 && data) {
+      std::shared_ptr<uint8_t[]> copy = copy_of(w.row_bytes * static_cast<size_t>(rows));
+      for (int64_t r = 0; r < rows; ++r)
+        detail::repack_row_q5_0x8(reinterpret_cast<const block_q5_0*>(data + r * w.row_bytes),
+                                  copy.get() + r * w.row_bytes, nb);
       w.repacked = std::move(copy);
     }
   } catch (const std::bad_alloc&) {

@@ -1,9 +1,10 @@
 // CPU kernel API used by the model forward pass.
 //
-// Weights stay in their GGUF block layout, except Q5_0 rows of 8 blocks or
-// more, which prepare_weight regroups into a copy of its own (repack_q5_0.h),
-// and Q4_K weights of 16 rows or more, whose rows it interleaves sixteen at a
-// time (repack_q4_k.h). matmul quantizes activations internally the way llama.cpp
+// Weights stay in their GGUF block layout, except Q8_0, Q5_0, Q4_K and Q6_K
+// weights of 16 rows or more, whose rows prepare_weight interleaves sixteen
+// at a time into a copy of its own (repack_q8_0.h, repack_q5_0x16.h,
+// repack_q4_k.h, repack_q6_k.h), and smaller Q5_0 weights of rows 8 blocks
+// long or more, which it regroups (repack_q5_0.h). matmul quantizes activations internally the way llama.cpp
 // does: Q8_0 blocks (32 values, one fp16 scale) against the 32-element
 // weight types (q8_0, q4_0, q4_1, q5_0, q5_1),
 // Q8_K blocks (256 values, f32 scale, 16-value sums) against the k-quants;
@@ -29,8 +30,9 @@ struct weight_matrix {  // W[rows][cols] stored in a GGUF type; row r at data + 
   int64_t rows = 0, cols = 0;
   const uint8_t* data = nullptr;
   size_t row_bytes = 0;
-  // The rearranged copy prepare_weight made (Q5_0 regrouped, Q8_0, Q4_K
-  // and Q6_K interleaved); when set, data is not read again.
+  // The rearranged copy prepare_weight made (Q8_0, Q5_0, Q4_K and Q6_K
+  // interleaved, or small Q5_0 weights regrouped); when set, data is not
+  // read again.
   std::shared_ptr<const void> repacked;
 };
 // Wraps (and may regroup) a weight at load time. Supported: f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1

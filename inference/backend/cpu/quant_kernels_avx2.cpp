@@ -17,6 +17,7 @@
 #include "inference/backend/cpu/quants.h"
 #include "inference/backend/cpu/repack_q4_k.h"
 #include "inference/backend/cpu/repack_q5_0.h"
+#include "inference/backend/cpu/repack_q5_0x16.h"
 #include "inference/backend/cpu/repack_q6_k.h"
 #include "inference/backend/cpu/repack_q8_0.h"
 #include "inference/backend/cpu/simd_prefetch.h"
@@ -435,14 +436,9 @@ template <int NT>
 void dot_q8_0x16(int64_t n, const void* w, const uint8_t* acts, size_t stride, float* out, int64_t os) {
   const auto* x = static_cast<const block_q8_0x16*>(w);
   const int64_t nb = n / qk8_0;
-  const float* yd[NT];
-  const int8_t* yq[NT];
   __m256 acc[2][NT];
-  for (int t = 0; t < NT; ++t) {
-    yd[t] = act_q8_0_d(acts + t * stride);
-    yq[t] = act_q8_0_q(acts + t * stride, nb);
-    acc[0][t] = acc[1][t] = _mm256_setzero_ps();
-  }
+  const act_q8_0_rows<NT> y(acts, stride, nb);
+  for (int t = 0; t < NT; ++t) acc[0][t] = acc[1][t] = _mm256_setzero_ps();
   const __m256i bias = _mm256_set1_epi8(static_cast<char>(0x80));
   for (int64_t b = 0; b < nb; ++b) {
     const block_q8_0x16& g = x[b];
@@ -455,13 +451,59 @@ void dot_q8_0x16(int64_t n, const void* w, const uint8_t* acts, size_t stride, f
         const __m256i ax = _mm256_sign_epi8(qx, qx);
         for (int t = 0; t < NT; ++t) {
           int32_t a;
-          std::memcpy(&a, yq[t] + b * qk8_0 + 4 * s, 4);
+          std::memcpy(&a, y.q[t] + b * qk8_0 + 4 * s, 4);
           sumi[t] = _mm256_add_epi32(sumi[t], pairs_i32(ax, _mm256_sign_epi8(_mm256_set1_epi32(a), qx)));
         }
       }
       const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g.d + 8 * h)));
       for (int t = 0; t < NT; ++t)
-        acc[h][t] = _mm256_fmadd_ps(_mm256_mul_ps(d, _mm256_set1_ps(yd[t][b])), _mm256_cvtepi32_ps(sumi[t]), acc[h][t]);
+        acc[h][t] = _mm256_fmadd_ps(_mm256_mul_ps(d, _mm256_set1_ps(y.d[t][b])), _mm256_cvtepi32_ps(sumi[t]), acc[h][t]);
+    }
+  }
+  for (int t = 0; t < NT; ++t) {
+    _mm256_storeu_ps(out + t * os, acc[0][t]);
+    _mm256_storeu_ps(out + t * os + 8, acc[1][t]);
+  }
+}
+
+// Q5_0, sixteen rows interleaved (repack_q5_0x16.h), as two halves of eight
+// rows: lane r of a register is row 8h + r, every activation word is
+// broadcast to all eight. The low and the high nibbles of a load are two
+// vectors of unsigned quants, each or-ed with its 32 fifth bits; their
+// maddubs pairs (at most 2 * 31 * 128 each) add up in int16 before one madd.
+// A block's sum starts at -16 times the activation block's quant sum.
+template <int NT>
+void dot_q5_0x16(int64_t n, const void* w, const uint8_t* acts, size_t stride, float* out, int64_t os) {
+  const auto* x = static_cast<const block_q5_0x16*>(w);
+  const int64_t nb = n / qk5_0;
+  __m256 acc[2][NT];
+  const act_q8_0_rows<NT> y(acts, stride, nb);
+  for (int t = 0; t < NT; ++t) acc[0][t] = acc[1][t] = _mm256_setzero_ps();
+  const __m256i m4 = _mm256_set1_epi8(0x0F), ones = _mm256_set1_epi16(1);
+  for (int64_t b = 0; b < nb; ++b) {
+    const block_q5_0x16& g = x[b];
+    prefetch_ahead<sizeof(block_q5_0x16)>(&g);
+    for (int h = 0; h < 2; ++h) {
+      __m256i sumi[NT];
+      for (int t = 0; t < NT; ++t) sumi[t] = _mm256_set1_epi32(-16 * y.sum[t][b]);
+      for (int k = 0; k < 4; ++k) {
+        const __m256i z = load(g.qs[k][8 * h]);
+        const __m256i lo = _mm256_or_si256(_mm256_and_si256(z, m4),
+                                           fifth_bits_of(static_cast<uint32_t>(g.qm[k][0] >> (32 * h))));
+        const __m256i hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(z, 4), m4),
+                                           fifth_bits_of(static_cast<uint32_t>(g.qm[k][1] >> (32 * h))));
+        for (int t = 0; t < NT; ++t) {
+          int32_t a0, a1;
+          std::memcpy(&a0, y.q[t] + b * qk5_0 + 4 * k, 4);
+          std::memcpy(&a1, y.q[t] + b * qk5_0 + 16 + 4 * k, 4);
+          const __m256i p = _mm256_add_epi16(_mm256_maddubs_epi16(lo, _mm256_set1_epi32(a0)),
+                                             _mm256_maddubs_epi16(hi, _mm256_set1_epi32(a1)));
+          sumi[t] = _mm256_add_epi32(sumi[t], _mm256_madd_epi16(p, ones));
+        }
+      }
+      const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g.d + 8 * h)));
+      for (int t = 0; t < NT; ++t)
+        acc[h][t] = _mm256_fmadd_ps(_mm256_mul_ps(d, _mm256_set1_ps(y.d[t][b])), _mm256_cvtepi32_ps(sumi[t]), acc[h][t]);
     }
   }
   for (int t = 0; t < NT; ++t) {
@@ -627,6 +669,7 @@ QF_ROW_DOT_TILES(row_q4_k, dot_q4_k_t)
 QF_ROW_DOT_TILES(row_q5_k, dot_q5_k_t)
 QF_ROW_DOT_TILES(row_q6_k, dot_q6_k)
 QF_GROUP_DOT_TILES(group_q8_0x16, dot_q8_0x16)
+QF_GROUP_DOT_TILES(group_q5_0x16, dot_q5_0x16)
 QF_GROUP_DOT_TILES(group_q4_kx16, dot_q4_kx16)
 QF_GROUP_DOT_TILES(group_q6_kx16, dot_q6_kx16)
 
@@ -643,6 +686,7 @@ void fill_avx2_kernels(kernel_table& t) {
   t.dot_q5_k = row_q5_k;
   t.dot_q6_k = row_q6_k;
   t.dot_q8_0x16 = group_q8_0x16;
+  t.dot_q5_0x16 = group_q5_0x16;
   t.dot_q4_kx16 = group_q4_kx16;
   t.dot_q6_kx16 = group_q6_kx16;
   fill_avx2_float_kernels(t);

@@ -14,6 +14,10 @@
 //  - Q4_K/Q5_K/Q6_K: sub-block dot products land in their own int32 lanes and
 //    are multiplied by the matching integer sub-block scales; min/offset terms
 //    come from the Q8_K 16-value sums.
+//  - Q8_0/Q5_0/Q4_K/Q6_K interleaved sixteen rows at a time (the repack_*x16
+//    and repack_q8_0.h layouts): lane r of every register is row r, each
+//    activation word is broadcast to all sixteen, and the sixteen sums leave
+//    as one vector.
 // Against several tokens (prefill) every step asks for the weights 2 KiB
 // ahead (simd_prefetch.h): GEMM 5-20 % faster on a Zen 4 core. Against one
 // token (decode) that depends on the CPU (prefetch_one_token): on a Zen 4
@@ -22,9 +26,12 @@
 // 23 % slower with them, bench_matmul; on 4 KiB pages they were worth
 // 14.9 -> 19.9 GB/s at 4864x896 Q8_0); on an Intel Xeon core they keep more
 // misses in flight than the hardware does (GEMV from memory 7-15 % faster
-// with them, Q8_0, Q4_K and Q6_K groups). Q5_0's groups, the most work per
-// byte, ask against one token everywhere: 4864x896 GEMV on one Zen 4 thread
-// streams 16-18 GB/s with the requests and 13.5-17 without.
+// with them, Q8_0, Q4_K and Q6_K groups). Q5_0's eight-block groups (weights
+// of fewer than sixteen rows), the most work per byte, ask against one token
+// everywhere: 4864x896 GEMV on one Zen 4 thread streamed 16-18 GB/s with the
+// requests and 13.5-17 without. Its sixteen-row groups follow the rule of
+// the others (on a Zen 5 core the requests cost them up to 20 % on two
+// threads).
 #include <immintrin.h>
 
 #include <cstring>
@@ -38,6 +45,7 @@
 #include "inference/backend/cpu/quants.h"
 #include "inference/backend/cpu/repack_q4_k.h"
 #include "inference/backend/cpu/repack_q5_0.h"
+#include "inference/backend/cpu/repack_q5_0x16.h"
 #include "inference/backend/cpu/repack_q6_k.h"
 #include "inference/backend/cpu/repack_q8_0.h"
 #include "inference/backend/cpu/simd_prefetch.h"
@@ -552,16 +560,9 @@ template <int NT>
 void dot_q8_0x16(int64_t n, const void* w, const uint8_t* acts, size_t stride, float* out, int64_t os) {
   const auto* x = static_cast<const block_q8_0x16*>(w);
   const int64_t nb = n / qk8_0;
-  const float* yd[NT];
-  const int8_t* yq[NT];
-  const int32_t* ys[NT];
   __m512 acc[NT];
-  for (int t = 0; t < NT; ++t) {
-    yd[t] = act_q8_0_d(acts + t * stride);
-    yq[t] = act_q8_0_q(acts + t * stride, nb);
-    ys[t] = act_q8_0_sum(acts + t * stride, nb);
-    acc[t] = _mm512_setzero_ps();
-  }
+  const act_q8_0_rows<NT> y(acts, stride, nb);
+  for (int t = 0; t < NT; ++t) acc[t] = _mm512_setzero_ps();
   for (int64_t b = 0; b < nb; ++b) {
     const block_q8_0x16& g = x[b];
     if (NT > 1 || prefetch_one_token) simd::prefetch_ahead<sizeof(block_q8_0x16)>(&g);
@@ -569,8 +570,8 @@ void dot_q8_0x16(int64_t n, const void* w, const uint8_t* acts, size_t stride, f
     for (int s = 0; s < 8; ++s) q[s] = load512(g.qs[s]);
     const __m512 d = _mm512_cvtph_ps(load256(g.d));
     for (int t = 0; t < NT; ++t) {
-      const int8_t* yb = yq[t] + b * qk8_0;
-      __m512i s0 = _mm512_set1_epi32(-128 * ys[t][b]), s1 = _mm512_setzero_si512();
+      const int8_t* yb = y.q[t] + b * qk8_0;
+      __m512i s0 = _mm512_set1_epi32(-128 * y.sum[t][b]), s1 = _mm512_setzero_si512();
       for (int s = 0; s < 8; s += 2) {
         int32_t a0, a1;
         std::memcpy(&a0, yb + 4 * s, 4);
@@ -579,7 +580,51 @@ void dot_q8_0x16(int64_t n, const void* w, const uint8_t* acts, size_t stride, f
         s1 = _mm512_dpbusd_epi32(s1, q[s + 1], _mm512_set1_epi32(a1));
       }
       const __m512i sum = _mm512_add_epi32(s0, s1);
-      acc[t] = _mm512_fmadd_ps(_mm512_mul_ps(d, _mm512_set1_ps(yd[t][b])), _mm512_cvtepi32_ps(sum), acc[t]);
+      acc[t] = _mm512_fmadd_ps(_mm512_mul_ps(d, _mm512_set1_ps(y.d[t][b])), _mm512_cvtepi32_ps(sum), acc[t]);
+    }
+  }
+  for (int t = 0; t < NT; ++t) _mm512_storeu_ps(out + t * os, acc[t]);
+}
+
+// Q5_0, sixteen rows interleaved (repack_q5_0x16.h): lane r is row r. A
+// 64-byte load holds four bytes of each row's nibbles; the low and the high
+// nibbles are two registers of unsigned quants, and each gets its fifth bits
+// as one 64-bit mask that adds 16 to the bytes it selects. The low nibbles
+// meet activation word k, the high ones word 4 + k. A block's sum starts at
+// -16 times the activation block's quant sum, which leaves exactly the
+// signed dot product.
+template <int NT>
+void dot_q5_0x16(int64_t n, const void* w, const uint8_t* acts, size_t stride, float* out, int64_t os) {
+  const auto* x = static_cast<const block_q5_0x16*>(w);
+  const int64_t nb = n / qk5_0;
+  __m512 acc[NT];
+  const act_q8_0_rows<NT> y(acts, stride, nb);
+  for (int t = 0; t < NT; ++t) acc[t] = _mm512_setzero_ps();
+  const __m512i m4 = _mm512_set1_epi8(0x0F), b16 = _mm512_set1_epi8(0x10);
+  for (int64_t b = 0; b < nb; ++b) {
+    const block_q5_0x16& g = x[b];
+    if (NT > 1 || prefetch_one_token) simd::prefetch_ahead<sizeof(block_q5_0x16)>(&g);
+    __m512i lo[4], hi[4];
+    for (int k = 0; k < 4; ++k) {
+      const __m512i z = load512(g.qs[k]);
+      lo[k] = _mm512_and_si512(z, m4);
+      hi[k] = _mm512_and_si512(_mm512_srli_epi16(z, 4), m4);
+      lo[k] = _mm512_mask_add_epi8(lo[k], _cvtu64_mask64(g.qm[k][0]), lo[k], b16);
+      hi[k] = _mm512_mask_add_epi8(hi[k], _cvtu64_mask64(g.qm[k][1]), hi[k], b16);
+    }
+    const __m512 d = _mm512_cvtph_ps(load256(g.d));
+    for (int t = 0; t < NT; ++t) {
+      const int8_t* yb = y.q[t] + b * qk5_0;
+      __m512i s0 = _mm512_set1_epi32(-16 * y.sum[t][b]), s1 = _mm512_setzero_si512();
+      for (int k = 0; k < 4; ++k) {
+        int32_t a0, a1;
+        std::memcpy(&a0, yb + 4 * k, 4);
+        std::memcpy(&a1, yb + 16 + 4 * k, 4);
+        s0 = _mm512_dpbusd_epi32(s0, lo[k], _mm512_set1_epi32(a0));
+        s1 = _mm512_dpbusd_epi32(s1, hi[k], _mm512_set1_epi32(a1));
+      }
+      const __m512i sum = _mm512_add_epi32(s0, s1);
+      acc[t] = _mm512_fmadd_ps(_mm512_mul_ps(d, _mm512_set1_ps(y.d[t][b])), _mm512_cvtepi32_ps(sum), acc[t]);
     }
   }
   for (int t = 0; t < NT; ++t) _mm512_storeu_ps(out + t * os, acc[t]);
@@ -772,6 +817,7 @@ QF_ROW_DOT_TILES(row_q4_k, dot_q4_k_t)
 QF_ROW_DOT_TILES(row_q5_k, dot_q5_k_t)
 QF_ROW_DOT_TILES(row_q6_k, dot_q6_k)
 QF_GROUP_DOT_TILES(group_q8_0x16, dot_q8_0x16)
+QF_GROUP_DOT_TILES(group_q5_0x16, dot_q5_0x16)
 QF_GROUP_DOT_TILES(group_q4_kx16, dot_q4_kx16)
 QF_GROUP_DOT_TILES(group_q6_kx16, dot_q6_kx16)
 
@@ -789,6 +835,7 @@ void fill_avx512_kernels(kernel_table& t, bool prefetch_decode) {
   t.dot_q5_k = row_q5_k;
   t.dot_q6_k = row_q6_k;
   t.dot_q8_0x16 = group_q8_0x16;
+  t.dot_q5_0x16 = group_q5_0x16;
   t.dot_q4_kx16 = group_q4_kx16;
   t.dot_q6_kx16 = group_q6_kx16;
   fill_avx512_float_kernels(t);

@@ -68,6 +68,20 @@ inline const int8_t* act_q8_0_q(const uint8_t* a, int64_t nb) {
 inline const int32_t* act_q8_0_sum(const uint8_t* a, int64_t nb) {
   return reinterpret_cast<const int32_t*>(a + nb * (2 * sizeof(float) + qk8_0));
 }
+// The arrays of NT tokens' Q8_0 activations, token t at acts + t * stride.
+template <int NT>
+struct act_q8_0_rows {
+  const float* d[NT];
+  const int8_t* q[NT];
+  const int32_t* sum[NT];
+  act_q8_0_rows(const uint8_t* acts, size_t stride, int64_t nb) {
+    for (int t = 0; t < NT; ++t) {
+      d[t] = act_q8_0_d(acts + t * stride);
+      q[t] = act_q8_0_q(acts + t * stride, nb);
+      sum[t] = act_q8_0_sum(acts + t * stride, nb);
+    }
+  }
+};
 // Activation layout for k-quant weights: nb block_q8_k.
 size_t act_q8_k_bytes(int64_t n);
 void quantize_act_q8_k(const float* x, uint8_t* dst, int64_t n);

@@ -1,6 +1,6 @@
-// Q8_0's, Q4_K's and Q6_K's interleaved copies (repack_q8_0.h,
-// repack_q4_k.h, repack_q6_k.h): each layout holds each element, scale and
-// min where its header says; an
+// Q8_0's, Q5_0's, Q4_K's and Q6_K's interleaved copies (repack_q8_0.h,
+// repack_q5_0x16.h, repack_q4_k.h, repack_q6_k.h): each layout holds each
+// element, scale and min where its header says; an
 // interleaved weight gives the same products and rows after its source bytes
 // are overwritten (the loader frees them); the scalar kernel on the groups is
 // bit-identical to the scalar kernel on the plain rows; and matmul through
@@ -16,6 +16,7 @@
 #include "inference/backend/cpu/ops.h"
 #include "inference/backend/cpu/quants.h"
 #include "inference/backend/cpu/repack_q4_k.h"
+#include "inference/backend/cpu/repack_q5_0x16.h"
 #include "inference/backend/cpu/repack_q6_k.h"
 #include "inference/backend/cpu/repack_q8_0.h"
 #include "tests/inference/backend/cpu/kernel_levels.h"
@@ -132,7 +133,11 @@ TEST_P(repack_groups, an_interleaved_weight_no_longer_reads_its_source_bytes) {
   auto bytes = quantized(type, rows, cols, 1);
   const weight_matrix w = prepare_weight(type, rows, cols, bytes.data());
   ASSERT_TRUE(w.repacked);
-  EXPECT_FALSE(prepare_weight(type, 15, cols, bytes.data()).repacked);  // no whole group
+  // No whole group. (Q5_0 regroups such a weight eight blocks at a time
+  // instead: test_repack_q5_0.cpp.)
+  if (type != ggml_type::q5_0) {
+    EXPECT_FALSE(prepare_weight(type, 15, cols, bytes.data()).repacked);
+  }
   qf::test::expect_reads_only_its_copy(w, bytes);
 }
 
@@ -146,13 +151,15 @@ TEST_P(repack_groups, matmul_through_the_groups_equals_the_scalar_kernel_on_plai
       const int64_t cols = nb * traits(type).block_size;
       const auto bytes = quantized(type, rows, cols, static_cast<uint32_t>(rows * 100 + nb));
       const weight_matrix w = prepare_weight(type, rows, cols, bytes.data());
-      EXPECT_EQ(static_cast<bool>(w.repacked), rows >= 16) << rows;
+      const bool q5_0x8 = type == ggml_type::q5_0 && nb >= 8;  // fewer rows: repack_q5_0.h
+      EXPECT_EQ(static_cast<bool>(w.repacked), rows >= 16 || q5_0x8) << rows;
       expect_groups_match_plain(w, pool, levels, "rows " + std::to_string(rows) + ", blocks " + std::to_string(nb));
     }
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(types, repack_groups, testing::Values(ggml_type::q8_0, ggml_type::q4_k, ggml_type::q6_k),
+INSTANTIATE_TEST_SUITE_P(types, repack_groups, testing::Values(ggml_type::q8_0, ggml_type::q5_0, ggml_type::q4_k,
+                                                         ggml_type::q6_k),
                          [](const testing::TestParamInfo<ggml_type>& info) { return std::string(traits(info.param).name); });
 
 TEST(repack_q6_k, groups_hold_each_element_and_scale_where_the_layout_says) {
@@ -218,4 +225,29 @@ TEST(repack_q8_0, quants_of_minus_128_and_127_give_the_plain_products) {
   const weight_matrix w = prepare_weight(ggml_type::q8_0, rows, cols, bytes.data());
   ASSERT_TRUE(w.repacked);
   expect_groups_match_plain(w, pool, qf::test::available_kernel_levels(), "extreme quants");
+}
+
+TEST(repack_q5_0, sixteen_row_groups_hold_each_scale_nibble_and_fifth_bit_where_the_layout_says) {
+  const int64_t nb = 5;
+  const auto rows = group_rows<block_q5_0>(ggml_type::q5_0, nb, 17, detail::repack_rows_q5_0x16);
+  int fifth_bits = 0;
+  for (int r = 0; r < 16; ++r)
+    for (int64_t b = 0; b < nb; ++b) {
+      const block_q5_0 x = rows.plain(r, b);
+      const auto& g = rows.groups[b];
+      EXPECT_EQ(g.d[r], x.d);
+      const uint32_t qh = detail::load_qh(x.qh);
+      for (int e = 0; e < qk5_0; ++e) {
+        // Plain: element e in nibble e / 16 of qs[e % 16], its fifth bit at bit e of qh.
+        const int plain = ((x.qs[e % 16] >> (4 * (e / 16))) & 0xF) | static_cast<int>((qh >> e) & 1u) << 4;
+        // Interleaved: word k = (e % 16) / 4 of lane r, byte i = e % 4, nibble h = e / 16;
+        // the fifth bit at bit 4r + i of qm[k][h].
+        const int h = e / 16, k = (e % 16) / 4, i = e % 4;
+        const int stored = ((g.qs[k][r][i] >> (4 * h)) & 0xF) | static_cast<int>((g.qm[k][h] >> (4 * r + i)) & 1u) << 4;
+        ASSERT_EQ(stored, plain) << "row " << r << " block " << b << " element " << e;
+        ASSERT_EQ(detail::q5_0x16_quant(g, r, e), plain);
+        fifth_bits += plain >= 16;
+      }
+    }
+  EXPECT_GT(fifth_bits, 1000);  // the data exercises the fifth bits
 }
