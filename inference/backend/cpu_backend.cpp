@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstring>
 #include <new>
 #include <stdexcept>
@@ -128,11 +129,15 @@ void cpu_backend::matmul(const weight& w, f32_ref x, int64_t n, f32_ref y) {
 void cpu_backend::argmax_rows(f32_ref x, int64_t n_rows, int64_t n_cols, buffer& out) {
   const float* xs = f32(x);
   int32_t* o = reinterpret_cast<int32_t*>(bytes_of(out));
+  // The first column holding the largest value (a vector pass for the value,
+  // then a search for it), as a scan keeping the first strict maximum gives;
+  // a NaN in column 0 is kept, as that scan would.
   for (int64_t r = 0; r < n_rows; ++r) {
     const float* row = xs + r * n_cols;
+    const float max = cpu::max_value(row, n_cols);
     int64_t best = 0;
-    for (int64_t i = 1; i < n_cols; ++i)
-      if (row[i] > row[best]) best = i;
+    if (n_cols > 0 && !std::isnan(row[0]))
+      while (best < n_cols - 1 && row[best] != max) ++best;
     o[r] = static_cast<int32_t>(best);
   }
 }

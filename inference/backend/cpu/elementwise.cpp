@@ -17,9 +17,11 @@ void rms_norm(const float* x, const float* weight, float* y, int64_t n, float ep
   k.scale_mul(x, weight, scale, y, n);
 }
 
+float max_value(const float* x, int64_t n) { return detail::active_kernels().max_f32(x, n); }
+
 void softmax(float* x, int64_t n) {
   if (n <= 0) return;
-  const float max = *std::max_element(x, x + n);
+  const float max = max_value(x, n);
   const float sum = detail::active_kernels().exp_sub_sum(x, max, n);
   const float inv = 1.0f / sum;
   for (int64_t i = 0; i < n; ++i) x[i] *= inv;
@@ -27,8 +29,7 @@ void softmax(float* x, int64_t n) {
 
 float top_logprob(const float* x, int64_t n) {
   if (n <= 0) return std::numeric_limits<float>::quiet_NaN();
-  float max = -std::numeric_limits<float>::infinity();
-  for (int64_t i = 0; i < n; ++i) max = std::max(max, x[i]);
+  const float max = max_value(x, n);
   if (max == -std::numeric_limits<float>::infinity()) return -std::log(static_cast<float>(n));
   constexpr int64_t k_chunk = 1024;
   alignas(64) float buf[k_chunk];

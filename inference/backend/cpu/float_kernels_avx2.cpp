@@ -4,6 +4,7 @@
 #include <immintrin.h>
 
 #include <cmath>
+#include <limits>
 
 #include "inference/backend/cpu/kernels.h"
 #include "inference/backend/cpu/simd_reduce.h"
@@ -199,6 +200,20 @@ float exp_sub_sum(float* x, float max, int64_t n) {
   return sum;
 }
 
+// Four running maxima of eight lanes: a long row (the vocabulary's logits)
+// is not one chain of dependent compares. maxps(x, m) keeps m where x is NaN.
+float max_f32(const float* x, int64_t n) {
+  const __m256 ninf = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
+  __m256 m[4] = {ninf, ninf, ninf, ninf};
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32)
+    for (int k = 0; k < 4; ++k) m[k] = _mm256_max_ps(_mm256_loadu_ps(x + i + 8 * k), m[k]);
+  for (; i + 8 <= n; i += 8) m[0] = _mm256_max_ps(_mm256_loadu_ps(x + i), m[0]);
+  float r = simd::hmax(_mm256_max_ps(_mm256_max_ps(m[0], m[1]), _mm256_max_ps(m[2], m[3])));
+  for (; i < n; ++i) r = x[i] > r ? x[i] : r;
+  return r;
+}
+
 }  // namespace
 
 void fill_avx2_float_kernels(kernel_table& t) {
@@ -206,6 +221,7 @@ void fill_avx2_float_kernels(kernel_table& t) {
   t.gelu_mul = gelu_mul;
   t.scale = scale;
   t.exp_sub_sum = exp_sub_sum;
+  t.max_f32 = max_f32;
   t.dot_f32 = row_f32;
   t.dot_f16 = row_f16;
   t.dot_bf16 = row_bf16;

@@ -70,6 +70,8 @@ struct kernel_table {
   void (*scale)(float*, float, int64_t) = nullptr;  // x *= s
   // x[i] = exp(x[i] - max) in place; returns the sum of the results.
   float (*exp_sub_sum)(float*, float, int64_t) = nullptr;
+  // The largest x[i] (NaNs ignored); -inf for n == 0.
+  float (*max_f32)(const float*, int64_t) = nullptr;
   // Activation quantizers (layouts in quants.h).
   void (*quantize_act_q8_0)(const float*, uint8_t*, int64_t) = nullptr;
   void (*quantize_act_q8_k)(const float*, uint8_t*, int64_t) = nullptr;

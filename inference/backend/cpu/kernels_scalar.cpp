@@ -3,6 +3,7 @@
 // (weight scale * activation scale * integer sum) in llama.cpp's order.
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <type_traits>
 
 #include "inference/backend/cpu/kernels.h"
@@ -393,6 +394,12 @@ float exp_sub_sum(float* x, float max, int64_t n) {
   return static_cast<float>(sum);
 }
 
+float max_f32(const float* x, int64_t n) {
+  float m = -std::numeric_limits<float>::infinity();
+  for (int64_t i = 0; i < n; ++i) m = x[i] > m ? x[i] : m;
+  return m;
+}
+
 kernel_table make_scalar() {
   kernel_table t;
   t.dot_f32 = dot_f32;
@@ -423,6 +430,7 @@ kernel_table make_scalar() {
   t.gelu_mul = gelu_mul;
   t.scale = scale;
   t.exp_sub_sum = exp_sub_sum;
+  t.max_f32 = max_f32;
   t.quantize_act_q8_0 = quantize_act_q8_0;
   t.quantize_act_q8_k = quantize_act_q8_k;
   return t;

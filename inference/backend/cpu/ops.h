@@ -54,6 +54,7 @@ void dequantize_weight_row(const weight_matrix& w, int64_t r, float* dst);   // 
 void quantize_row(ggml_type type, const float* src, void* dst, int64_t n);    // reference quantizers
 void rms_norm(const float* x, const float* weight, float* y, int64_t n, float eps);
 void softmax(float* x, int64_t n);  // in place, max-subtracted
+float max_value(const float* x, int64_t n);  // the largest x[i], NaNs ignored; -inf for n == 0
 // The log-probability of x's largest element under softmax(x), x untouched:
 // -log sum exp(x - max), the exps vectorized on chunks copied to the stack.
 float top_logprob(const float* x, int64_t n);

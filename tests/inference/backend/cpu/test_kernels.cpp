@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "inference/backend/backend.h"
@@ -288,6 +289,25 @@ TEST_P(elementwise_levels, ops_match_definitions) {
   EXPECT_LT(wide[0], 1e-30f);
 }
 
+// top_logprob finds the largest logit wherever it lies (the vector body, the
+// eight-wide tail, the scalar tail), at every length class.
+TEST_P(elementwise_levels, top_logprob_finds_the_largest_logit_anywhere) {
+  level_guard g;
+  if (!kernel_level_available(GetParam())) GTEST_SKIP() << GetParam() << " not supported by this CPU";
+  set_kernel_level(GetParam());
+  for (int64_t n : {1, 7, 8, 31, 32, 45, 1000, 151936}) {
+    auto x = qf::test::random_floats(static_cast<size_t>(n), static_cast<uint32_t>(n), 4.0f);
+    for (int64_t at : {int64_t{0}, n / 2, n - 9, n - 2, n - 1}) {
+      if (at < 0) continue;
+      auto y = x;
+      y[static_cast<size_t>(at)] = 30.0f;  // well above every other logit
+      double sum = 0;
+      for (float v : y) sum += std::exp(static_cast<double>(v) - 30.0);
+      EXPECT_NEAR(top_logprob(y.data(), n), -std::log(sum), 1e-5) << "n " << n << ", largest at " << at;
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(levels, elementwise_levels, ::testing::Values("scalar", "avx2", "avx512"));
 
 TEST(cpu, detection_is_consistent) {
@@ -340,4 +360,39 @@ TEST(cpu_backend_ops, layer_norm_gelu_geglu_scale_split_over_threads) {
   be->scale(*bx, 0.125f, n);
   const auto s = get(*bx, static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) ASSERT_EQ(s[i], x[i] * 0.125f) << i;
+}
+
+// argmax_rows picks the first column of the largest value, wherever it lies,
+// ignores NaNs after column 0, and keeps column 0 when that is NaN (as a
+// scan keeping the first strict maximum does).
+TEST(cpu_backend_ops, argmax_rows_takes_the_first_largest_column) {
+  auto be = qf::infer::make_cpu_backend(1);
+  const int64_t cols = 1037;
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  std::vector<std::vector<float>> rows;
+  std::vector<int32_t> want;
+  for (int64_t at : {int64_t{0}, int64_t{500}, cols - 9, cols - 1}) {
+    auto r = qf::test::random_floats(static_cast<size_t>(cols), static_cast<uint32_t>(at) + 5);
+    r[static_cast<size_t>(at)] = 9.0f;
+    rows.push_back(r), want.push_back(static_cast<int32_t>(at));
+  }
+  auto tie = qf::test::random_floats(static_cast<size_t>(cols), 21);
+  tie[700] = tie[40] = 9.0f;
+  rows.push_back(tie), want.push_back(40);
+  auto nan_late = tie;
+  nan_late[3] = nan;
+  rows.push_back(nan_late), want.push_back(40);
+  auto nan_first = tie;
+  nan_first[0] = nan;
+  rows.push_back(nan_first), want.push_back(0);
+  rows.push_back(std::vector<float>(static_cast<size_t>(cols), -inf)), want.push_back(0);
+  std::vector<float> all;
+  for (const auto& r : rows) all.insert(all.end(), r.begin(), r.end());
+  auto x = be->alloc(all.size() * sizeof(float));
+  be->upload(*x, 0, all.data(), all.size() * sizeof(float));
+  auto out = be->alloc(rows.size() * sizeof(int32_t));
+  be->argmax_rows(*x, static_cast<int64_t>(rows.size()), cols, *out);
+  std::vector<int32_t> got(rows.size());
+  be->download(*out, 0, got.data(), got.size() * sizeof(int32_t));
+  EXPECT_EQ(got, want);
 }
