@@ -614,15 +614,15 @@ void dot_q6_kx16(int64_t n, const void* w, const uint8_t* acts, size_t stride, f
       __m256i sumi[NT], bias[NT];
       for (int t = 0; t < NT; ++t) sumi[t] = bias[t] = _mm256_setzero_si256();
       for (int j = 0; j < 8; ++j) {
-        if (h == 0) prefetch_ahead<128>(g.qh[j]);
-        const __m256i hl = load(g.qh[j][0][r0]), hh = load(g.qh[j][1][r0]);
+        if (h == 0) prefetch_ahead<128>(g.q[j].qh);
+        const __m256i hl = load(g.q[j].qh[0][r0]), hh = load(g.q[j].qh[1][r0]);
         const __m256i sp = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g.sc[j][r0])));
         const __m256i slo = _mm256_shuffle_epi8(sp, dup_lo), shi = _mm256_shuffle_epi8(sp, dup_hi);
         for (int s = 0; s < 4; s += 2) {
           __m256i ql[2], qh[2];
           for (int u = 0; u < 2; ++u) {
-            if (h == 0) prefetch_ahead<64>(g.ql[j][s + u]);
-            const __m256i z = load(g.ql[j][s + u][r0]);
+            if (h == 0) prefetch_ahead<64>(g.q[j].ql[s + u]);
+            const __m256i z = load(g.q[j].ql[s + u][r0]);
             ql[u] = _mm256_or_si256(_mm256_and_si256(z, m4), q6_high_bits(hl, s + u));
             qh[u] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(z, 4), m4), q6_high_bits(hh, s + u));
           }

@@ -719,12 +719,12 @@ void dot_q6_kx16(int64_t n, const void* w, const uint8_t* acts, size_t stride, f
     __m512i sumi[NT], bias[NT];
     for (int t = 0; t < NT; ++t) sumi[t] = bias[t] = zero;
     for (int j = 0; j < 8; ++j) {
-      const __m512i hl = load512(g.qh[j][0]), hh = load512(g.qh[j][1]);
+      const __m512i hl = load512(g.q[j].qh[0]), hh = load512(g.q[j].qh[1]);
       __m512i lo[NT], hi[NT];
       for (int t = 0; t < NT; ++t) lo[t] = hi[t] = zero;
       for (int s = 0; s < 4; ++s) {
-        if (NT > 1 || prefetch_one_token) _mm_prefetch(reinterpret_cast<const char*>(g.ql[j][s]) + simd::k_prefetch_bytes, _MM_HINT_T0);
-        const __m512i z = load512(g.ql[j][s]);
+        if (NT > 1 || prefetch_one_token) _mm_prefetch(reinterpret_cast<const char*>(g.q[j].ql[s]) + simd::k_prefetch_bytes, _MM_HINT_T0);
+        const __m512i z = load512(g.q[j].ql[s]);
         const __m512i ql = _mm512_ternarylogic_epi32(z, m4, q6_high_bits(hl, s), k_or_and);
         const __m512i qh = _mm512_ternarylogic_epi32(_mm512_srli_epi16(z, 4), m4, q6_high_bits(hh, s), k_or_and);
         for (int t = 0; t < NT; ++t) {

@@ -35,8 +35,8 @@ void repack_rows_q6_kx16(const uint8_t* src, size_t row_bytes, block_q6_kx16* ds
           for (int s = 0; s < 4; ++s)
             for (int i = 0; i < 4; ++i) {
               const int q = plain_quant(x, 32 * j + 16 * h + 4 * s + i);
-              out.ql[j][s][r][i] = static_cast<uint8_t>(out.ql[j][s][r][i] | (q & 0xF) << (4 * h));
-              out.qh[j][h][r][i] = static_cast<uint8_t>(out.qh[j][h][r][i] | (q >> 4) << (2 * s));
+              out.q[j].ql[s][r][i] = static_cast<uint8_t>(out.q[j].ql[s][r][i] | (q & 0xF) << (4 * h));
+              out.q[j].qh[h][r][i] = static_cast<uint8_t>(out.q[j].qh[h][r][i] | (q >> 4) << (2 * s));
             }
         }
     }

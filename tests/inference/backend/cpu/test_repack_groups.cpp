@@ -180,7 +180,7 @@ TEST(repack_q6_k, groups_hold_each_element_and_scale_where_the_layout_says) {
                           ((x.qh[32 * half + l] >> (2 * q)) & 3) << 4;
         // Interleaved: 32-column run j, sub-block h of it, word s, byte i.
         const int j = e / 32, h = (e % 32) / 16, s = (e % 16) / 4, i = e % 4;
-        const int stored = ((g.ql[j][s][r][i] >> (4 * h)) & 0xF) | ((g.qh[j][h][r][i] >> (2 * s)) & 3) << 4;
+        const int stored = ((g.q[j].ql[s][r][i] >> (4 * h)) & 0xF) | ((g.q[j].qh[h][r][i] >> (2 * s)) & 3) << 4;
         ASSERT_EQ(stored, plain) << "row " << r << " block " << b << " element " << e;
         ASSERT_EQ(detail::q6_kx16_quant(g, r, e), plain);
         high_bits_set += plain >= 16;
