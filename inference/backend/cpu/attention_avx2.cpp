@@ -9,7 +9,6 @@
 #if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
 #include <immintrin.h>
 
-#include <algorithm>
 #include <cmath>
 
 #include "inference/backend/cpu/simd_reduce.h"
@@ -18,7 +17,6 @@ namespace qf::infer {
 
 namespace {
 
-using cpu::simd::hmax;
 using cpu::simd::hsum;
 
 // e^x for x <= 0 (softmax inputs after subtracting the max), Cephes-style:
@@ -46,14 +44,11 @@ inline __m256 exp_nonpos(__m256 x) {
 
 // In-place softmax of x[0..n), max-subtracted.
 void softmax_avx2(float* x, int64_t n) {
-  __m256 vm = _mm256_set1_ps(-INFINITY);
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) vm = _mm256_max_ps(vm, _mm256_loadu_ps(x + i));
-  float mx = hmax(vm);
-  for (; i < n; ++i) mx = std::max(mx, x[i]);
+  const float mx = cpu::max_value(x, n);
   const __m256 vmx = _mm256_set1_ps(mx);
   __m256 vs = _mm256_setzero_ps();
-  for (i = 0; i + 8 <= n; i += 8) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
     const __m256 e = exp_nonpos(_mm256_sub_ps(_mm256_loadu_ps(x + i), vmx));
     _mm256_storeu_ps(x + i, e);
     vs = _mm256_add_ps(vs, e);
