@@ -5,7 +5,9 @@
 // the last one only). tgN: N single-token decode steps into an empty cache,
 // starting from BOS (or a random token), each followed by a random next token;
 // each step reduces its logits to the greedy token on the backend and copies
-// back only that id, as the completion pipeline does. On CUDA the steps are
+// back only that id, as the completion pipeline does. -d D (like llama-bench's
+// -d) first fills the cache with D random tokens, untimed, so the test runs at
+// depth D ("tg128 @ d1024"): attention then reads D cached positions per step. On CUDA the steps are
 // replayed CUDA graphs (QUICKFILL_STEP_GRAPHS=0 measures direct launches). One warm-up run, then -r repetitions; the
 // figure is the median tokens/s (mean and standard deviation alongside). tg
 // rows also show the decode bandwidth: weight bytes x tokens/s (every weight is
@@ -75,7 +77,7 @@ stats summarize(std::vector<double> v) {
 }  // namespace
 
 int cmd_bench(std::span<char*> args) {
-  std::string model_path, pp_list = "512", tg_list = "128", th_list = "0", device = "auto";
+  std::string model_path, pp_list = "512", tg_list = "128", th_list = "0", depth_list = "0", device = "auto";
   int64_t reps = 5, n_ubatch = 512;
   bool json = false;
   arg_parser p("quickfill bench",
@@ -85,14 +87,17 @@ int cmd_bench(std::span<char*> args) {
   p.add_string({"-p", "--n-prompt"}, &pp_list, "prompt lengths, comma-separated; 0 skips (default 512)");
   p.add_string({"-n", "--n-gen"}, &tg_list, "generation lengths, comma-separated; 0 skips (default 128)");
   p.add_string({"-t", "--threads"}, &th_list, "thread counts, comma-separated; 0 = all cores (default 0)");
+  p.add_string({"-d", "--n-depth"}, &depth_list,
+               "cached tokens before each test, comma-separated (default 0)");
   p.add_int({"-r", "--repetitions"}, &reps, "repetitions per test (default 5)");
   p.add_int({"-b", "--ubatch"}, &n_ubatch, "prefill ubatch size (default 512)");
   p.add_string({"--device"}, &device, "auto | cpu | cuda (default auto)");
   p.add_flag({"--json"}, &json, "print a JSON array instead of a table");
   if (!p.parse(args)) return p.exit_code();
-  std::vector<int64_t> pps, tgs, ths;
-  if (!parse_list(pp_list, pps) || !parse_list(tg_list, tgs) || !parse_list(th_list, ths)) {
-    std::fprintf(stderr, "quickfill bench: -p/-n/-t take comma-separated non-negative integers\n");
+  std::vector<int64_t> pps, tgs, ths, depths;
+  if (!parse_list(pp_list, pps) || !parse_list(tg_list, tgs) || !parse_list(th_list, ths) ||
+      !parse_list(depth_list, depths)) {
+    std::fprintf(stderr, "quickfill bench: -p/-n/-t/-d take comma-separated non-negative integers\n");
     return 2;
   }
   if (reps < 1) {
@@ -111,6 +116,7 @@ int cmd_bench(std::span<char*> args) {
       int64_t max_len = 1;
       for (auto v : pps) max_len = std::max(max_len, v);
       for (auto v : tgs) max_len = std::max(max_len, v + 1);
+      max_len += *std::max_element(depths.begin(), depths.end());
       infer::context_options co;
       co.step_graphs = server::step_graphs_from_environment();  // QUICKFILL_STEP_GRAPHS=0: direct launches
       co.n_ctx = max_len;
@@ -122,15 +128,20 @@ int cmd_bench(std::span<char*> args) {
         std::printf("model: %s\n", desc.c_str());
         std::printf("weights: %.2f MiB, %.1fM parameters (%s)\n\n", m->weight_bytes() / (1024.0 * 1024.0),
                     m->n_params() / 1e6, m->weight_type_name().c_str());
-        std::printf("| %7s | %8s | %12s | %18s | %12s | %10s |\n", "threads", "test", "t/s (median)", "mean ± sd",
+        std::printf("| %7s | %13s | %12s | %18s | %12s | %10s |\n", "threads", "test", "t/s (median)", "mean ± sd",
                     "weights GB/s", "t/CPU-s");
-        std::printf("|--------:|---------:|-------------:|-------------------:|-------------:|-----------:|\n");
+        std::printf("|--------:|--------------:|-------------:|-------------------:|-------------:|-----------:|\n");
         header = true;
       }
-      auto run_test = [&](bool is_pp, int64_t n) {
+      auto run_test = [&](bool is_pp, int64_t n, int64_t depth) {
         std::vector<double> tps, tpcpu;
         for (int64_t r = -1; r < reps; ++r) {  // r == -1: warm-up
           ctx.clear();
+          if (depth > 0) {  // untimed: the cache the test starts from
+            std::vector<int32_t> toks(static_cast<size_t>(depth));
+            for (auto& t : toks) t = pick(rng);
+            ctx.eval(toks, infer::logits_mode::none);
+          }
           double t0 = 0, c0 = cpu_seconds();
           if (is_pp) {
             std::vector<int32_t> toks(static_cast<size_t>(n));
@@ -138,7 +149,7 @@ int cmd_bench(std::span<char*> args) {
             t0 = now_seconds();
             ctx.eval(toks, infer::logits_mode::last);
           } else {
-            int32_t t = bos >= 0 ? bos : pick(rng);
+            int32_t t = bos >= 0 && depth == 0 ? bos : pick(rng);
             t0 = now_seconds();
             for (int64_t i = 0; i < n; ++i) {
               int32_t one[1] = {t};
@@ -154,6 +165,7 @@ int cmd_bench(std::span<char*> args) {
         }
         stats s = summarize(tps), sc = summarize(tpcpu);
         std::string test = (is_pp ? "pp" : "tg") + std::to_string(n);
+        if (depth > 0) test += " @ d" + std::to_string(depth);
         double gbs = is_pp ? 0.0 : s.median * static_cast<double>(m->weight_bytes()) / 1e9;
         if (json) {
           boost::json::array samples;
@@ -161,7 +173,7 @@ int cmd_bench(std::span<char*> args) {
           results.emplace_back(boost::json::object{
               {"model", model_path}, {"description", desc}, {"weight_type", m->weight_type_name()},
               {"weight_bytes", m->weight_bytes()}, {"n_params", m->n_params()}, {"n_threads", th},
-              {"test", test}, {"n_tokens", n}, {"repetitions", reps}, {"tokens_per_s_median", s.median},
+              {"test", test}, {"n_tokens", n}, {"n_depth", depth}, {"repetitions", reps}, {"tokens_per_s_median", s.median},
               {"tokens_per_s_mean", s.mean}, {"tokens_per_s_stddev", s.stddev}, {"samples", samples},
               {"weight_gb_per_s", gbs},
               {"tokens_per_cpu_s_median", sc.median}});
@@ -169,15 +181,17 @@ int cmd_bench(std::span<char*> args) {
           char ms[64], bw[32] = "";
           std::snprintf(ms, sizeof ms, "%.2f ± %.2f", s.mean, s.stddev);
           if (!is_pp) std::snprintf(bw, sizeof bw, "%.2f", gbs);
-          std::printf("| %7lld | %8s | %12.2f | %18s | %12s | %10.2f |\n", static_cast<long long>(th), test.c_str(),
+          std::printf("| %7lld | %13s | %12.2f | %18s | %12s | %10.2f |\n", static_cast<long long>(th), test.c_str(),
                       s.median, ms, bw, sc.median);
           std::fflush(stdout);
         }
       };
-      for (int64_t n : pps)
-        if (n > 0) run_test(true, n);
-      for (int64_t n : tgs)
-        if (n > 0) run_test(false, n);
+      for (int64_t d : depths) {
+        for (int64_t n : pps)
+          if (n > 0) run_test(true, n, d);
+        for (int64_t n : tgs)
+          if (n > 0) run_test(false, n, d);
+      }
     } catch (const std::exception& e) {
       std::fprintf(stderr, "quickfill bench: %s\n", e.what());
       return 1;

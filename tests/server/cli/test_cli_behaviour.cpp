@@ -149,6 +149,25 @@ TEST_F(Tools, BenchJsonHasOneEntryPerTest) {
   EXPECT_GT(a[1].at("weight_bytes").to_number<double>(), 0.0);
 }
 
+TEST_F(Tools, BenchRunsTestsAtEachDepth) {
+  run_result r =
+      run_quickfill({"bench", "-m", model_, "-p", "8", "-n", "4", "-d", "0,24", "-r", "1", "-t", "1", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const boost::json::value v = boost::json::parse(r.out);
+  const auto& a = v.as_array();
+  ASSERT_EQ(a.size(), 4u);
+  EXPECT_EQ(a[0].at("test").as_string(), "pp8");
+  EXPECT_EQ(a[1].at("test").as_string(), "tg4");
+  EXPECT_EQ(a[2].at("test").as_string(), "pp8 @ d24");
+  EXPECT_EQ(a[3].at("test").as_string(), "tg4 @ d24");
+  EXPECT_EQ(a[0].at("n_depth").as_int64(), 0);
+  EXPECT_EQ(a[3].at("n_depth").as_int64(), 24);
+  EXPECT_GT(a[3].at("tokens_per_s_median").as_double(), 0.0);
+  run_result bad = run_quickfill({"bench", "-m", model_, "-d", "x"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("-d"), std::string::npos) << bad.err;
+}
+
 TEST_F(Tools, GgufInfoSummarizesAFile) {
   run_result r = run_quickfill({"gguf", "info", model_, "--tensors"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
