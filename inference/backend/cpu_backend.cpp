@@ -255,7 +255,10 @@ void cpu_backend::attention(f32_ref q, const buffer& k_cache, const buffer& v_ca
   const int nth = flops < 1.5e6 ? 1 : pool_.size();
   const int64_t group = ap.n_head / ap.n_head_kv;  // query heads per KV head
   const int64_t base = ap.n_tokens * ap.n_head_kv;
-  const int64_t target = nth == 1 ? 1 : 2 * static_cast<int64_t>(nth);  // items wanted: enough to balance
+  // Items wanted: enough to balance. A decode step's items all cost the
+  // same, so one per thread is enough there, and every item that splits a
+  // group reads the group's K and V rows again.
+  const int64_t target = nth == 1 ? 1 : (ap.n_tokens == 1 ? 1 : 2) * static_cast<int64_t>(nth);
   const int64_t chunks_wanted = base >= target ? 1 : std::min(group, (target + base - 1) / base);
   const int64_t chunk = (group + chunks_wanted - 1) / chunks_wanted;  // heads per item
   const int64_t n_chunks = (group + chunk - 1) / chunk;

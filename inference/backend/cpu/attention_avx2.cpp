@@ -1,7 +1,8 @@
 // AVX2/FMA/F16C attention for a group of query heads sharing one KV head (see
 // attention.h). Each F16 key and value row is converted to f32 once and used
 // by every head of the group; the loops over head_dim are inlined (no call per
-// cell), which is what dominates attention at long contexts.
+// cell), which is what dominates attention at long contexts, and the rows are
+// prefetched ahead of use.
 // Compiled with AVX2 flags (file suffix); called only after CPU detection.
 #include "inference/backend/cpu/ops.h"
 #include "inference/backend/cpu/attention.h"
@@ -18,6 +19,14 @@ namespace qf::infer {
 namespace {
 
 using cpu::simd::hsum;
+
+// Cache rows are read this many cells ahead of use. A decode step reads the
+// whole cache once and it is not in any cache level at long contexts; the
+// hardware prefetchers did not follow the strided rows (a KV head's part of
+// each cell) on a Zen 5 EPYC: at 4096 cached cells a 0.5B decode step spent
+// 22 ms in attention on one thread, 35 % of it waiting on these loads. 16 to
+// 64 rows ahead measured the same.
+constexpr int64_t k_prefetch_rows = 32;
 
 // e^x for x <= 0 (softmax inputs after subtracting the max), Cephes-style:
 // x = n ln2 + r with |r| <= ln2/2, e^r by a degree-6 polynomial, 2^n through
@@ -72,11 +81,23 @@ void attend_group_f16_avx2(const float* q, int64_t n_q, const fp16_t* k, const f
       _mm256_store_ps(dst + 8 * b, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 8 * b))));
   };
 
+  // Rows j..j+3 into row[0..3], asking for the rows k_prefetch_rows ahead.
+  auto load_rows4 = [&](const fp16_t* base, int64_t j) {
+    const bool ahead_ok = j + k_prefetch_rows + 4 <= n_kv;
+    for (int r = 0; r < 4; ++r) {
+      if (ahead_ok) {
+        const char* ahead = reinterpret_cast<const char*>(base + (j + k_prefetch_rows + r) * row_stride);
+        for (int64_t o = 0; o < 2 * head_dim; o += 64) _mm_prefetch(ahead + o, _MM_HINT_T0);
+      }
+      load_row(base + (j + r) * row_stride, row[r]);
+    }
+  };
+
   // scores[h][j] = scale * q_h . K_j, four cells at a time: the four dot
   // products of a head are reduced together (three horizontal adds for four sums).
   int64_t j = 0;
   for (; j + 4 <= n_kv; j += 4) {
-    for (int r = 0; r < 4; ++r) load_row(k + (j + r) * row_stride, row[r]);
+    load_rows4(k, j);
     for (int64_t h = 0; h < n_q; ++h) {
       const float* qh = q + h * head_dim;
       __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps(), a2 = _mm256_setzero_ps(), a3 = _mm256_setzero_ps();
@@ -108,7 +129,7 @@ void attend_group_f16_avx2(const float* q, int64_t n_q, const fp16_t* k, const f
   // out_h = sum_j p[h][j] * V_j, four cells per pass over each head's output.
   for (int64_t i = 0; i < n_q * head_dim; i += 8) _mm256_storeu_ps(out + i, _mm256_setzero_ps());
   for (j = 0; j + 4 <= n_kv; j += 4) {
-    for (int r = 0; r < 4; ++r) load_row(v + (j + r) * row_stride, row[r]);
+    load_rows4(v, j);
     for (int64_t h = 0; h < n_q; ++h) {
       const float* ph = scores + h * n_kv + j;
       const __m256 p0 = _mm256_set1_ps(ph[0]), p1 = _mm256_set1_ps(ph[1]);
