@@ -1,8 +1,8 @@
 // Attention over an F16 KV cache with Qwen2.5-Coder-0.5B shapes (14 query
 // heads, 2 KV heads, head_dim 64): one decode step at several context
-// lengths, per layer, with the portable kernel (row-by-row kernel calls) and
-// the AVX2 group kernel on one thread, and through the CPU backend's op on
-// the thread pool; and one 512-token prefill ubatch.
+// lengths, per layer, with the portable kernel (row-by-row kernel calls), the
+// AVX2 and the AVX-512 group kernels on one thread, and through the CPU
+// backend's op on the thread pool; and one 512-token prefill ubatch.
 //
 //   bench_attention [threads=2]
 #include <chrono>
@@ -56,23 +56,22 @@ int main(int argc, char** argv) {
 
   std::printf("attention, F16 cache, %lld heads / %lld KV heads, head_dim %lld; %s; best of 20, microseconds per layer\n",
               (long long)n_head, (long long)n_head_kv, (long long)hd, be->describe().c_str());
-  std::printf("%8s %14s %14s %18s\n", "n_kv", "generic 1T", "avx2 1T", "backend op");
+  std::printf("%8s %14s %14s %14s %18s\n", "n_kv", "generic 1T", "avx2 1T", "avx512 1T", "backend op");
   for (int64_t n_kv : {256, 1024, 2048, 4096}) {
-    auto one_thread = [&](bool avx2) {
+    auto one_thread = [&](auto kernel) {
       for (int64_t gi = 0; gi < n_head_kv; ++gi) {
         const float* qg = q.data() + gi * group * hd;
         float* og = out.data() + gi * group * hd;
-        if (avx2)
-          attend_group_f16_avx2(qg, group, k.data() + gi * hd, v.data() + gi * hd, row, n_kv, hd, scale, scores.data(), og);
-        else
-          attend_group_f16_generic(qg, group, k.data() + gi * hd, v.data() + gi * hd, row, n_kv, hd, scale, scores.data(), og);
+        kernel(qg, group, k.data() + gi * hd, v.data() + gi * hd, row, n_kv, hd, scale, scores.data(), og);
       }
     };
-    const double gen = best_us(20, [&] { one_thread(false); });
-    const double avx = attention_avx2_usable(hd) ? best_us(20, [&] { one_thread(true); }) : 0.0;
+    const double gen = best_us(20, [&] { one_thread(attend_group_f16_generic); });
+    const double avx = attention_avx2_usable(hd) ? best_us(20, [&] { one_thread(attend_group_f16_avx2); }) : 0.0;
+    const double avx512 =
+        attention_avx512_usable(hd) ? best_us(20, [&] { one_thread(attend_group_f16_avx512); }) : 0.0;
     attention_params ap{1, n_kv - 1, n_head, n_head_kv, hd, scale, ggml_type::f16};
     const double op = best_us(20, [&] { be->attention(*qb, *kb, *vb, *ob, ap); });
-    std::printf("%8lld %14.1f %14.1f %18.1f\n", (long long)n_kv, gen, avx, op);
+    std::printf("%8lld %14.1f %14.1f %14.1f %18.1f\n", (long long)n_kv, gen, avx, avx512, op);
   }
   attention_params pp{512, 0, n_head, n_head_kv, hd, scale, ggml_type::f16};
   const double pre = best_us(5, [&] { be->attention(*qb, *kb, *vb, *ob, pp); });

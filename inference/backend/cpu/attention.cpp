@@ -1,6 +1,6 @@
 // Host attention for a group of query heads (see attention.h): the portable
-// path calls the F16 SIMD kernels row by row; the AVX2 path is picked at run
-// time when the CPU supports it.
+// path calls the F16 SIMD kernels row by row; the AVX-512 or AVX2 path is
+// picked at run time when the CPU supports it.
 #include "inference/backend/cpu/attention.h"
 
 #include <algorithm>
@@ -15,6 +15,11 @@ bool attention_avx2_usable(int64_t head_dim) {
     return f.avx2 && f.fma && f.f16c;
   }();
   return cpu_ok && head_dim % 8 == 0 && head_dim <= 256;
+}
+
+bool attention_avx512_usable(int64_t head_dim) {
+  static const bool cpu_ok = cpu::detect_cpu().avx512f;
+  return cpu_ok && (head_dim == 32 || head_dim == 64 || head_dim == 96 || head_dim == 128);
 }
 
 void attend_group_f16_generic(const float* q, int64_t n_q, const fp16_t* k, const fp16_t* v, int64_t row_stride,
@@ -32,7 +37,9 @@ void attend_group_f16_generic(const float* q, int64_t n_q, const fp16_t* k, cons
 
 void attend_group_f16(const float* q, int64_t n_q, const fp16_t* k, const fp16_t* v, int64_t row_stride,
                       int64_t n_kv, int64_t head_dim, float scale, float* scores, float* out) {
-  if (attention_avx2_usable(head_dim))
+  if (attention_avx512_usable(head_dim))
+    attend_group_f16_avx512(q, n_q, k, v, row_stride, n_kv, head_dim, scale, scores, out);
+  else if (attention_avx2_usable(head_dim))
     attend_group_f16_avx2(q, n_q, k, v, row_stride, n_kv, head_dim, scale, scores, out);
   else
     attend_group_f16_generic(q, n_q, k, v, row_stride, n_kv, head_dim, scale, scores, out);

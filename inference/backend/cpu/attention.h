@@ -10,8 +10,8 @@
 // `row_stride` elements apart (n_head_kv * head_dim). The heads of a group are
 // consecutive in q and out ([n_q][head_dim]). Processing a group together
 // reads and converts each F16 key and value row once for all its heads; the
-// AVX2 version (attention_avx2.cpp) is chosen at run time when the CPU has
-// AVX2, FMA and F16C.
+// AVX-512 version (attention_avx512.cpp, head_dim 32, 64, 96 or 128) or the
+// AVX2 one (attention_avx2.cpp, AVX2, FMA and F16C) is chosen at run time.
 #pragma once
 
 #include <cstdint>
@@ -33,5 +33,9 @@ void attend_group_f16_generic(const float* q, int64_t n_q, const fp16_t* k, cons
 void attend_group_f16_avx2(const float* q, int64_t n_q, const fp16_t* k, const fp16_t* v, int64_t row_stride,
                            int64_t n_kv, int64_t head_dim, float scale, float* scores, float* out);
 bool attention_avx2_usable(int64_t head_dim);
+// The AVX-512 version; only call when attention_avx512_usable(head_dim).
+void attend_group_f16_avx512(const float* q, int64_t n_q, const fp16_t* k, const fp16_t* v, int64_t row_stride,
+                             int64_t n_kv, int64_t head_dim, float scale, float* scores, float* out);
+bool attention_avx512_usable(int64_t head_dim);
 
 }  // namespace qf::infer

@@ -1,5 +1,5 @@
-// Host attention: the AVX2 group kernel against the portable one and against
-// a direct double-precision computation.
+// Host attention: the AVX2 and AVX-512 group kernels against the portable
+// one and against a direct double-precision computation.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -49,8 +49,8 @@ std::vector<double> direct(const case_data& c, float scale) {
 }
 
 TEST(attention, group_kernels_match_direct) {
-  for (int64_t hd : {8, 16, 24, 64, 128}) {
-    for (int64_t n_q : {1, 3, 7}) {
+  for (int64_t hd : {8, 16, 24, 32, 64, 96, 128}) {
+    for (int64_t n_q : {1, 3, 4, 7, 12}) {
       for (int64_t n_kv : {1, 5, 130}) {
         const case_data c = make_case(n_q, n_kv, hd, static_cast<uint32_t>(hd * 1000 + n_q * 10 + n_kv));
         // a large scale makes the softmax peaked (exercises underflow of small exponentials)
@@ -60,11 +60,19 @@ TEST(attention, group_kernels_match_direct) {
         attend_group_f16_generic(c.q.data(), n_q, c.k.data() + hd, c.v.data() + hd, c.stride, n_kv, hd, scale,
                                  scores.data(), out.data());
         for (size_t i = 0; i < out.size(); ++i) ASSERT_NEAR(out[i], ref[i], 1e-4) << "generic hd " << hd;
-        if (!attention_avx2_usable(hd)) continue;
-        std::fill(out.begin(), out.end(), 123.0f);
-        attend_group_f16_avx2(c.q.data(), n_q, c.k.data() + hd, c.v.data() + hd, c.stride, n_kv, hd, scale,
-                              scores.data(), out.data());
-        for (size_t i = 0; i < out.size(); ++i) ASSERT_NEAR(out[i], ref[i], 1e-4) << "avx2 hd " << hd;
+        if (attention_avx2_usable(hd)) {
+          std::fill(out.begin(), out.end(), 123.0f);
+          attend_group_f16_avx2(c.q.data(), n_q, c.k.data() + hd, c.v.data() + hd, c.stride, n_kv, hd, scale,
+                                scores.data(), out.data());
+          for (size_t i = 0; i < out.size(); ++i) ASSERT_NEAR(out[i], ref[i], 1e-4) << "avx2 hd " << hd;
+        }
+        if (attention_avx512_usable(hd)) {
+          std::fill(out.begin(), out.end(), 123.0f);
+          attend_group_f16_avx512(c.q.data(), n_q, c.k.data() + hd, c.v.data() + hd, c.stride, n_kv, hd, scale,
+                                  scores.data(), out.data());
+          for (size_t i = 0; i < out.size(); ++i)
+            ASSERT_NEAR(out[i], ref[i], 1e-4) << "avx512 hd " << hd << " n_q " << n_q << " n_kv " << n_kv;
+        }
       }
     }
   }
