@@ -11,6 +11,15 @@
 # The models are written once into WORK (about 1.9 GB for the F16 source and
 # both quantized files) and reused. Figures are medians; the machine is shared,
 # so also look at the per-CPU-second columns.
+#
+# Decode is measured ROUNDS times (default 3) per type, each round a tgN run
+# bracketed by two bench_membw runs at the same thread count: on the shared
+# VMs we measure on, the read figure can jump between two levels (at two
+# threads 33-36 against 57-66 GB/s on a Zen 4 EPYC) within seconds, so a
+# share against a figure taken a minute earlier can read 50 % or 115 %. Each
+# round's share is against the mean of its brackets; a round whose brackets
+# differ by more than 10 % is marked unsteady and left out of the summary.
+#   env: ROUNDS (3)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BUILD=${1:-build}
@@ -34,32 +43,50 @@ for t in $TYPES; do
   [ -f "$WORK/$PRESET-$t.gguf" ] || "$QF" gguf quantize "$src" "$WORK/$PRESET-$t.gguf" "$t"
 done
 
-echo "== memory bandwidth (bench_membw)"
-"$MEMBW" --threads "1,$THREADS" | tee "$WORK/membw.txt"
+ROUNDS=${ROUNDS:-3}
+membw() { "$MEMBW" --threads "$THREADS" --reps 5 | sed -n 's/^threads [0-9]*: read bandwidth \([0-9.]*\) GB\/s.*/\1/p'; }
 for t in $TYPES; do
-  echo "== $PRESET $t, $THREADS threads"
-  "$QF" bench -m "$WORK/$PRESET-$t.gguf" -p "$PP" -n "$TG" -t "$THREADS" -r "$REPS" --json | tee "$WORK/bench-$t.json"
+  echo "== $PRESET $t, $THREADS threads: pp$PP"
+  "$QF" bench -m "$WORK/$PRESET-$t.gguf" -p "$PP" -n 0 -t "$THREADS" -r "$REPS" --json | tee "$WORK/bench-$t-pp.json"
+  : > "$WORK/rounds-$t.txt"
+  for r in $(seq 1 "$ROUNDS"); do
+    before=$(membw)
+    "$QF" bench -m "$WORK/$PRESET-$t.gguf" -p 0 -n "$TG" -t "$THREADS" -r "$REPS" --json > "$WORK/bench-$t-tg-$r.json"
+    after=$(membw)
+    echo "$r $before $after" | tee -a "$WORK/rounds-$t.txt"
+  done
 done
 
-"$PY" - "$WORK" "$THREADS" "$PRESET" $TYPES <<'PYEOF'
-import json, re, sys
-work, threads, preset, types = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4:]
-bw, bw_cpu = None, None
-for line in open(f"{work}/membw.txt"):
-    m = re.match(r"threads (\d+): read bandwidth ([\d.]+) GB/s.*; ([\d.]+) GB per CPU-second", line)
-    if m and int(m.group(1)) == threads:
-        bw, bw_cpu = float(m.group(2)), float(m.group(3))
+"$PY" - "$WORK" "$THREADS" "$PRESET" "$ROUNDS" $TYPES <<'PYEOF'
+import json, statistics, sys
+work, threads, preset, rounds, types = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4]), sys.argv[5:]
 print()
-print(f"| model | weights MiB | test | t/s (median) | t/CPU-s | decode GB/s | % of read bandwidth ({bw} GB/s, {threads} threads) |")
-print("|---|---:|---|---:|---:|---:|---:|")
+print(f"| model | weights MiB | test | t/s (median) | t/CPU-s | decode GB/s | read GB/s before / after | % of read bandwidth ({threads} threads) |")
+print("|---|---:|---|---:|---:|---:|---|---:|")
+summary = []
 for t in types:
-    for r in json.load(open(f"{work}/bench-{t}.json")):
-        gb = r["weight_gb_per_s"]
-        pct = f"{100 * gb / bw:.0f} %" if (bw and r["test"].startswith("tg")) else ""
+    for r in json.load(open(f"{work}/bench-{t}-pp.json")):
         print(f"| {preset} {t} | {r['weight_bytes'] / 2**20:.0f} | {r['test']} | {r['tokens_per_s_median']:.2f} | "
-              f"{r['tokens_per_cpu_s_median']:.2f} | {gb:.2f} | {pct} |" if r["test"].startswith("tg") else
-              f"| {preset} {t} | {r['weight_bytes'] / 2**20:.0f} | {r['test']} | {r['tokens_per_s_median']:.2f} | "
-              f"{r['tokens_per_cpu_s_median']:.2f} | | |")
-if bw_cpu:
-    print(f"\nread bandwidth per CPU-second ({threads} threads): {bw_cpu} GB/CPU-s")
+              f"{r['tokens_per_cpu_s_median']:.2f} | | | |")
+    shares = []
+    for line in open(f"{work}/rounds-{t}.txt"):
+        n, before, after = line.split()
+        before, after = float(before), float(after)
+        r = json.load(open(f"{work}/bench-{t}-tg-{n}.json"))[0]
+        gb, bw = r["weight_gb_per_s"], (before + after) / 2
+        steady = abs(before - after) <= 0.1 * bw
+        share = 100 * gb / bw
+        if steady:
+            shares.append(share)
+        print(f"| {preset} {t} | {r['weight_bytes'] / 2**20:.0f} | {r['test']} (round {n}) | {r['tokens_per_s_median']:.2f} | "
+              f"{r['tokens_per_cpu_s_median']:.2f} | {gb:.2f} | {before:.2f} / {after:.2f} | "
+              f"{share:.0f} %{'' if steady else ' (unsteady)'} |")
+    summary.append((t, shares))
+print()
+for t, shares in summary:
+    if shares:
+        print(f"{preset} {t}, {threads} threads: decode at {statistics.median(shares):.0f} % of read bandwidth "
+              f"(median of {len(shares)} steady rounds of {rounds}; range {min(shares):.0f}-{max(shares):.0f} %)")
+    else:
+        print(f"{preset} {t}, {threads} threads: no steady round of {rounds} (the read figure moved during each)")
 PYEOF
