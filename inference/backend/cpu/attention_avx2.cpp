@@ -20,14 +20,6 @@ namespace {
 
 using cpu::simd::hsum;
 
-// Cache rows are read this many cells ahead of use. A decode step reads the
-// whole cache once and it is not in any cache level at long contexts; the
-// hardware prefetchers did not follow the strided rows (a KV head's part of
-// each cell) on a Zen 5 EPYC: at 4096 cached cells a 0.5B decode step spent
-// 22 ms in attention on one thread, 35 % of it waiting on these loads. 16 to
-// 64 rows ahead measured the same.
-constexpr int64_t k_prefetch_rows = 32;
-
 // e^x for x <= 0 (softmax inputs after subtracting the max), Cephes-style:
 // x = n ln2 + r with |r| <= ln2/2, e^r by a degree-6 polynomial, 2^n through
 // the exponent bits; below -87 the result is 0. Relative error ~1e-7.
@@ -81,12 +73,12 @@ void attend_group_f16_avx2(const float* q, int64_t n_q, const fp16_t* k, const f
       _mm256_store_ps(dst + 8 * b, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 8 * b))));
   };
 
-  // Rows j..j+3 into row[0..3], asking for the rows k_prefetch_rows ahead.
+  // Rows j..j+3 into row[0..3], asking for the rows k_attention_prefetch_rows ahead.
   auto load_rows4 = [&](const fp16_t* base, int64_t j) {
-    const bool ahead_ok = j + k_prefetch_rows + 4 <= n_kv;
+    const bool ahead_ok = j + k_attention_prefetch_rows + 4 <= n_kv;
     for (int r = 0; r < 4; ++r) {
       if (ahead_ok) {
-        const char* ahead = reinterpret_cast<const char*>(base + (j + k_prefetch_rows + r) * row_stride);
+        const char* ahead = reinterpret_cast<const char*>(base + (j + k_attention_prefetch_rows + r) * row_stride);
         for (int64_t o = 0; o < 2 * head_dim; o += 64) _mm_prefetch(ahead + o, _MM_HINT_T0);
       }
       load_row(base + (j + r) * row_stride, row[r]);

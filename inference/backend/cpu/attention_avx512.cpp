@@ -29,8 +29,6 @@ namespace qf::infer {
 
 namespace {
 
-// Rows are asked for this many cells ahead of use, as in the AVX2 kernel.
-constexpr int64_t k_prefetch_rows = 32;
 constexpr int k_acc_registers = 28;  // of 32: the rest hold a row block and spare
 
 inline __m512 load_f16x16(const fp16_t* p) {
@@ -64,7 +62,7 @@ void scores_pass(const float* q, int64_t n_q, const fp16_t* k, int64_t row_strid
   int64_t j = 0;
   for (; j + 4 <= n_kv; j += 4) {
     for (int r = 0; r < 4; ++r) {
-      if (j + k_prefetch_rows + r < n_kv) prefetch_row(k + (j + k_prefetch_rows + r) * row_stride, hd);
+      if (j + k_attention_prefetch_rows + r < n_kv) prefetch_row(k + (j + k_attention_prefetch_rows + r) * row_stride, hd);
       for (int b = 0; b < NB; ++b) _mm512_store_ps(row[r] + 16 * b, load_f16x16(k + (j + r) * row_stride + 16 * b));
     }
     for (int64_t h = 0; h < n_q; ++h) {
@@ -100,7 +98,7 @@ void values_pass(const float* p, int64_t n_kv, const fp16_t* v, int64_t row_stri
     for (int b = 0; b < NB; ++b) acc[h][b] = _mm512_setzero_ps();
   for (int64_t j = 0; j < n_kv; ++j) {
     const fp16_t* vr = v + j * row_stride;
-    if (j + k_prefetch_rows < n_kv) prefetch_row(vr + k_prefetch_rows * row_stride, hd);
+    if (j + k_attention_prefetch_rows < n_kv) prefetch_row(vr + k_attention_prefetch_rows * row_stride, hd);
     for (int b = 0; b < NB; ++b) {
       const __m512 x = load_f16x16(vr + 16 * b);
       for (int h = 0; h < NH; ++h) acc[h][b] = _mm512_fmadd_ps(_mm512_set1_ps(p[h * n_kv + j]), x, acc[h][b]);

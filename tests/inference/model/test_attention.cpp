@@ -48,6 +48,18 @@ std::vector<double> direct(const case_data& c, float scale) {
   return out;
 }
 
+// Every group kernel, with whether it may run here for a head_dim.
+struct group_kernel {
+  const char* name;
+  bool (*usable)(int64_t head_dim);
+  void (*run)(const float*, int64_t, const fp16_t*, const fp16_t*, int64_t, int64_t, int64_t, float, float*, float*);
+};
+const group_kernel k_kernels[] = {
+    {"generic", [](int64_t) { return true; }, attend_group_f16_generic},
+    {"avx2", attention_avx2_usable, attend_group_f16_avx2},
+    {"avx512", attention_avx512_usable, attend_group_f16_avx512},
+};
+
 TEST(attention, group_kernels_match_direct) {
   for (int64_t hd : {8, 16, 24, 32, 64, 96, 128}) {
     for (int64_t n_q : {1, 3, 4, 7, 12}) {
@@ -56,22 +68,13 @@ TEST(attention, group_kernels_match_direct) {
         // a large scale makes the softmax peaked (exercises underflow of small exponentials)
         const float scale = (n_kv == 130 ? 4.0f : 1.0f) / std::sqrt(static_cast<float>(hd));
         const auto ref = direct(c, scale);
-        std::vector<float> scores(n_q * n_kv), out(n_q * hd, 123.0f);
-        attend_group_f16_generic(c.q.data(), n_q, c.k.data() + hd, c.v.data() + hd, c.stride, n_kv, hd, scale,
-                                 scores.data(), out.data());
-        for (size_t i = 0; i < out.size(); ++i) ASSERT_NEAR(out[i], ref[i], 1e-4) << "generic hd " << hd;
-        if (attention_avx2_usable(hd)) {
-          std::fill(out.begin(), out.end(), 123.0f);
-          attend_group_f16_avx2(c.q.data(), n_q, c.k.data() + hd, c.v.data() + hd, c.stride, n_kv, hd, scale,
-                                scores.data(), out.data());
-          for (size_t i = 0; i < out.size(); ++i) ASSERT_NEAR(out[i], ref[i], 1e-4) << "avx2 hd " << hd;
-        }
-        if (attention_avx512_usable(hd)) {
-          std::fill(out.begin(), out.end(), 123.0f);
-          attend_group_f16_avx512(c.q.data(), n_q, c.k.data() + hd, c.v.data() + hd, c.stride, n_kv, hd, scale,
-                                  scores.data(), out.data());
+        for (const group_kernel& gk : k_kernels) {
+          if (!gk.usable(hd)) continue;
+          std::vector<float> scores(n_q * n_kv), out(n_q * hd, 123.0f);
+          gk.run(c.q.data(), n_q, c.k.data() + hd, c.v.data() + hd, c.stride, n_kv, hd, scale, scores.data(),
+                 out.data());
           for (size_t i = 0; i < out.size(); ++i)
-            ASSERT_NEAR(out[i], ref[i], 1e-4) << "avx512 hd " << hd << " n_q " << n_q << " n_kv " << n_kv;
+            ASSERT_NEAR(out[i], ref[i], 1e-4) << gk.name << " hd " << hd << " n_q " << n_q << " n_kv " << n_kv;
         }
       }
     }
