@@ -8,7 +8,6 @@
 // shows what the TLB costs on this machine.
 //
 //   bench_membw [--mib 512] [--reps 9] [--threads 1,2] [--pages huge|small]
-#include <immintrin.h>
 #include <sys/mman.h>
 
 #include <cstdio>
@@ -17,33 +16,9 @@
 #include <memory>
 
 #include "bench/kernels/bench_common.h"
+#include "bench/kernels/bench_read.h"
 #include "inference/backend/cpu/ops.h"
 #include "inference/core/huge_pages.h"
-
-namespace {
-
-__attribute__((target("avx2"))) uint64_t read_avx2(const uint8_t* p, size_t n) {
-  __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
-  for (size_t i = 0; i + 128 <= n; i += 128) {
-    a0 = _mm256_add_epi64(a0, _mm256_load_si256(reinterpret_cast<const __m256i*>(p + i)));
-    a1 = _mm256_add_epi64(a1, _mm256_load_si256(reinterpret_cast<const __m256i*>(p + i + 32)));
-    a2 = _mm256_add_epi64(a2, _mm256_load_si256(reinterpret_cast<const __m256i*>(p + i + 64)));
-    a3 = _mm256_add_epi64(a3, _mm256_load_si256(reinterpret_cast<const __m256i*>(p + i + 96)));
-  }
-  a0 = _mm256_add_epi64(_mm256_add_epi64(a0, a1), _mm256_add_epi64(a2, a3));
-  alignas(32) uint64_t v[4];
-  _mm256_store_si256(reinterpret_cast<__m256i*>(v), a0);
-  return v[0] + v[1] + v[2] + v[3];
-}
-
-uint64_t read_scalar(const uint8_t* p, size_t n) {
-  const auto* q = reinterpret_cast<const uint64_t*>(p);
-  uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-  for (size_t i = 0; i + 4 <= n / 8; i += 4) s0 += q[i], s1 += q[i + 1], s2 += q[i + 2], s3 += q[i + 3];
-  return s0 + s1 + s2 + s3;
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   using namespace qf;
@@ -66,12 +41,7 @@ int main(int argc, char** argv) {
     std::vector<double> gbs, gb_cpu;
     for (int r = 0; r < reps + 1; ++r) {
       const double t0 = bench::now_s(), c0 = bench::cpu_s();
-      pool.run([&](int ith, int nth) {
-        const size_t chunk = (bytes / static_cast<size_t>(nth)) & ~size_t{4095};
-        const uint8_t* p = buf + chunk * static_cast<size_t>(ith);
-        const size_t n = ith == nth - 1 ? bytes - chunk * static_cast<size_t>(ith) : chunk;
-        sink = sink + (avx2 ? read_avx2(p, n) : read_scalar(p, n));
-      });
+      sink = sink + bench::read_once(pool, buf, bytes);
       const double dt = bench::now_s() - t0, dc = bench::cpu_s() - c0;
       if (r > 0) {  // the first pass is a warm-up
         gbs.push_back(static_cast<double>(bytes) / dt / 1e9);

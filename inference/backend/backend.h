@@ -36,6 +36,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <string>
 
@@ -84,6 +85,12 @@ struct f32_ref {
   int64_t offset = 0;
   f32_ref() = default;
   f32_ref(buffer& b, int64_t off = 0) : buf(&b), offset(off) {}  // NOLINT: implicit on purpose
+};
+
+// One product of matmul_many: y = W x.
+struct matmul_out {
+  const weight* w = nullptr;
+  f32_ref y;
 };
 
 struct attention_params {
@@ -139,6 +146,11 @@ class backend {
   // y[t][r] = sum_c W[r][c] x[t][c];  x [n][cols] -> y [n][rows]. x's offset
   // must be a multiple of 4 elements (device kernels load it 16 bytes at a time).
   virtual void matmul(const weight& w, f32_ref x, int64_t n, f32_ref y) = 0;
+  // matmul(*o.w, x, n, o.y) for every o, with the same results: the products
+  // of one input (q/k/v, gate/up). A backend may run them as one job.
+  virtual void matmul_many(std::initializer_list<matmul_out> outs, f32_ref x, int64_t n) {
+    for (const auto& o : outs) matmul(*o.w, x, n, o.y);
+  }
   // y[r][:] = x[r][:] / rms(x[r][:]) * w;  w: f32 [n_cols].
   virtual void rms_norm(f32_ref x, const buffer& w, f32_ref y, int64_t n_rows, int64_t n_cols, float eps) = 0;
   // y[r][:] = (x[r][:] - mean) / sqrt(var + eps) * w + b, mean and variance

@@ -126,6 +126,16 @@ void cpu_backend::matmul(const weight& w, f32_ref x, int64_t n, f32_ref y) {
   cpu::matmul(pool_, mat(w), f32(x), n, f32(y), interrupt_);
 }
 
+void cpu_backend::matmul_many(std::initializer_list<matmul_out> outs, f32_ref x, int64_t n) {
+  constexpr size_t k_max = 8;  // q/k/v and gate/up need three
+  if (outs.size() > k_max) return backend::matmul_many(outs, x, n);
+  const cpu::weight_matrix* ws[k_max];
+  float* ys[k_max];
+  size_t i = 0;
+  for (const auto& o : outs) ws[i] = &mat(*o.w), ys[i] = f32(o.y), ++i;
+  cpu::matmul_many(pool_, std::span(ws, i), f32(x), n, std::span(ys, i), interrupt_);
+}
+
 void cpu_backend::argmax_rows(f32_ref x, int64_t n_rows, int64_t n_cols, buffer& out) {
   const float* xs = f32(x);
   int32_t* o = reinterpret_cast<int32_t*>(bytes_of(out));

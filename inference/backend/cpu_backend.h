@@ -53,6 +53,7 @@ class cpu_backend final : public backend {
 
   void get_rows(const weight& table, const buffer& ids, int64_t n, f32_ref out) override;
   void matmul(const weight& w, f32_ref x, int64_t n, f32_ref y) override;
+  void matmul_many(std::initializer_list<matmul_out> outs, f32_ref x, int64_t n) override;
   void argmax_rows(f32_ref x, int64_t n_rows, int64_t n_cols, buffer& out) override;
   void top_logprob_rows(f32_ref x, int64_t n_rows, int64_t n_cols, f32_ref out) override;
   void rms_norm(f32_ref x, const buffer& w, f32_ref y, int64_t n_rows, int64_t n_cols, float eps) override;

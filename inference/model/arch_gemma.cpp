@@ -59,9 +59,7 @@ class gemma_arch final : public architecture {
 
       // attention block
       be.rms_norm(*s.x, *L.attn_norm, *s.xb, n, E, hp.rms_eps);
-      be.matmul(*L.wq, *s.xb, n, *s.q);
-      be.matmul(*L.wk, *s.xb, n, *s.k);
-      be.matmul(*L.wv, *s.xb, n, *s.v);
+      be.matmul_many({{L.wq.get(), *s.q}, {L.wk.get(), *s.k}, {L.wv.get(), *s.v}}, *s.xb, n);  // q [n][n_head][hd], k, v [n][n_head_kv][hd]
       be.rope(*s.q, *s.pos, n, hp.n_head, hp.head_dim, rp);
       be.rope(*s.k, *s.pos, n, hp.n_head_kv, hp.head_dim, rp);
       be.kv_store(*s.k, n, KV, *s.k_cache[il], s.kv_type, *s.pos);
@@ -72,8 +70,7 @@ class gemma_arch final : public architecture {
 
       // feed-forward block (GeGLU)
       be.rms_norm(*s.x, *L.ffn_norm, *s.xb, n, E, hp.rms_eps);
-      be.matmul(*L.ffn_gate, *s.xb, n, *s.gate);
-      be.matmul(*L.ffn_up, *s.xb, n, *s.up);
+      be.matmul_many({{L.ffn_gate.get(), *s.gate}, {L.ffn_up.get(), *s.up}}, *s.xb, n);  // gate, up [n][F]
       be.geglu(*s.gate, *s.up, *s.gate, n * F);  // gate = gelu(gate) * up
       be.matmul(*L.ffn_down, *s.gate, n, *s.xb);
       be.add(*s.x, *s.xb, *s.x, n * E);

@@ -51,9 +51,7 @@ class qwen3_arch final : public architecture {
 
       // attention block
       be.rms_norm(*s.x, *L.attn_norm, *s.xb, n, E, hp.rms_eps);  // xb [n][E]
-      be.matmul(*L.wq, *s.xb, n, *s.q);                           // q  [n][n_head][hd]
-      be.matmul(*L.wk, *s.xb, n, *s.k);                           // k  [n][n_head_kv][hd]
-      be.matmul(*L.wv, *s.xb, n, *s.v);                           // v  [n][n_head_kv][hd]
+      be.matmul_many({{L.wq.get(), *s.q}, {L.wk.get(), *s.k}, {L.wv.get(), *s.v}}, *s.xb, n);  // q [n][n_head][hd], k, v [n][n_head_kv][hd]
       be.rms_norm(*s.q, *L.q_norm, *s.q, n * hp.n_head, hd, hp.rms_eps);     // each head's row of hd
       be.rms_norm(*s.k, *L.k_norm, *s.k, n * hp.n_head_kv, hd, hp.rms_eps);
       be.rope(*s.q, *s.pos, n, hp.n_head, hd, rp);
@@ -66,8 +64,7 @@ class qwen3_arch final : public architecture {
 
       // feed-forward block (SwiGLU)
       be.rms_norm(*s.x, *L.ffn_norm, *s.xb, n, E, hp.rms_eps);
-      be.matmul(*L.ffn_gate, *s.xb, n, *s.gate);
-      be.matmul(*L.ffn_up, *s.xb, n, *s.up);
+      be.matmul_many({{L.ffn_gate.get(), *s.gate}, {L.ffn_up.get(), *s.up}}, *s.xb, n);  // gate, up [n][F]
       be.swiglu(*s.gate, *s.up, *s.gate, n * F);
       be.matmul(*L.ffn_down, *s.gate, n, *s.xb);
       be.add(*s.x, *s.xb, *s.x, n * E);

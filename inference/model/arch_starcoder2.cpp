@@ -56,11 +56,9 @@ class starcoder2_arch final : public architecture {
 
       // attention block
       be.layer_norm(*s.x, *L.attn_norm, L.attn_norm_b.get(), *s.xb, n, E, hp.rms_eps);  // xb [n][E]
-      be.matmul(*L.wq, *s.xb, n, *s.q);
+      be.matmul_many({{L.wq.get(), *s.q}, {L.wk.get(), *s.k}, {L.wv.get(), *s.v}}, *s.xb, n);  // q [n][n_head][hd], k, v [n][n_head_kv][hd]
       be.add_bias(*s.q, *L.bq, n, Q);
-      be.matmul(*L.wk, *s.xb, n, *s.k);
       be.add_bias(*s.k, *L.bk, n, KV);
-      be.matmul(*L.wv, *s.xb, n, *s.v);
       be.add_bias(*s.v, *L.bv, n, KV);
       be.rope(*s.q, *s.pos, n, hp.n_head, hp.head_dim, rp);
       be.rope(*s.k, *s.pos, n, hp.n_head_kv, hp.head_dim, rp);

@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string_view>
 
 #include "inference/backend/cpu/thread_pool.h"
@@ -49,6 +50,13 @@ weight_matrix prepare_weight(ggml_type type, int64_t rows, int64_t cols, const u
 // partly written, and the caller must discard it.
 void matmul(thread_pool& pool, const weight_matrix& w, const float* x, int64_t n_tokens, float* y,
             const cancel_token* stop = nullptr);
+// ys[i] = ws[i] x for every i, all matrices of the same columns: results equal
+// to matmul() on each. Against one token, up to four matrices share one job
+// on the pool (one counter over all their rows, the activation quantized once
+// per format), which saves a join and a prefetcher ramp per matrix (decode's
+// q/k/v and gate/up); against several tokens it is matmul() on each.
+void matmul_many(thread_pool& pool, std::span<const weight_matrix* const> ws, const float* x, int64_t n_tokens,
+                 std::span<float* const> ys, const cancel_token* stop = nullptr);
 void dequantize_row(ggml_type type, const void* src, float* dst, int64_t n);  // bit-exact to the layout
 void dequantize_weight_row(const weight_matrix& w, int64_t r, float* dst);   // row r, whichever copy it reads
 void quantize_row(ggml_type type, const float* src, void* dst, int64_t n);    // reference quantizers

@@ -9,7 +9,7 @@
 // job's generation, and reads the job only after joining, so it can never run
 // a job that is over. run_dynamic() closes the job when the caller's share
 // returns: workers that have not joined by then skip it. That is right for
-// jobs whose shares claim work from a shared counter (matmul) and keeps a
+// jobs whose shares claim work that any share may take (matmul) and keeps a
 // worker the OS has not scheduled yet (a busy machine) from stalling the
 // caller. One run at a time; the pool is not reentrant.
 #pragma once

@@ -177,6 +177,61 @@ TEST(matmul, stops_taking_rows_past_the_tokens_deadline) {
   }
 }
 
+// matmul_many gives each matrix exactly what matmul gives it, whatever the
+// mix of activation formats (Q8_0 blocks, Q8_K blocks, floats), row counts
+// (grouped rows and single rows, fewer rows than a chunk), matrices per call
+// (more than one job takes) and threads; a cancelled token stops it writing.
+TEST(matmul, many_matches_one_at_a_time) {
+  level_guard g;
+  const int64_t cols = 512;
+  std::vector<weights> ws;
+  ws.push_back(make_weights(ggml_type::q8_0, 700, cols, 11));
+  ws.push_back(make_weights(ggml_type::q4_k, 64, cols, 12));
+  ws.push_back(make_weights(ggml_type::f16, 37, cols, 13));
+  ws.push_back(make_weights(ggml_type::q5_0, 9, cols, 14));
+  ws.push_back(make_weights(ggml_type::q6_k, 300, cols, 15));
+  ws.push_back(make_weights(ggml_type::q8_0, 5000, cols, 16));
+  std::vector<const weight_matrix*> mats;
+  for (const auto& w : ws) mats.push_back(&w.w);
+  for (int threads : {1, 2, 3}) {
+    thread_pool pool(threads);
+    for (int64_t nt : {1, 3}) {
+      auto x = qf::test::random_floats(static_cast<size_t>(cols * nt), 7);
+      for (size_t n : {size_t{1}, size_t{2}, size_t{3}, mats.size()}) {
+        std::vector<std::vector<float>> want, got;
+        std::vector<float*> ys;
+        for (size_t i = 0; i < n; ++i) {
+          want.emplace_back(static_cast<size_t>(mats[i]->rows * nt));
+          got.emplace_back(want.back().size(), -1.0f);
+          matmul(pool, *mats[i], x.data(), nt, want.back().data());
+        }
+        for (auto& y : got) ys.push_back(y.data());
+        matmul_many(pool, std::span(mats.data(), n), x.data(), nt, ys);
+        for (size_t i = 0; i < n; ++i)
+          EXPECT_EQ(got[i], want[i]) << threads << " threads, " << nt << " tokens, matrix " << i << " of " << n;
+      }
+      qf::cancel_source src;
+      src.cancel(qf::cancel_reason::cancelled);
+      const qf::cancel_token stop = src.token();
+      std::vector<std::vector<float>> ys(mats.size());
+      std::vector<float*> yp;
+      for (size_t i = 0; i < mats.size(); ++i) {
+        ys[i].assign(static_cast<size_t>(mats[i]->rows * nt), -12345.0f);
+        yp.push_back(ys[i].data());
+      }
+      matmul_many(pool, mats, x.data(), nt, yp, &stop);
+      for (const auto& y : ys) EXPECT_EQ(std::count(y.begin(), y.end(), -12345.0f), static_cast<long>(y.size()));
+    }
+  }
+  std::vector<float> x(256), y(64);
+  auto other = make_weights(ggml_type::q8_0, 64, 256, 17);
+  const weight_matrix* two[] = {mats[0], &other.w};
+  float* outs[] = {y.data(), y.data()};
+  thread_pool pool(2);
+  EXPECT_THROW(matmul_many(pool, two, x.data(), 1, outs), std::invalid_argument);  // columns differ
+  EXPECT_THROW(matmul_many(pool, two, x.data(), 1, std::span(outs, 1)), std::invalid_argument);
+}
+
 TEST(matmul, rejects_unsupported) {
   EXPECT_THROW(prepare_weight(ggml_type::q8_k, 1, 256, nullptr), std::invalid_argument);
   EXPECT_THROW(prepare_weight(ggml_type::q4_k, 1, 896, nullptr), std::invalid_argument);
