@@ -19,7 +19,10 @@
 # share against a figure taken a minute earlier can read 50 % or 115 %. Each
 # round's share is against the mean of its brackets; a round whose brackets
 # differ by more than 10 % is marked unsteady and left out of the summary.
-#   env: ROUNDS (3)
+# Then bench_decode_share does the same at a finer grain: PASSES passes of
+# two decode steps, each between two reads tens of milliseconds apart, with
+# the share at each read level it saw (high and low apart when it saw two).
+#   env: ROUNDS (3), PASSES (40; 0 skips it)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BUILD=${1:-build}
@@ -32,9 +35,10 @@ PRESET=${PRESET:-qwen2.5-coder-0.5b}
 TYPES=${TYPES:-"q8_0 q4_k_m"}
 QF="$BUILD/server/quickfill"
 MEMBW="$BUILD/bench/kernels/bench_membw"
+SHARE="$BUILD/bench/model/bench_decode_share"
 PY=/usr/bin/python3
-for exe in "$QF" "$MEMBW"; do
-  [ -x "$exe" ] || { echo "missing $exe (build the quickfill and bench_membw targets in $BUILD)" >&2; exit 1; }
+for exe in "$QF" "$MEMBW" "$SHARE"; do
+  [ -x "$exe" ] || { echo "missing $exe (build the quickfill, bench_membw and bench_decode_share targets in $BUILD)" >&2; exit 1; }
 done
 mkdir -p "$WORK"
 src="$WORK/$PRESET-f16.gguf"
@@ -44,6 +48,7 @@ for t in $TYPES; do
 done
 
 ROUNDS=${ROUNDS:-3}
+PASSES=${PASSES:-40}
 membw() { "$MEMBW" --threads "$THREADS" --reps 5 | sed -n 's/^threads [0-9]*: read bandwidth \([0-9.]*\) GB\/s.*/\1/p'; }
 for t in $TYPES; do
   echo "== $PRESET $t, $THREADS threads: pp$PP"
@@ -90,3 +95,11 @@ for t, shares in summary:
     else:
         print(f"{preset} {t}, {threads} threads: no steady round of {rounds} (the read figure moved during each)")
 PYEOF
+
+if [ "$PASSES" -gt 0 ]; then
+  for t in $TYPES; do
+    echo
+    echo "== $PRESET $t, $THREADS threads: bench_decode_share, $PASSES passes of 2 decode steps"
+    "$SHARE" "$WORK/$PRESET-$t.gguf" --threads "$THREADS" --tokens 2 --passes "$PASSES" | tail -n +2
+  done
+fi

@@ -4,18 +4,19 @@
 // x tokens/s, as `quickfill bench` reports) or, by default, every matrix of
 // the model once in forward order as a decode step multiplies them (one
 // activation row, q/k/v and gate/up together, the CPU backend's matmuls and
-// thread pool), timed per stage. Each pass is bracketed by two streaming reads, with the same
-// pool, of a buffer as large as the weights; its share is its GB/s over the
-// mean of its two brackets.
+// thread pool), timed per stage. Each pass is bracketed by two streaming
+// reads, with the same pool, of a buffer as large as the weights; its share
+// is its GB/s over the mean of its two brackets.
 //
 // Why: on a shared VM the read bandwidth two cores get jumps between levels
-// within seconds (33-36 and 57-66 GB/s on one Zen 4 machine), so a share
+// within seconds (33-36 and 50-66 GB/s on one Zen 4 machine), so a share
 // against a figure taken a minute earlier means little. A pass here takes
 // tens of milliseconds; passes whose brackets differ by more than 10 % are
-// counted as unsteady and left out. Steady passes are split at the midpoint
-// of the read figures seen, so the share at each level is reported apart.
-// The matrices alone leave out norms, attention and the rest of a token:
-// they are the ceiling of the GEMV path, about 95 % of a 0.5B token.
+// counted as unsteady and left out. When the steady passes' read figures
+// span more than 1.4x, they are also split at the midpoint and each level's
+// share is reported apart. The matrices alone leave out norms, attention and
+// the rest of a token: they are the ceiling of the GEMV path, about 95 % of
+// a 0.5B token.
 //
 //   bench_decode_share FILE.gguf [--threads 2] [--passes 60] [--tokens N] [--list]
 #include <sys/mman.h>
