@@ -127,7 +127,7 @@ void cpu_backend::matmul(const weight& w, f32_ref x, int64_t n, f32_ref y) {
 }
 
 void cpu_backend::matmul_many(std::initializer_list<matmul_out> outs, f32_ref x, int64_t n) {
-  constexpr size_t k_max = 8;  // q/k/v and gate/up need three
+  constexpr size_t k_max = 8;  // q/k/v needs three
   if (outs.size() > k_max) return backend::matmul_many(outs, x, n);
   const cpu::weight_matrix* ws[k_max];
   float* ys[k_max];

@@ -21,9 +21,9 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
-#include <span>
 #include <memory>
 #include <new>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>

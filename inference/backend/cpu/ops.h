@@ -52,9 +52,10 @@ void matmul(thread_pool& pool, const weight_matrix& w, const float* x, int64_t n
             const cancel_token* stop = nullptr);
 // ys[i] = ws[i] x for every i, all matrices of the same columns: results equal
 // to matmul() on each. Against one token, up to four matrices share one job
-// on the pool (one counter over all their rows, the activation quantized once
-// per format), which saves a join and a prefetcher ramp per matrix (decode's
-// q/k/v and gate/up); against several tokens it is matmul() on each.
+// on the pool (the threads' runs of row pieces span all their rows, and the
+// activation is quantized once per format), which saves a join and a
+// prefetcher ramp per matrix (decode's q/k/v and gate/up); against several
+// tokens it is matmul() on each.
 void matmul_many(thread_pool& pool, std::span<const weight_matrix* const> ws, const float* x, int64_t n_tokens,
                  std::span<float* const> ys, const cancel_token* stop = nullptr);
 void dequantize_row(ggml_type type, const void* src, float* dst, int64_t n);  // bit-exact to the layout
