@@ -27,5 +27,18 @@ inline void prefetch_ahead(const void* p) {
   for (std::size_t o = 0; o < Bytes; o += 64) _mm_prefetch(c + o, _MM_HINT_T0);
 }
 
+// Prefetch every cache line of the Bytes at p, wherever it starts: a Q8_K
+// activation block (292 bytes) that a K-quant group kernel reads next. A
+// group of long rows streams more weights between two reads of the same
+// activation block than the L1 holds, so each block comes back from L2 once
+// per group, and asked for one block ahead it is there when the broadcasts
+// need it.
+template <std::size_t Bytes>
+inline void prefetch_lines(const void* p) {
+  const char* c = static_cast<const char*>(p);
+  for (std::size_t o = 0; o < Bytes; o += 64) _mm_prefetch(c + o, _MM_HINT_T0);
+  if (Bytes % 64 != 0) _mm_prefetch(c + Bytes - 1, _MM_HINT_T0);
+}
+
 }  // namespace
 }  // namespace qf::infer::cpu::simd
