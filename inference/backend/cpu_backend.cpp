@@ -312,8 +312,10 @@ void cpu_backend::attention(f32_ref q, const buffer& k_cache, const buffer& v_ca
     body(jb, 0);
     return;
   }
+  // Any share may take every item, so a worker the OS has not scheduled yet
+  // is skipped rather than waited for (run_dynamic).
   job* pj = &jb;
-  pool_.run([pj, &body](int ith, int) { body(*pj, ith); });
+  pool_.run_dynamic([pj, &body](int ith, int) { body(*pj, ith); });
 }
 
 void cpu_backend::kv_move(buffer& cache, ggml_type kv_type, int64_t row_len, int64_t src, int64_t dst, int64_t n) {
