@@ -519,8 +519,8 @@ void dot_q5_0x16(int64_t n, const void* w, const uint8_t* acts, size_t stride, f
 // against the scale in both words of the lane makes the lane's int32 sum.
 // Against one token the mins at a block's front are summed first and the
 // next activation block is asked for ahead, as in the AVX-512 kernel (run at
-// this level on a Zen 4 core, 8960x1536 GEMV on one thread went from 17-19
-// to 22-24 GB/s, 1536x8960 from 16-17 to 19-20).
+// this level on a Zen 4 core, 8960x1536 GEMV on one thread went from
+// 17.4-19.1 to 21.6-23.5 GB/s, 1536x8960 from 16.0-16.6 to 19.0-19.7).
 template <int NT>
 void dot_q4_kx16(int64_t n, const void* w, const uint8_t* acts, size_t stride, float* out, int64_t os) {
   const auto* x = static_cast<const block_q4_kx16*>(w);

@@ -637,12 +637,13 @@ void dot_q5_0x16(int64_t n, const void* w, const uint8_t* acts, size_t stride, f
 // their own; each sum fits 16 bits, so vpdpwssd against the scale byte
 // zero-extended to the lane (low word sc, high word 0) scales and adds it.
 // Against one token, a block's mins are summed before its quants are read:
-// they lie at its front, so the weights are touched in address order, and
-// that sum is off the sub-blocks' chain. On one Zen 4 thread that took
-// 8960x1536 GEMV from memory from 25-27 to 26-29 GB/s, and with the next
-// activation block asked for ahead (simd::prefetch_lines) 1536x8960 from
-// 22-23 to 26-27. Against several tokens the mins come last as before (with
-// both changes there, 64-token GEMM was about 10 % slower).
+// they lie at its front, so that is read before the quants that follow it,
+// and that sum is off the sub-blocks' chain. With the next activation block
+// asked for ahead too (simd::prefetch_lines), GEMV from memory on one Zen 4
+// thread went from 23.6-26.8 to 25.3-29.2 GB/s at 8960x1536 and from
+// 20.0-24.4 to 22.3-28.9 at 1536x8960 (docs/benchmarks.md). Against several
+// tokens the mins come last as before (with both changes there, 64-token
+// GEMM was about 10 % slower).
 template <int NT>
 void dot_q4_kx16(int64_t n, const void* w, const uint8_t* acts, size_t stride, float* out, int64_t os) {
   const auto* x = static_cast<const block_q4_kx16*>(w);
@@ -707,7 +708,7 @@ void dot_q4_kx16(int64_t n, const void* w, const uint8_t* acts, size_t stride, f
 // times the scale-weighted 16-value activation sums, one vpdpwssd a pair.
 // Bits 2s..2s+1 of a high-bits byte go to bits 4..5 of the value. Against
 // one token the next activation block is asked for ahead, as for Q4_K
-// (1536x8960 GEMV on one Zen 4 thread from 24-27 to 28-30 GB/s).
+// (1536x8960 GEMV on one Zen 4 thread from 24.4-27.2 to 26.6-29.9 GB/s).
 inline __m512i q6_high_bits(__m512i v, int s) {
   switch (s) {
     case 0: v = _mm512_slli_epi16(v, 4); break;

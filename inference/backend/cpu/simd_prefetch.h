@@ -1,4 +1,5 @@
-// Software prefetch of the weight stream, for the x86 kernel files.
+// Software prefetch of the weight stream (and of the activation blocks a
+// K-quant group kernel reads next), for the x86 kernel files.
 //
 // A decode GEMV reads every weight once, front to back, and does little work
 // per byte; on the 2-core AMD EPYC (Zen 3, AVX2) machines the hardware
