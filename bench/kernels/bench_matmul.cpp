@@ -10,9 +10,11 @@
 // --layout plain drops the copies prepare_weight regroups at load (Q5_0's
 // eight-block groups), so the same run can measure the kernel on the GGUF
 // layout against it. Weights lie on huge pages where the kernel allows, as a
-// loaded model's do (map_huge); --pages small keeps them on 4 KiB pages, where
-// the hardware prefetchers stop at every page boundary and software prefetch
-// matters more (on a Zen 4 core, 4864x896 Q8_0 GEMV streamed 14.9 GB/s
+// loaded model's do: the copies come from one huge_arena and their regrouped
+// forms from another, so a matrix smaller than a huge page shares one with
+// the next copy (mapped on its own, it would get small pages). --pages small
+// keeps them on 4 KiB pages, where the hardware prefetchers stop at every
+// page boundary and software prefetch matters more (on a Zen 4 core, 4864x896 Q8_0 GEMV streamed 14.9 GB/s
 // without it on small pages). Q5_0's regrouped copy is on huge pages either way.
 #include <cstdio>
 #include <cstring>
@@ -74,14 +76,19 @@ int main(int argc, char** argv) {
         continue;
       }
       const size_t wbytes = *row_size(*type, cols) * static_cast<size_t>(rows);
-      const size_t copies = std::clamp<size_t>(min_working_set / wbytes + 1, 1, 64);
+      // As many copies as the working set needs (a 128x896 Q8_0 matrix takes
+      // over two thousand), of up to eight distinct contents.
+      const size_t copies = std::clamp<size_t>(min_working_set / wbytes + 1, 1, 8192);
+      huge_arena plain_arena, prepared_arena;
       std::vector<std::shared_ptr<uint8_t[]>> data;
       std::vector<cpu::weight_matrix> mats;
+      std::vector<std::vector<uint8_t>> contents;
       for (size_t c = 0; c < copies; ++c) {
-        const auto bytes = bench::random_weights(*type, rows, cols, static_cast<uint32_t>(c + 1));
-        data.push_back(small_pages ? std::shared_ptr<uint8_t[]>(new uint8_t[bytes.size()]) : make_huge_buffer(bytes.size()));
+        if (contents.size() < 8) contents.push_back(bench::random_weights(*type, rows, cols, static_cast<uint32_t>(c + 1)));
+        const auto& bytes = contents[c % contents.size()];
+        data.push_back(small_pages ? std::shared_ptr<uint8_t[]>(new uint8_t[bytes.size()]) : plain_arena.allocate(bytes.size()));
         std::memcpy(data.back().get(), bytes.data(), bytes.size());
-        mats.push_back(cpu::prepare_weight(*type, rows, cols, data.back().get()));
+        mats.push_back(cpu::prepare_weight(*type, rows, cols, data.back().get(), small_pages ? nullptr : &prepared_arena));
         if (plain_layout) mats.back().repacked.reset();
       }
       std::vector<float> x(static_cast<size_t>(cols * n_tok));
