@@ -14,8 +14,9 @@
 // forms from another, so a matrix smaller than a huge page shares one with
 // the next copy (mapped on its own, it would get small pages). --pages small
 // keeps them on 4 KiB pages, where the hardware prefetchers stop at every
-// page boundary and software prefetch matters more (on a Zen 4 core, 4864x896 Q8_0 GEMV streamed 14.9 GB/s
-// without it on small pages). Q5_0's regrouped copy is on huge pages either way.
+// page boundary and software prefetch matters more (on a Zen 4 core,
+// 4864x896 Q8_0 GEMV streamed 14.9 GB/s without it on small pages). Q5_0's
+// regrouped copy is on huge pages either way.
 #include <cstdio>
 #include <cstring>
 #include <memory>
