@@ -18,7 +18,10 @@
 // the rest of a token: they are the ceiling of the GEMV path, about 95 % of
 // a 0.5B token.
 //
-//   bench_decode_share FILE.gguf [--threads 2] [--passes 60] [--tokens N] [--list]
+//   bench_decode_share FILE.gguf [--threads 2] [--passes 60] [--tokens N]
+//                      [--level auto] [--list]
+// --level forces a kernel level as bench_matmul's does (avx2 on an AVX-512
+// core stands in for a core without AVX-512; its memory system is not one).
 #include <sys/mman.h>
 
 #include <cmath>
@@ -31,6 +34,7 @@
 
 #include "bench/kernels/bench_common.h"
 #include "bench/kernels/bench_read.h"
+#include "inference/backend/cpu/ops.h"
 #include "inference/backend/cpu_backend.h"
 #include "inference/core/huge_pages.h"
 #include "inference/model/context.h"
@@ -73,12 +77,13 @@ void print_level(const char* name, const std::vector<pass_figures>& v, const std
 
 int main(int argc, char** argv) {
   if (argc < 2 || argv[1][0] == '-') {
-    std::fprintf(stderr, "usage: bench_decode_share FILE.gguf [--threads 2] [--passes 60] [--tokens N] [--list]\n");
+    std::fprintf(stderr, "usage: bench_decode_share FILE.gguf [--threads 2] [--passes 60] [--tokens N] [--level auto] [--list]\n");
     return 2;
   }
   const int n_threads = std::atoi(bench::arg(argc, argv, "--threads", "2").c_str());
   const int passes = std::atoi(bench::arg(argc, argv, "--passes", "60").c_str());
   const int tokens = std::atoi(bench::arg(argc, argv, "--tokens", "0").c_str());
+  cpu::set_kernel_level(bench::arg(argc, argv, "--level", "auto"));
   bool list = false;
   for (int i = 2; i < argc; ++i) list |= std::strcmp(argv[i], "--list") == 0;
 

@@ -194,7 +194,9 @@ void dot_q32u(int64_t n, const void* w, const uint8_t* acts, size_t stride, floa
   for (int t = 0; t < NT; ++t) out[t] = hsum(acc[t]) + off[t];
 }
 
-// The fifth bits of block K of a Q5_0 group (bit K of each qh byte) as 16 or 0.
+// Bit K of each byte of qh as 16 or 0: the fifth bits of block K of a Q5_0
+// group (repack_q5_0.h), or of word K % 4's nibbles K / 4 in a sixteen-row
+// group (repack_q5_0x16.h).
 template <int K>
 inline __m256i fifth_bits(__m256i qh) {
   const __m256i m = _mm256_set1_epi8(16);
@@ -468,10 +470,20 @@ void dot_q8_0x16(int64_t n, const void* w, const uint8_t* acts, size_t stride, f
 
 // Q5_0, sixteen rows interleaved (repack_q5_0x16.h), as two halves of eight
 // rows: lane r of a register is row 8h + r, every activation word is
-// broadcast to all eight. The low and the high nibbles of a load are two
-// vectors of unsigned quants, each or-ed with its 32 fifth bits; their
-// maddubs pairs (at most 2 * 31 * 128 each) add up in int16 before one madd.
-// A block's sum starts at -16 times the activation block's quant sum.
+// broadcast to all eight. The low and the high nibbles of word K's load are
+// two vectors of unsigned quants; their fifth bits are bits K and 4 + K of
+// the half's qh bytes, lane for lane, moved to bit 4 by one shift and one
+// mask each (fifth_bits). The maddubs pairs of the two vectors (at most
+// 2 * 31 * 128 each) add up in int16 before one madd. A block's sum starts
+// at -16 times the activation block's quant sum.
+template <int K>
+inline void unpack_q5_0x16_word(const block_q5_0x16& g, int h, __m256i qh, __m256i* lo, __m256i* hi) {
+  const __m256i m4 = _mm256_set1_epi8(0x0F);
+  const __m256i z = load(g.qs[K][8 * h]);
+  lo[K] = _mm256_or_si256(_mm256_and_si256(z, m4), fifth_bits<K>(qh));
+  hi[K] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(z, 4), m4), fifth_bits<4 + K>(qh));
+}
+
 template <int NT>
 void dot_q5_0x16(int64_t n, const void* w, const uint8_t* acts, size_t stride, float* out, int64_t os) {
   const auto* x = static_cast<const block_q5_0x16*>(w);
@@ -479,31 +491,31 @@ void dot_q5_0x16(int64_t n, const void* w, const uint8_t* acts, size_t stride, f
   __m256 acc[2][NT];
   const act_q8_0_rows<NT> y(acts, stride, nb);
   for (int t = 0; t < NT; ++t) acc[0][t] = acc[1][t] = _mm256_setzero_ps();
-  const __m256i m4 = _mm256_set1_epi8(0x0F), ones = _mm256_set1_epi16(1);
+  const __m256i ones = _mm256_set1_epi16(1);
   for (int64_t b = 0; b < nb; ++b) {
     const block_q5_0x16& g = x[b];
     prefetch_ahead<sizeof(block_q5_0x16)>(&g);
     for (int h = 0; h < 2; ++h) {
-      __m256i sumi[NT];
-      for (int t = 0; t < NT; ++t) sumi[t] = _mm256_set1_epi32(-16 * y.sum[t][b]);
-      for (int k = 0; k < 4; ++k) {
-        const __m256i z = load(g.qs[k][8 * h]);
-        const __m256i lo = _mm256_or_si256(_mm256_and_si256(z, m4),
-                                           fifth_bits_of(static_cast<uint32_t>(g.qm[k][0] >> (32 * h))));
-        const __m256i hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(z, 4), m4),
-                                           fifth_bits_of(static_cast<uint32_t>(g.qm[k][1] >> (32 * h))));
-        for (int t = 0; t < NT; ++t) {
-          int32_t a0, a1;
-          std::memcpy(&a0, y.q[t] + b * qk5_0 + 4 * k, 4);
-          std::memcpy(&a1, y.q[t] + b * qk5_0 + 16 + 4 * k, 4);
-          const __m256i p = _mm256_add_epi16(_mm256_maddubs_epi16(lo, _mm256_set1_epi32(a0)),
-                                             _mm256_maddubs_epi16(hi, _mm256_set1_epi32(a1)));
-          sumi[t] = _mm256_add_epi32(sumi[t], _mm256_madd_epi16(p, ones));
-        }
-      }
+      const __m256i qh = load(g.qh[8 * h]);
+      __m256i lo[4], hi[4];
+      unpack_q5_0x16_word<0>(g, h, qh, lo, hi);
+      unpack_q5_0x16_word<1>(g, h, qh, lo, hi);
+      unpack_q5_0x16_word<2>(g, h, qh, lo, hi);
+      unpack_q5_0x16_word<3>(g, h, qh, lo, hi);
       const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g.d + 8 * h)));
-      for (int t = 0; t < NT; ++t)
-        acc[h][t] = _mm256_fmadd_ps(_mm256_mul_ps(d, _mm256_set1_ps(y.d[t][b])), _mm256_cvtepi32_ps(sumi[t]), acc[h][t]);
+      for (int t = 0; t < NT; ++t) {
+        const int8_t* yb = y.q[t] + b * qk5_0;
+        __m256i sumi = _mm256_set1_epi32(-16 * y.sum[t][b]);
+        for (int k = 0; k < 4; ++k) {
+          int32_t a0, a1;
+          std::memcpy(&a0, yb + 4 * k, 4);
+          std::memcpy(&a1, yb + 16 + 4 * k, 4);
+          const __m256i p = _mm256_add_epi16(_mm256_maddubs_epi16(lo[k], _mm256_set1_epi32(a0)),
+                                             _mm256_maddubs_epi16(hi[k], _mm256_set1_epi32(a1)));
+          sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, ones));
+        }
+        acc[h][t] = _mm256_fmadd_ps(_mm256_mul_ps(d, _mm256_set1_ps(y.d[t][b])), _mm256_cvtepi32_ps(sumi), acc[h][t]);
+      }
     }
   }
   for (int t = 0; t < NT; ++t) {

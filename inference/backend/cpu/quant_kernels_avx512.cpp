@@ -588,8 +588,9 @@ void dot_q8_0x16(int64_t n, const void* w, const uint8_t* acts, size_t stride, f
 
 // Q5_0, sixteen rows interleaved (repack_q5_0x16.h): lane r is row r. A
 // 64-byte load holds four bytes of each row's nibbles; the low and the high
-// nibbles are two registers of unsigned quants, and each gets its fifth bits
-// as one 64-bit mask that adds 16 to the bytes it selects. The low nibbles
+// nibbles are two registers of unsigned quants. Their fifth bits are bits k
+// and 4 + k of the block's 64 qh bytes (lane for lane), each tested into a
+// 64-bit mask that adds 16 to the bytes it selects. The low nibbles
 // meet activation word k, the high ones word 4 + k. A block's sum starts at
 // -16 times the activation block's quant sum, which leaves exactly the
 // signed dot product.
@@ -604,13 +605,14 @@ void dot_q5_0x16(int64_t n, const void* w, const uint8_t* acts, size_t stride, f
   for (int64_t b = 0; b < nb; ++b) {
     const block_q5_0x16& g = x[b];
     if (NT > 1 || prefetch_one_token) simd::prefetch_ahead<sizeof(block_q5_0x16)>(&g);
+    const __m512i qh = load512(g.qh);
     __m512i lo[4], hi[4];
     for (int k = 0; k < 4; ++k) {
       const __m512i z = load512(g.qs[k]);
       lo[k] = _mm512_and_si512(z, m4);
       hi[k] = _mm512_and_si512(_mm512_srli_epi16(z, 4), m4);
-      lo[k] = _mm512_mask_add_epi8(lo[k], _cvtu64_mask64(g.qm[k][0]), lo[k], b16);
-      hi[k] = _mm512_mask_add_epi8(hi[k], _cvtu64_mask64(g.qm[k][1]), hi[k], b16);
+      lo[k] = _mm512_mask_add_epi8(lo[k], _mm512_test_epi8_mask(qh, _mm512_set1_epi8(1 << k)), lo[k], b16);
+      hi[k] = _mm512_mask_add_epi8(hi[k], _mm512_test_epi8_mask(qh, _mm512_set1_epi8(16 << k)), hi[k], b16);
     }
     const __m512 d = _mm512_cvtph_ps(load256(g.d));
     for (int t = 0; t < NT; ++t) {

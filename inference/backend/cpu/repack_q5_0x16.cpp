@@ -20,7 +20,7 @@ void repack_rows_q5_0x16(const uint8_t* src, size_t row_bytes, block_q5_0x16* ds
         for (int i = 0; i < 4; ++i) {
           out.qs[k][r][i] = x.qs[4 * k + i];
           for (int h = 0; h < 2; ++h)
-            out.qm[k][h] |= static_cast<uint64_t>((qh >> (16 * h + 4 * k + i)) & 1u) << (4 * r + i);
+            out.qh[r][i] |= static_cast<uint8_t>(((qh >> (16 * h + 4 * k + i)) & 1u) << (4 * h + k));
         }
     }
     std::memcpy(dst + b, &out, sizeof out);

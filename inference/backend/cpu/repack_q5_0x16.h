@@ -8,17 +8,21 @@
 // horizontal sum; on a core that reads about 35 GB/s that work, not memory,
 // set the pace. With sixteen rows side by side, lane r of a 512-bit
 // register is row r: four bytes of a row's nibbles meet four activation
-// bytes broadcast to every lane, the fifth bits of a register's 64 values
-// are one 64-bit mask that adds 16 to the bytes it selects, and the sixteen
+// bytes broadcast to every lane, the fifth bits of all four words' values sit
+// in one byte per nibble byte (lane for lane, one load), and the sixteen
 // sums come out as one vector. The values stay unsigned (0..31); each
 // block's sum starts at -16 times the activation block's quant sum, which
 // takes the offset back out exactly. One block (32 columns) of sixteen rows:
 //
 //   d[16]          each row's fp16 scale
-//   qm[4][2]       qm[k][h], bit 4r+i: the fifth bit of element 16h+4k+i of
-//                  row r
+//   qh[16][4]      qh[r][i], bit 4h+k: the fifth bit of element 16h+4k+i of
+//                  row r, i.e. of the value in nibble h of qs[k][r][i]
 //   qs[4][16][4]   qs[k][r][i]: byte 4k+i of row r's plain nibbles: element
 //                  4k+i in the low nibble, element 16+4k+i in the high one
+//
+// So word k's fifth bits are one shift and one mask of the qh bytes away
+// (bit k to bit 4 for the low nibbles, bit 4+k for the high ones), or one
+// byte test each at AVX-512.
 //
 // 352 bytes, exactly sixteen plain blocks. A weight's rows are grouped while
 // sixteen remain; the last rows % 16 stay plain, after the groups. (A weight
@@ -38,7 +42,7 @@ inline constexpr int k_q5_0x16_rows = 16;
 
 struct block_q5_0x16 {
   fp16_t d[k_q5_0x16_rows];
-  uint64_t qm[4][2];
+  uint8_t qh[k_q5_0x16_rows][4];
   uint8_t qs[4][k_q5_0x16_rows][4];
 };
 static_assert(sizeof(block_q5_0x16) == 16 * sizeof(block_q5_0));
@@ -46,7 +50,7 @@ static_assert(sizeof(block_q5_0x16) == 16 * sizeof(block_q5_0));
 // Element e (0..31) of row r as stored: 0..31 (the value is q - 16).
 inline int q5_0x16_quant(const block_q5_0x16& x, int r, int e) {
   const int h = e / 16, k = (e % 16) / 4, i = e % 4;
-  return ((x.qs[k][r][i] >> (4 * h)) & 0xF) | static_cast<int>((x.qm[k][h] >> (4 * r + i)) & 1) << 4;
+  return ((x.qs[k][r][i] >> (4 * h)) & 0xF) | ((x.qh[r][i] >> (4 * h + k)) & 1) << 4;
 }
 
 // Sixteen rows of nb plain blocks each (row i at src + i * row_bytes) into

@@ -241,9 +241,9 @@ TEST(repack_q5_0, sixteen_row_groups_hold_each_scale_nibble_and_fifth_bit_where_
         // Plain: element e in nibble e / 16 of qs[e % 16], its fifth bit at bit e of qh.
         const int plain = ((x.qs[e % 16] >> (4 * (e / 16))) & 0xF) | static_cast<int>((qh >> e) & 1u) << 4;
         // Interleaved: word k = (e % 16) / 4 of lane r, byte i = e % 4, nibble h = e / 16;
-        // the fifth bit at bit 4r + i of qm[k][h].
+        // the fifth bit at bit 4h + k of qh[r][i].
         const int h = e / 16, k = (e % 16) / 4, i = e % 4;
-        const int stored = ((g.qs[k][r][i] >> (4 * h)) & 0xF) | static_cast<int>((g.qm[k][h] >> (4 * r + i)) & 1u) << 4;
+        const int stored = ((g.qs[k][r][i] >> (4 * h)) & 0xF) | static_cast<int>((g.qh[r][i] >> (4 * h + k)) & 1u) << 4;
         ASSERT_EQ(stored, plain) << "row " << r << " block " << b << " element " << e;
         ASSERT_EQ(detail::q5_0x16_quant(g, r, e), plain);
         fifth_bits += plain >= 16;
