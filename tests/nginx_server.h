@@ -7,25 +7,17 @@
 // binary() is "" when nginx is not installed: tests then GTEST_SKIP.
 #pragma once
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <spawn.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
-extern char** environ;
-
-#include "tests/free_port.h"
+#include "tests/server_process.h"
 
 namespace qf::test {
 
@@ -80,37 +72,21 @@ class nginx_server {
   }
   // SIGKILL: every open connection is cut at once, mid-body or not.
   void kill_now() { stop(SIGKILL); }
-  void stop(int sig = SIGTERM) {
-    if (pid_ <= 0) return;
-    ::kill(pid_, sig);
-    int st = 0;
-    ::waitpid(pid_, &st, 0);
-    pid_ = -1;
-  }
+  void stop(int sig = SIGTERM) { stop_child(pid_, sig); }
 
  private:
   static int free_port() { return free_loopback_port(); }
 
-  // Connects to the port; with `token`, also asks for /.qf-server-id over
-  // plain HTTP and wants the token back, so a server of another test that
-  // happens to hold the port is not taken for this one.
+  // Something accepts on the port; with `token`, it also serves
+  // /.qf-server-id over plain HTTP with the token in it, so a server of
+  // another test that happens to hold the port is not taken for this one.
   static bool answers(int port, const std::string& token) {
-    int s = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(static_cast<uint16_t>(port));
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    bool ok = ::connect(s, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
-    if (ok && !token.empty()) {
-      const std::string req = "GET /.qf-server-id HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
-      ok = ::write(s, req.data(), req.size()) == static_cast<ssize_t>(req.size());
-      std::string got;
-      char buf[512];
-      for (ssize_t n; ok && (n = ::read(s, buf, sizeof buf)) > 0;) got.append(buf, static_cast<size_t>(n));
-      ok = ok && got.find(token) != std::string::npos;
+    if (token.empty()) {
+      const int s = connect_loopback(port);
+      if (s >= 0) ::close(s);
+      return s >= 0;
     }
-    ::close(s);
-    return ok;
+    return loopback_get(port, "/.qf-server-id").find(token) != std::string::npos;
   }
 
   void start(int port) {
@@ -141,22 +117,14 @@ class nginx_server {
       if (!cert_.empty()) c << "    ssl_certificate " << cert_ << ";\n    ssl_certificate_key " << key_ << ";\n";
       c << "    root " << dir_ << "/www;\n" << locations_ << "\n  }\n}\n";
     }
-    std::vector<std::string> argv{binary(), "-p", dir_ + "/", "-c", conf, "-e", dir_ + "/error.log"};
-    std::vector<char*> args;
-    for (auto& a : argv) args.push_back(a.data());
-    args.push_back(nullptr);
-    pid_t pid = 0;
-    if (::posix_spawn(&pid, args[0], nullptr, nullptr, args.data(), environ) != 0) {
-      error_ = "cannot start " + argv[0];
+    pid_t pid = spawn_child({binary(), "-p", dir_ + "/", "-c", conf, "-e", dir_ + "/error.log"}, {});
+    if (pid < 0) {
+      error_ = "cannot start " + binary();
       return;
     }
     for (int i = 0; i < 500; ++i) {  // up to 10 s
-      int st = 0;
-      if (::waitpid(pid, &st, WNOHANG) == pid) {
-        std::ifstream e(dir_ + "/error.log");
-        std::stringstream ss;
-        ss << e.rdbuf();
-        error_ = "nginx exited: " + ss.str();
+      if (child_exited(pid)) {
+        error_ = "nginx exited: " + file_text(dir_ + "/error.log");
         return;
       }
       if (answers(port, cert_.empty() ? token : std::string())) {
@@ -165,8 +133,7 @@ class nginx_server {
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
-    ::kill(pid, SIGKILL);
-    ::waitpid(pid, nullptr, 0);
+    stop_child(pid, SIGKILL);
     error_ = "nginx did not answer on port " + std::to_string(port);
   }
 
