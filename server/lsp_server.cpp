@@ -369,6 +369,7 @@ void lsp_server::on_status(const lsp::reply_once& reply) {
   json::value board = core_.sources().status_json();
   o["sources"] = board.at("sources");
   o["routes"] = board.at("routes");
+  o["daemon"] = daemon_status_ ? daemon_status_() : json::value(nullptr);
   reply.result(std::move(o));
 }
 

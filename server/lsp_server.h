@@ -35,6 +35,9 @@ class lsp_server {
   void handle_end_of_input();
   // Called once with the process exit code when the session ends.
   void set_exit_handler(std::function<void(int)> fn) { on_exit_ = std::move(fn); }
+  // The `daemon` member of quickfill/status (null without it: the model is
+  // this process's own); called on the loop thread. Set before serving.
+  void set_daemon_status(std::function<boost::json::value()> fn) { daemon_status_ = std::move(fn); }
   // Sends window/logMessage; callable from any thread.
   void log_to_client(lsp::message_type type, std::string message);
 
@@ -144,6 +147,7 @@ class lsp_server {
   bool limit_notified_ = false;
   int progress_counter_ = 0;
   std::function<void(int)> on_exit_;
+  std::function<boost::json::value()> daemon_status_;
   std::vector<std::string> workspace_roots_;  // absolute folder paths
   bool watch_dynamic_ = false;                // the client registers didChangeWatchedFiles on request
   std::string workspace_token_;               // progress of the first walk ("" when not reported)

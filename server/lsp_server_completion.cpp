@@ -67,7 +67,7 @@ json::value lsp_server::build_reply(const index::document& doc, const completion
     item.label = c.label.empty() ? first_line(c.insert_text) : c.label;
     item.kind = 1;  // Text
     item.detail = "quickfill";
-    char sort[16];
+    char sort[24];  // any size_t
     std::snprintf(sort, sizeof sort, "%04zu", i);
     item.sortText = sort;
     item.filterText = c.filter_text.empty() ? c.insert_text : c.filter_text;

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -14,6 +15,7 @@
 #include <thread>
 
 #include <boost/asio.hpp>
+#include <boost/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include "server/completion/provider_factory.h"
@@ -21,6 +23,7 @@
 #include "server/daemon/handshake.h"
 #include "server/daemon/socket_dir.h"
 #include "server/logging.h"
+#include "server/lsp_server.h"
 #include "server/settings.h"
 #include "server/stdio_server.h"
 
@@ -200,6 +203,7 @@ class daemon_server {
     idle_.cancel();
     session& s = sessions_[id];
     s.fd = fd;
+    n_sessions_ = sessions_.size();
     spdlog::info("daemon: session {} (bridge pid {}) started; {} session(s)", id, h.pid, sessions_.size());
     s.thread = std::thread([this, fd, id, a = h.args] {
       stdio_options so = stdio_options_of(a);
@@ -209,9 +213,20 @@ class daemon_server {
       };
       so.in_fd = fd;
       so.out_fd = fd;
-      const int code = run_stdio_server(std::move(so));
+      const int code = run_stdio_server(std::move(so), [this, id](lsp_server& server) {
+        server.set_daemon_status([this, id] { return status_of(id); });
+      });
       asio::post(io_, [this, id, code] { session_ended(id, code); });
     });
+  }
+
+  // quickfill/status's `daemon` for session `id`, on that session's thread.
+  boost::json::value status_of(std::uint64_t id) const {
+    return boost::json::object{{"pid", static_cast<std::int64_t>(getpid())},
+                               {"socket", paths_.socket},
+                               {"sessions", n_sessions_.load()},
+                               {"engines", pool_.engines()},
+                               {"sessionsOnEngine", pool_.sharing(id)}};
   }
 
   void session_ended(std::uint64_t id, int code) {
@@ -220,6 +235,7 @@ class daemon_server {
     if (it->second.thread.joinable()) it->second.thread.join();
     ::close(it->second.fd);
     sessions_.erase(it);
+    n_sessions_ = sessions_.size();
     spdlog::info("daemon: session {} ended (code {}); {} session(s), {} engine(s)", id, code, sessions_.size(),
                  pool_.engines());
     if (!maybe_finish()) arm_idle();
@@ -254,6 +270,7 @@ class daemon_server {
   dev_t sock_dev_ = 0;
   ino_t sock_ino_ = 0;
   std::map<std::uint64_t, session> sessions_;
+  std::atomic<std::size_t> n_sessions_{0};  // sessions_.size(), for the sessions' threads
   std::uint64_t next_id_ = 0;
   bool draining_ = false, stopping_ = false;
 };

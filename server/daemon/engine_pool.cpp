@@ -2,6 +2,7 @@
 // engine_pool.h).
 #include "server/daemon/engine_pool.h"
 
+#include <algorithm>
 #include <optional>
 #include <set>
 
@@ -15,6 +16,8 @@ struct engine_pool::engine {
   std::string key;
   std::mutex load_mu;  // held while loading; later acquirers wait on it
   int users = 0;       // under the pool's mutex
+  std::multiset<std::uint64_t> sessions;  // the users' sessions, under the pool's mutex
+  bool provider_ready = false;            // a load succeeded, under the pool's mutex
   engine_worker worker;
   // Touched on the worker thread only:
   std::unique_ptr<completion_provider> provider;
@@ -60,7 +63,7 @@ class session_provider final : public completion_provider {
     } catch (const std::exception& ex) {
       spdlog::warn("daemon: closing a session's documents: {}", ex.what());
     }
-    pool_->release(e_);
+    pool_->release(e_, session_);
   }
 
   completion_result complete(const completion_request& req, const cancel_token& cancel) override {
@@ -137,6 +140,17 @@ std::size_t engine_pool::engines() const {
   return engines_.size();
 }
 
+std::size_t engine_pool::sharing(std::uint64_t session) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::size_t n = 0;
+  for (const auto& [key, e] : engines_)
+    if (e->provider_ready && e->sessions.count(session) != 0) {
+      std::set<std::uint64_t> distinct(e->sessions.begin(), e->sessions.end());
+      n = std::max(n, distinct.size());
+    }
+  return n;
+}
+
 std::unique_ptr<completion_provider> engine_pool::acquire(std::uint64_t session, const provider_options& opts,
                                                           std::string* error) {
   const std::string key = engine_key(opts);
@@ -150,6 +164,7 @@ std::unique_ptr<completion_provider> engine_pool::acquire(std::uint64_t session,
     }
     e = slot;
     ++e->users;
+    e->sessions.insert(session);
   }
   bool loaded = false;
   {
@@ -176,15 +191,20 @@ std::unique_ptr<completion_provider> engine_pool::acquire(std::uint64_t session,
     if (!loaded && error) *error = err.empty() ? "the model could not be loaded" : err;
   }
   if (!loaded) {
-    release(e);
+    release(e, session);
     return nullptr;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    e->provider_ready = true;
   }
   return std::make_unique<session_provider>(this, e, session, opts.completion);
 }
 
-void engine_pool::release(const std::shared_ptr<engine>& e) {
+void engine_pool::release(const std::shared_ptr<engine>& e, std::uint64_t session) {
   {
     std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = e->sessions.find(session); it != e->sessions.end()) e->sessions.erase(it);
     if (--e->users > 0) return;
     auto it = engines_.find(e->key);
     if (it != engines_.end() && it->second == e) engines_.erase(it);

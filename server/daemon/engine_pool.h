@@ -43,12 +43,15 @@ class engine_pool {
   std::unique_ptr<completion_provider> acquire(std::uint64_t session, const provider_options& opts,
                                                std::string* error);
   std::size_t engines() const;  // engines alive now
+  // How many sessions hold the engine `session` holds (itself included); 0
+  // when it holds none (no model loaded, or loading).
+  std::size_t sharing(std::uint64_t session) const;
 
   struct engine;  // engine_pool.cpp
 
  private:
   friend class session_provider;
-  void release(const std::shared_ptr<engine>& e);
+  void release(const std::shared_ptr<engine>& e, std::uint64_t session);
 
   factory_fn make_;
   mutable std::mutex mu_;

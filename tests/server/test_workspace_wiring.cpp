@@ -240,5 +240,7 @@ TEST(WorkspaceWiring, TheSettingTurnsTheIndexOff) {
            json::object{{"settings", json::object{{"quickfill", json::object{{"workspace", json::object{{"index", true}}}}}}}});
   ASSERT_NE(h.server->core().workspace(), nullptr);
   ASSERT_TRUE(h.server->core().workspace()->wait_idle(std::chrono::minutes(10)));
-  if (index::syntax_language_named("python")) EXPECT_EQ(h.server->core().workspace()->lookup("helper", 5).size(), 1u);
+  if (index::syntax_language_named("python")) {
+    EXPECT_EQ(h.server->core().workspace()->lookup("helper", 5).size(), 1u);
+  }
 }

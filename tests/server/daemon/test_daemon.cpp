@@ -276,6 +276,44 @@ TEST_F(Daemon, ThreeClientsTypingAtOnceAllGetAnswersFromOneDaemon) {
   }
 }
 
+// quickfill/status's `daemon` member: which daemon serves the session and
+// how many sessions share its model.
+json::value daemon_status(editor& e) {
+  auto st = e.call("quickfill/status", nullptr, 10s);
+  if (!st || !st->as_object().contains("result")) return json::value("no status");
+  return st->at("result").as_object().contains("daemon") ? st->at("result").at("daemon") : json::value("absent");
+}
+
+TEST_F(Daemon, StatusNamesTheDaemonAndTheSessionsSharingItsModel) {
+  editor a, b;
+  ASSERT_TRUE(a.start(dir_));
+  ASSERT_TRUE(b.start(dir_));
+  const auto pids = daemons_of(dir_);
+  ASSERT_EQ(pids.size(), 1u);
+  for (editor* e : {&a, &b}) {
+    const json::value d = daemon_status(*e);
+    ASSERT_TRUE(d.is_object()) << json::serialize(d);
+    EXPECT_EQ(d.at("pid").to_number<std::int64_t>(), pids[0]);
+    EXPECT_EQ(d.at("socket").as_string(), dir_ + "/daemon.sock");
+    EXPECT_EQ(d.at("sessions").to_number<std::int64_t>(), 2);
+    EXPECT_EQ(d.at("engines").to_number<std::int64_t>(), 1);
+    EXPECT_EQ(d.at("sessionsOnEngine").to_number<std::int64_t>(), 2);
+  }
+  b.shutdown();
+  EXPECT_EQ(b.wait_exit(), 0);
+  json::value last;
+  EXPECT_TRUE(wait_until(
+      [&] {
+        last = daemon_status(a);
+        return last.is_object() && last.at("sessions").to_number<std::int64_t>() == 1 &&
+               last.at("sessionsOnEngine").to_number<std::int64_t>() == 1;
+      },
+      10s))
+      << json::serialize(last);
+  a.shutdown();
+  EXPECT_EQ(a.wait_exit(), 0);
+}
+
 TEST_F(Daemon, ClientKilledMidRequestDoesNotDisturbOthers) {
   editor a, b;
   ASSERT_TRUE(a.start(dir_));
@@ -323,7 +361,9 @@ TEST_F(Daemon, KilledDaemonIsRestartedAndTheSessionReplayed) {
   auto r = e.response(inflight);
   ASSERT_TRUE(r) << "the request in flight was never answered";
   // Either it was answered before the kill, or it got the one error.
-  if (!has_result(r)) EXPECT_EQ(r->at("error").at("code").as_int64(), -32803);
+  if (!has_result(r)) {
+    EXPECT_EQ(r->at("error").at("code").as_int64(), -32803);
+  }
   ASSERT_TRUE(e.wait_loaded()) << "the daemon did not come back";
   const pid_t second = pid_file(dir_);
   EXPECT_NE(second, first);
@@ -476,6 +516,7 @@ TEST_F(Daemon, InProcessModesStartNoDaemon) {
     ASSERT_TRUE(e.start(dir_, {"--no-daemon"}));
     e.open("file:///p.py", "q = ");
     EXPECT_TRUE(has_result(e.complete("file:///p.py")));
+    EXPECT_TRUE(daemon_status(e).is_null()) << json::serialize(daemon_status(e));  // the model is its own
     e.shutdown();
   }
   {
