@@ -21,6 +21,12 @@ export interface StatsView {
   p50Ms: number | undefined;
   p90Ms: number | undefined;
   p99Ms: number | undefined;
+  // Where the model lives: 'daemon' (the per-user daemon, shared by
+  // sharedBy windows), 'process' (this window's server), or undefined when
+  // the server does not say.
+  modelHost: 'daemon' | 'process' | undefined;
+  sharedBy: number | undefined;
+  daemonPid: number | undefined;
 }
 
 function camel(s: string): string {
@@ -81,6 +87,8 @@ export function parseStats(stats: unknown, status?: unknown): StatsView {
   let modelLoaded = firstBool(st, [['model_loaded']]) ?? firstBool(s, [['model_loaded'], ['model', 'loaded']]);
   if (modelLoaded === undefined && modelName !== undefined) modelLoaded = true;
   const last = lastAnswered(s);
+  const daemon = lookup(st, ['daemon']);
+  const modelHost = daemon === null ? 'process' : daemon && typeof daemon === 'object' ? 'daemon' : undefined;
   return {
     modelLoaded,
     modelLoading: firstBool(st, [['model_loading']]),
@@ -94,6 +102,9 @@ export function parseStats(stats: unknown, status?: unknown): StatsView {
     p50Ms: firstNumber(s, [['total_ms', 'count']]) === 0 ? undefined : firstNumber(s, [['total_ms', 'p50']]),
     p90Ms: firstNumber(s, [['total_ms', 'count']]) === 0 ? undefined : firstNumber(s, [['total_ms', 'p90']]),
     p99Ms: firstNumber(s, [['total_ms', 'count']]) === 0 ? undefined : firstNumber(s, [['total_ms', 'p99']]),
+    modelHost,
+    sharedBy: firstNumber(daemon, [['sessions_on_engine']]),
+    daemonPid: firstNumber(daemon, [['pid']]),
   };
 }
 
@@ -125,6 +136,13 @@ export function statusText(state: ServerState, stats?: StatsView, detail?: strin
   if (stats) {
     if (stats.modelLoaded === false) lines.push('Model: none loaded' + (stats.noModelReason ? ` (${stats.noModelReason})` : ''));
     else if (stats.modelName) lines.push(`Model: ${stats.modelName}`);
+    if (stats.modelHost === 'process') lines.push('Model held by this window\'s server');
+    else if (stats.modelHost === 'daemon') {
+      const pid = stats.daemonPid !== undefined ? ` (pid ${stats.daemonPid})` : '';
+      const others = (stats.sharedBy ?? 0) - 1;
+      lines.push(`Model held by the quickfill daemon${pid}` +
+                 (others > 0 ? `, shared with ${others} other window${others === 1 ? '' : 's'}` : ''));
+    }
     if (stats.lastLatencyMs !== undefined) lines.push(`Last completion: ${ms(stats.lastLatencyMs)}`);
     if (stats.p50Ms !== undefined && stats.p90Ms !== undefined && stats.p99Ms !== undefined) {
       lines.push(`p50/p90/p99: ${ms(stats.p50Ms)} / ${ms(stats.p90Ms)} / ${ms(stats.p99Ms)}`);

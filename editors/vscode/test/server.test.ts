@@ -157,6 +157,7 @@ test('initialize advertises what the extension relies on; shutdown exits 0', { s
     // quickfill/stats and quickfill/status answer; the status bar reads them.
     const stats = await viewOf(s);
     assert.ok(statusText(stateFromStats(stats, 'starting'), stats).text.includes('quickfill'));
+    assert.notEqual(stats.modelHost, undefined, 'quickfill/status says where the model lives (daemon: null or an object)');
     assert.equal(await shutdown(s), 0);
   } catch (e) {
     s.proc.kill();

@@ -60,6 +60,22 @@ test('status text shows the state and the last latency', () => {
   assert.equal(statusText('disabled').text, '$(circle-slash) quickfill');
 });
 
+test('where the model lives: this window\'s server, or the daemon and how many windows share it', () => {
+  const own = parseStats(stats, { ...status, daemon: null });
+  assert.equal(own.modelHost, 'process');
+  assert.match(statusText('ready', own).tooltip, /Model held by this window's server/);
+  const shared = parseStats(stats, { ...status, daemon: { pid: 4242, socket: '/run/user/1/quickfill/daemon.sock',
+                                                         sessions: 3, engines: 1, sessionsOnEngine: 3 } });
+  assert.equal(shared.modelHost, 'daemon');
+  assert.equal(shared.sharedBy, 3);
+  assert.match(statusText('ready', shared).tooltip, /Model held by the quickfill daemon \(pid 4242\), shared with 2 other windows/);
+  const alone = parseStats(stats, { ...status, daemon: { pid: 7, sessionsOnEngine: 1 } });
+  assert.match(statusText('ready', alone).tooltip, /Model held by the quickfill daemon \(pid 7\)$/m);
+  const older = parseStats(stats, status);  // a server that does not say
+  assert.equal(older.modelHost, undefined);
+  assert.doesNotMatch(statusText('ready', older).tooltip, /held by/);
+});
+
 test('state transitions from stats', () => {
   assert.equal(stateFromStats(parseStats({}, { modelLoaded: false, modelLoading: true }), 'starting'), 'loading');
   assert.equal(stateFromStats(parseStats({}, { modelLoaded: false }), 'starting'), 'no-model');
