@@ -86,10 +86,14 @@ class cpu_backend final : public backend {
   template <class Fn>
   void parallel_for(int64_t n, int64_t min_parallel, const Fn& fn);
   float* scratch(int ith, size_t n_floats);  // per-thread scratch, grown on demand
+  // The largest value of each k_logprob_chunk columns of row into
+  // chunk_max_; the largest of all (NaNs ignored).
+  float chunk_maxes(const float* row, int64_t n);
 
   cpu::thread_pool pool_;
   const cancel_token* interrupt_ = nullptr;  // matmuls stop taking work once it is cancelled
   std::vector<std::vector<float>> scratch_;  // [n_threads][...]
+  std::vector<float> chunk_max_, chunk_sum_;  // per chunk of a vocabulary-long row (argmax, top log-prob)
   huge_arena weight_arena_;                  // regrouped weights' copies, sharing huge pages
 };
 

@@ -27,18 +27,18 @@ void softmax(float* x, int64_t n) {
   for (int64_t i = 0; i < n; ++i) x[i] *= inv;
 }
 
+float exp_sum_chunk(const float* x, float max, int64_t m) {
+  alignas(64) float buf[k_logprob_chunk];  // the kernel writes the exps in place
+  std::copy(x, x + m, buf);
+  return detail::active_kernels().exp_sub_sum(buf, max, m);
+}
+
 float top_logprob(const float* x, int64_t n) {
   if (n <= 0) return std::numeric_limits<float>::quiet_NaN();
   const float max = max_value(x, n);
   if (max == -std::numeric_limits<float>::infinity()) return -std::log(static_cast<float>(n));
-  constexpr int64_t k_chunk = 1024;
-  alignas(64) float buf[k_chunk];
   double sum = 0;
-  for (int64_t c = 0; c < n; c += k_chunk) {
-    const int64_t m = std::min(k_chunk, n - c);
-    std::copy(x + c, x + c + m, buf);
-    sum += detail::active_kernels().exp_sub_sum(buf, max, m);
-  }
+  for (int64_t c = 0; c < n; c += k_logprob_chunk) sum += exp_sum_chunk(x + c, max, std::min(k_logprob_chunk, n - c));
   return static_cast<float>(-std::log(sum));
 }
 

@@ -451,3 +451,67 @@ TEST(cpu_backend_ops, argmax_rows_takes_the_first_largest_column) {
   be->download(*out, 0, got.data(), got.size() * sizeof(int32_t));
   EXPECT_EQ(got, want);
 }
+
+// A vocabulary-long row is cut in chunks that the pool shares: on one and on
+// two threads the pick is the scan's (first largest column, wherever it lies:
+// a chunk's edge, the row's last partial chunk, ties across chunks, NaN in
+// column 0 or in the chunk holding the largest) and the log-probability is
+// cpu::top_logprob's, bit for bit.
+TEST(cpu_backend_ops, greedy_pick_over_a_long_row_is_the_scans_on_any_thread_count) {
+  const int64_t cols = 151936;  // 148.4 chunks of 1024
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  std::vector<std::vector<float>> rows;
+  for (int64_t at : {int64_t{0}, int64_t{1023}, int64_t{1024}, int64_t{77777}, cols - 1}) {
+    auto r = qf::test::random_floats(static_cast<size_t>(cols), static_cast<uint32_t>(at) + 3);
+    r[static_cast<size_t>(at)] = 9.0f;
+    rows.push_back(r);
+  }
+  auto tie = qf::test::random_floats(static_cast<size_t>(cols), 8);
+  tie[150000] = tie[5000] = tie[5001] = 9.0f;
+  rows.push_back(tie);
+  auto nan_near = tie;
+  nan_near[4999] = nan;  // in the chunk that holds the largest, before it
+  rows.push_back(nan_near);
+  auto nan_first = tie;
+  nan_first[0] = nan;
+  rows.push_back(nan_first);
+  rows.push_back(std::vector<float>(static_cast<size_t>(cols), -inf));
+  std::vector<float> all;
+  for (const auto& r : rows) all.insert(all.end(), r.begin(), r.end());
+  const auto n_rows = static_cast<int64_t>(rows.size());
+
+  std::vector<int32_t> want_best;  // the scan keeping the first strict maximum
+  std::vector<float> want_lp;
+  for (const auto& r : rows) {
+    int32_t b = 0;
+    for (int64_t i = 1; i < cols; ++i)
+      if (r[static_cast<size_t>(i)] > r[static_cast<size_t>(b)]) b = static_cast<int32_t>(i);
+    want_best.push_back(b);
+    want_lp.push_back(qf::infer::cpu::top_logprob(r.data(), cols));
+  }
+  EXPECT_EQ(want_best[1], 1023);
+  EXPECT_EQ(want_best[5], 5000);
+  EXPECT_EQ(want_best[6], 5000);
+  EXPECT_EQ(want_best[7], 0);
+  for (int threads : {1, 2}) {
+    auto be = qf::infer::make_cpu_backend(threads);
+    auto x = be->alloc(all.size() * sizeof(float));
+    be->upload(*x, 0, all.data(), all.size() * sizeof(float));
+    auto best = be->alloc(rows.size() * sizeof(int32_t));
+    auto lp = be->alloc(rows.size() * sizeof(float));
+    be->argmax_rows(*x, n_rows, cols, *best);
+    be->top_logprob_rows(*x, n_rows, cols, *lp);
+    std::vector<int32_t> got_best(rows.size());
+    std::vector<float> got_lp(rows.size());
+    be->download(*best, 0, got_best.data(), got_best.size() * sizeof(int32_t));
+    be->download(*lp, 0, got_lp.data(), got_lp.size() * sizeof(float));
+    EXPECT_EQ(got_best, want_best) << threads << " thread(s)";
+    for (size_t r = 0; r < rows.size(); ++r) {
+      if (std::isnan(want_lp[r])) {
+        EXPECT_TRUE(std::isnan(got_lp[r])) << "row " << r << ", " << threads << " thread(s)";
+      } else {
+        EXPECT_EQ(got_lp[r], want_lp[r]) << "row " << r << ", " << threads << " thread(s)";
+      }
+    }
+  }
+}
