@@ -157,7 +157,9 @@ Call `eglot' or `eglot-ensure' in such a buffer to start it."
     s))
 
 (defun quickfill-status ()
-  "The server's quickfill/status answer: :modelLoaded, :modelLoading, :model, ..."
+  "The server's quickfill/status answer: :modelLoaded, :modelLoading, :model, ...
+:daemon is nil in process, else a plist of :pid :socket :sessions :engines
+:sessionsOnEngine (how many editor windows share the model)."
   (jsonrpc-request (quickfill--current-server) :quickfill/status (make-hash-table)))
 
 (defun quickfill-sources-summary (stats status)

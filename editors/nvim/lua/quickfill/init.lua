@@ -317,7 +317,8 @@ function M.open_dashboard()
   return path
 end
 
--- quickfill/status: modelLoaded, modelLoading, model (description), modelPath, noModelReason.
+-- quickfill/status: modelLoaded, modelLoading, model (description), modelPath, noModelReason,
+-- daemon (null in process; else pid, socket, sessions, engines, sessionsOnEngine).
 function M.status(bufnr, timeout_ms)
   return request_sync('quickfill/status', vim.empty_dict(), bufnr, timeout_ms)
 end
