@@ -265,13 +265,33 @@ void cpu_backend::rope(f32_ref x, const buffer& pos_buf, int64_t n_tokens, int64
   float* xs = f32(x);
   const int32_t* pos = reinterpret_cast<const int32_t*>(bytes_of(pos_buf));
   const float* factors = rp.freq_factors ? f32c(*rp.freq_factors) : nullptr;
-  parallel_for(n_tokens, 4, [&](int64_t b, int64_t e, int ith) {
-    float* cs = scratch(ith, rp.n_rot);  // [n_rot/2][cos, sin]
-    for (int64_t t = b; t < e; ++t) {
-      rope_cos_sin(pos[t], rp, cs, factors);
-      rope_apply(xs + t * n_heads * head_dim, n_heads, head_dim, cs, rp);
-    }
+  const float* cs = rope_table(pos, n_tokens, rp, factors);  // [n_tokens][n_rot/2][cos, sin]
+  parallel_for(n_tokens, 4, [&](int64_t b, int64_t e, int) {
+    for (int64_t t = b; t < e; ++t) rope_apply(xs + t * n_heads * head_dim, n_heads, head_dim, cs + t * rp.n_rot, rp);
   });
+}
+
+// Every layer rotates q and k at the same positions with the same parameters,
+// so a forward pass builds the table on its first call and the other 2 x
+// n_layer - 1 calls reuse it. Each pair costs a powf, a cos and a sin: for a
+// 0.5B decode step that was 1,536 of each (48 calls of 32 pairs).
+const float* cpu_backend::rope_table(const int32_t* pos, int64_t n_tokens, const rope_params& rp,
+                                     const float* factors) {
+  rope_table_key& k = rope_key_;
+  const bool same = k.valid && k.params == rp && k.factors == factors &&
+                    k.pos.size() == static_cast<size_t>(n_tokens) && std::equal(pos, pos + n_tokens, k.pos.begin());
+  if (!same) {
+    k.valid = false;  // until the table is whole
+    k.pos.assign(pos, pos + n_tokens);
+    k.params = rp;
+    k.factors = factors;
+    rope_cs_.resize(static_cast<size_t>(n_tokens * rp.n_rot));
+    parallel_for(n_tokens, 4, [&](int64_t b, int64_t e, int) {
+      for (int64_t t = b; t < e; ++t) rope_cos_sin(pos[t], rp, rope_cs_.data() + t * rp.n_rot, factors);
+    });
+    k.valid = true;
+  }
+  return rope_cs_.data();
 }
 
 void cpu_backend::kv_store(f32_ref src, int64_t n_rows, int64_t row_len, buffer& cache, ggml_type kv_type,

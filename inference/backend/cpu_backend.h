@@ -89,11 +89,22 @@ class cpu_backend final : public backend {
   // The largest value of each k_logprob_chunk columns of row into
   // chunk_max_; the largest of all (NaNs ignored).
   float chunk_maxes(const float* row, int64_t n);
+  // RoPE's cos/sin for n_tokens positions, [n_tokens][n_rot]: the last table
+  // when positions, parameters and factors are the same.
+  const float* rope_table(const int32_t* pos, int64_t n_tokens, const rope_params& rp, const float* factors);
+  struct rope_table_key {
+    bool valid = false;
+    std::vector<int32_t> pos;
+    rope_params params;
+    const float* factors = nullptr;
+  };
 
   cpu::thread_pool pool_;
   const cancel_token* interrupt_ = nullptr;  // matmuls stop taking work once it is cancelled
   std::vector<std::vector<float>> scratch_;  // [n_threads][...]
   std::vector<float> chunk_max_, chunk_sum_;  // per chunk of a vocabulary-long row (argmax, top log-prob)
+  rope_table_key rope_key_;
+  std::vector<float> rope_cs_;  // the table rope_key_ describes
   huge_arena weight_arena_;                  // regrouped weights' copies, sharing huge pages
 };
 

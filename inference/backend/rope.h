@@ -44,6 +44,8 @@ struct rope_params {
   float ext_factor = 0;   // YaRN ramp weight; 0: plain (linear) scaling
   float attn_factor = 1;  // cos/sin magnitude (YaRN's mscale before its log term)
   float corr_low = 0, corr_high = 0;  // YaRN correction range in pair indices
+
+  bool operator==(const rope_params&) const = default;
 };
 
 // YaRN's correction range (ggml_rope_yarn_corr_dims): the pair index at which

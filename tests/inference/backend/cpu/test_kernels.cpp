@@ -452,6 +452,51 @@ TEST(cpu_backend_ops, argmax_rows_takes_the_first_largest_column) {
   EXPECT_EQ(got, want);
 }
 
+// The backend's rope keeps the last cos/sin table (a forward pass rotates q
+// and k of every layer at the same positions) and must build a new one when
+// the positions (new values in the same buffer, or more of them), the
+// parameters or the frequency factors change: every call equals the host
+// math on its own, bit for bit.
+TEST(cpu_backend_ops, rope_reuses_its_table_only_for_the_same_positions_and_parameters) {
+  using namespace qf::infer;
+  auto be = make_cpu_backend(2);
+  const int64_t n_heads = 3, hd = 16, n_max = 6;
+  const std::vector<float> fac{1.0f, 2.0f, 4.0f, 8.0f, 1.0f, 2.0f, 4.0f, 8.0f};
+  auto factors = be->alloc(fac.size() * sizeof(float));
+  be->upload(*factors, 0, fac.data(), fac.size() * sizeof(float));
+  auto pos_buf = be->alloc(n_max * sizeof(int32_t));
+  const rope_params neox{rope_style::neox, hd, 10000.0f, 1.0f};
+  rope_params other_base = neox;
+  other_base.freq_base = 500000.0f;
+  rope_params with_factors = neox;
+  with_factors.freq_factors = factors.get();
+  struct call {
+    std::vector<int32_t> pos;
+    rope_params p;
+  };
+  const std::vector<call> calls = {
+      {{7}, neox},          {{7}, neox},           {{7}, other_base}, {{8}, other_base},  // decode steps
+      {{8}, with_factors},  {{3, 4, 5, 6, 7, 9}, neox}, {{3, 4, 5, 6, 7, 9}, neox}, {{3, 4, 5, 6, 7, 10}, neox},
+      {{3, 4, 5}, neox},
+  };
+  for (size_t c = 0; c < calls.size(); ++c) {
+    const auto& [pos, p] = calls[c];
+    const auto n = static_cast<int64_t>(pos.size());
+    const auto x = qf::test::random_floats(static_cast<size_t>(n * n_heads * hd), static_cast<uint32_t>(c) + 40);
+    be->upload(*pos_buf, 0, pos.data(), pos.size() * sizeof(int32_t));
+    auto bx = be->alloc(x.size() * sizeof(float));
+    be->upload(*bx, 0, x.data(), x.size() * sizeof(float));
+    be->rope(*bx, *pos_buf, n, n_heads, hd, p);
+    std::vector<float> got(x.size()), want = x, cs(static_cast<size_t>(hd));
+    be->download(*bx, 0, got.data(), got.size() * sizeof(float));
+    for (int64_t t = 0; t < n; ++t) {
+      rope_cos_sin(pos[static_cast<size_t>(t)], p, cs.data(), p.freq_factors ? fac.data() : nullptr);
+      rope_apply(want.data() + t * n_heads * hd, n_heads, hd, cs.data(), p);
+    }
+    EXPECT_EQ(got, want) << "call " << c;
+  }
+}
+
 // A vocabulary-long row is cut in chunks that the pool shares: on one and on
 // two threads the pick is the scan's (first largest column, wherever it lies:
 // a chunk's edge, the row's last partial chunk, ties across chunks, NaN in
