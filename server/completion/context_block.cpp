@@ -57,8 +57,6 @@ size_t indent_of(std::string_view l) {
   return i == l.size() ? std::string_view::npos : w;
 }
 
-bool blank(std::string_view l) { return l.find_first_not_of(" \t") == std::string_view::npos; }
-
 // Lines that only close a bracket or start a branch do not head a scope.
 bool heads_scope(std::string_view l) {
   size_t b = l.find_first_not_of(" \t");

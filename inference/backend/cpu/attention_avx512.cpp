@@ -19,8 +19,10 @@
 #include <immintrin.h>
 
 // GCC 12 reports its own _mm512_undefined_* helpers as uninitialized.
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 #include <algorithm>
 #include <utility>

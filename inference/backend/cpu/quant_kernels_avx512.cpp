@@ -38,8 +38,10 @@
 #include <type_traits>
 
 // GCC 12 reports its own _mm512_undefined_* helpers as uninitialized.
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 #include "inference/backend/cpu/kernels.h"
 #include "inference/backend/cpu/quants.h"

@@ -74,7 +74,7 @@ vocab spm_vocab() {
     add(buf, 0, 6);
   }
   const char* pieces[] = {"\xE2\x96\x81", "e", "t", "a", "o", "n", "\xE2\x96\x81t", "he", "\xE2\x96\x81the",
-                          "in", "\xE2\x96\x81" "a", "er", "on", "\xE2\x96\x81s", "re", "at", "nd", "or"};
+                          "in", "\xE2\x96\x81\x61", "er", "on", "\xE2\x96\x81s", "re", "at", "nd", "or"};
   float score = -1;
   for (const char* p : pieces) add(p, score--, 1);
   return v;

@@ -135,12 +135,14 @@ TEST(load_errors, hostile_hyperparameters_are_named_with_their_value) {
 #endif
 #endif
 
+#ifndef QF_SANITIZED
 size_t address_space_bytes() {
   std::ifstream statm("/proc/self/statm");
   size_t pages = 0;
   statm >> pages;
   return pages * static_cast<size_t>(sysconf(_SC_PAGESIZE));
 }
+#endif
 
 TEST(load_errors, hundred_million_blocks_fail_without_a_huge_allocation) {
 #ifdef QF_SANITIZED

@@ -41,7 +41,9 @@ TEST(CandidatesServed, ExplicitCandidatesAreDistinctItemsWithTheirScores) {
     ASSERT_TRUE(it.contains("data")) << json::serialize(it);
     const double score = it.at("data").at("score").to_number<double>();
     EXPECT_LE(score, 0.0);
-    if (i > 0) EXPECT_LE(score, prev) << "items are ordered by score";
+    if (i > 0) {
+      EXPECT_LE(score, prev) << "items are ordered by score";
+    }
     prev = score;
   }
   EXPECT_EQ(texts.size(), items.size()) << "duplicates are dropped: " << json::serialize(*list);

@@ -150,7 +150,9 @@ TEST(candidates, items_come_best_score_first_with_their_log_probabilities) {
     ASSERT_TRUE(c.score.has_value());
     const int letter = c.insert_text.back() - 'w';
     EXPECT_NEAR(*c.score, expected_score(w, letter), 1e-5) << c.insert_text;
-    if (i > 0) EXPECT_LE(*c.score, *r.items[i - 1].score);
+    if (i > 0) {
+      EXPECT_LE(*c.score, *r.items[i - 1].score);
+    }
   }
   EXPECT_NEAR(*r.metrics.score, std::log(0.5) / 2, 1e-5);
 }

@@ -206,7 +206,9 @@ TEST(context_block, recent_chunks_and_edits_of_other_files_appear_and_the_budget
     const int64_t n = tokens_of(st2, "scope") + tokens_of(st2, "recent") + tokens_of(st2, "edits") +
                       tokens_of(st2, "definition");
     EXPECT_LE(n, budget + 8) << budget;  // + the "..." marker line after the scope headers
-    if (budget == 0) EXPECT_EQ(n, 0);
+    if (budget == 0) {
+      EXPECT_EQ(n, 0);
+    }
   }
 }
 

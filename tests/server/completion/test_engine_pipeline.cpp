@@ -148,7 +148,9 @@ TEST(engine_pipeline, speculative_output_equals_greedy_output) {
     completion_result g = greedy->complete(request(text, line, 4), {});
     completion_result s = spec->complete(request(text, line, 4), {});
     ASSERT_EQ(g.items.size(), s.items.size());
-    if (!g.items.empty()) EXPECT_EQ(g.items[0].insert_text, s.items[0].insert_text) << "line " << line;
+    if (!g.items.empty()) {
+      EXPECT_EQ(g.items[0].insert_text, s.items[0].insert_text) << "line " << line;
+    }
     EXPECT_EQ(g.metrics.tokens_generated, s.metrics.tokens_generated);
     EXPECT_EQ(g.metrics.tokens_drafted, 0);
     EXPECT_GT(s.metrics.tokens_drafted, 0);
@@ -183,7 +185,9 @@ TEST(engine_pipeline, a_draft_model_keeps_the_greedy_output) {
       while (spec->background_step({})) {
       }
       ASSERT_EQ(g.items.size(), s.items.size());
-      if (!g.items.empty()) EXPECT_EQ(g.items[0].insert_text, s.items[0].insert_text) << "line " << line;
+      if (!g.items.empty()) {
+        EXPECT_EQ(g.items[0].insert_text, s.items[0].insert_text) << "line " << line;
+      }
       EXPECT_EQ(g.metrics.tokens_generated, s.metrics.tokens_generated);
     }
   }
