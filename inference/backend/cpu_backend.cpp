@@ -189,8 +189,8 @@ void cpu_backend::top_logprob_rows(f32_ref x, int64_t n_rows, int64_t n_cols, f3
       o[r] = cpu::top_logprob(row, n_cols);  // NaN for no columns, -log(n) when all are -inf
       continue;
     }
-    const int64_t nc = (n_cols + k - 1) / k;
-    chunk_sum_.resize(static_cast<size_t>(nc));
+    const auto nc = static_cast<int64_t>(chunk_max_.size());  // as chunk_maxes cut the row
+    chunk_sum_.resize(chunk_max_.size());
     parallel_for(nc, 16, [&](int64_t b, int64_t e, int) {
       for (int64_t c = b; c < e; ++c) chunk_sum_[c] = cpu::exp_sum_chunk(row + c * k, max, std::min(k, n_cols - c * k));
     });

@@ -15,8 +15,7 @@ namespace qf::server::daemon {
 struct engine_pool::engine {
   std::string key;
   std::mutex load_mu;  // held while loading; later acquirers wait on it
-  int users = 0;       // under the pool's mutex
-  std::multiset<std::uint64_t> sessions;  // the users' sessions, under the pool's mutex
+  std::multiset<std::uint64_t> sessions;  // one entry per provider handed out, under the pool's mutex
   bool provider_ready = false;            // a load succeeded, under the pool's mutex
   engine_worker worker;
   // Touched on the worker thread only:
@@ -163,7 +162,6 @@ std::unique_ptr<completion_provider> engine_pool::acquire(std::uint64_t session,
       slot->key = key;
     }
     e = slot;
-    ++e->users;
     e->sessions.insert(session);
   }
   bool loaded = false;
@@ -205,7 +203,7 @@ void engine_pool::release(const std::shared_ptr<engine>& e, std::uint64_t sessio
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (auto it = e->sessions.find(session); it != e->sessions.end()) e->sessions.erase(it);
-    if (--e->users > 0) return;
+    if (!e->sessions.empty()) return;
     auto it = engines_.find(e->key);
     if (it != engines_.end() && it->second == e) engines_.erase(it);
   }
