@@ -19,9 +19,11 @@
 // a 0.5B token.
 //
 //   bench_decode_share FILE.gguf [--threads 2] [--passes 60] [--tokens N]
-//                      [--level auto] [--list]
+//                      [--level auto] [--read-ahead on|off|ab] [--list]
 // --level forces a kernel level as bench_matmul's does (avx2 on an AVX-512
 // core stands in for a core without AVX-512; its memory system is not one).
+// --read-ahead ab alternates passes with the workers' read-ahead between
+// decode matmuls (cpu::gemv_order) on and off and reports each apart.
 #include <sys/mman.h>
 
 #include <cmath>
@@ -77,13 +79,19 @@ void print_level(const char* name, const std::vector<pass_figures>& v, const std
 
 int main(int argc, char** argv) {
   if (argc < 2 || argv[1][0] == '-') {
-    std::fprintf(stderr, "usage: bench_decode_share FILE.gguf [--threads 2] [--passes 60] [--tokens N] [--level auto] [--list]\n");
+    std::fprintf(stderr, "usage: bench_decode_share FILE.gguf [--threads 2] [--passes 60] [--tokens N] [--level auto] "
+                 "[--read-ahead on|off|ab] [--list]\n");
     return 2;
   }
   const int n_threads = std::atoi(bench::arg(argc, argv, "--threads", "2").c_str());
   const int passes = std::atoi(bench::arg(argc, argv, "--passes", "60").c_str());
   const int tokens = std::atoi(bench::arg(argc, argv, "--tokens", "0").c_str());
   cpu::set_kernel_level(bench::arg(argc, argv, "--level", "auto"));
+  const std::string read_ahead = bench::arg(argc, argv, "--read-ahead", "on");
+  if (read_ahead != "on" && read_ahead != "off" && read_ahead != "ab") {
+    std::fprintf(stderr, "bench_decode_share: --read-ahead takes on, off or ab\n");
+    return 2;
+  }
   bool list = false;
   for (int i = 2; i < argc; ++i) list |= std::strcmp(argv[i], "--list") == 0;
 
@@ -198,10 +206,14 @@ int main(int argc, char** argv) {
   };
 
   std::vector<double> kg;
+  be.set_read_ahead(read_ahead != "off");
   pass(kg);  // warm-up: first touch of the activation buffers, the cache and the thread pool
   double before = read_gbs();
   std::vector<pass_figures> all;
+  std::vector<bool> ahead;  // read-ahead on in pass i
   for (int i = 0; i < passes; ++i) {
+    ahead.push_back(read_ahead == "on" || (read_ahead == "ab" && i % 2 == 0));
+    be.set_read_ahead(ahead.back());
     const double g = pass(kg);
     const double after = read_gbs();
     all.push_back({before, g, after, kg});
@@ -209,16 +221,23 @@ int main(int argc, char** argv) {
   }
   munmap(buf, read_bytes);
 
-  std::vector<pass_figures> steady, low, high;
   double lo = 1e30, hi = 0;
+  size_t n_steady = 0;
   for (const auto& p : all)
-    if (p.steady()) steady.push_back(p), lo = std::min(lo, p.read()), hi = std::max(hi, p.read());
-  for (const auto& p : steady) (p.read() > (lo + hi) / 2 ? high : low).push_back(p);
-  std::printf("%zu of %zu passes steady (brackets within 10 %%)\n", steady.size(), all.size());
-  print_level("all", steady, stages);
-  if (hi > 1.4 * lo) {  // two levels seen: report each
-    print_level("low", low, stages);
-    print_level("high", high, stages);
+    if (p.steady()) ++n_steady, lo = std::min(lo, p.read()), hi = std::max(hi, p.read());
+  std::printf("%zu of %zu passes steady (brackets within 10 %%)\n", n_steady, all.size());
+  for (const bool on : {true, false}) {
+    std::vector<pass_figures> steady, low, high;
+    for (size_t i = 0; i < all.size(); ++i)
+      if (ahead[i] == on && all[i].steady()) steady.push_back(all[i]);
+    if (read_ahead == "ab") std::printf("read-ahead %s:\n", on ? "on" : "off");
+    else if (on != (read_ahead == "on")) continue;
+    for (const auto& p : steady) (p.read() > (lo + hi) / 2 ? high : low).push_back(p);
+    print_level("all", steady, stages);
+    if (hi > 1.4 * lo) {  // two levels seen: report each
+      print_level("low", low, stages);
+      print_level("high", high, stages);
+    }
   }
   return 0;
 }

@@ -124,7 +124,7 @@ void cpu_backend::get_rows(const weight& table, const buffer& ids_buf, int64_t n
 }
 
 void cpu_backend::matmul(const weight& w, f32_ref x, int64_t n, f32_ref y) {
-  cpu::matmul(pool_, mat(w), f32(x), n, f32(y), interrupt_);
+  cpu::matmul(pool_, mat(w), f32(x), n, f32(y), interrupt_, &order_);
 }
 
 void cpu_backend::matmul_many(std::initializer_list<matmul_out> outs, f32_ref x, int64_t n) {
@@ -134,7 +134,7 @@ void cpu_backend::matmul_many(std::initializer_list<matmul_out> outs, f32_ref x,
   float* ys[k_max];
   size_t i = 0;
   for (const auto& o : outs) ws[i] = &mat(*o.w), ys[i] = f32(o.y), ++i;
-  cpu::matmul_many(pool_, std::span(ws, i), f32(x), n, std::span(ys, i), interrupt_);
+  cpu::matmul_many(pool_, std::span(ws, i), f32(x), n, std::span(ys, i), interrupt_, &order_);
 }
 
 // A decode step ends with the greedy pick and its log-probability over a

@@ -79,6 +79,9 @@ class cpu_backend final : public backend {
   void set_interrupt(const cancel_token* t) override { interrupt_ = t; }
 
   cpu::thread_pool& pool() { return pool_; }
+  // Whether decode matmuls have the pool's workers read ahead for the next
+  // one (cpu::gemv_order; on by default): benchmarks compare the two.
+  void set_read_ahead(bool on) { order_.enabled = on; }
 
  private:
   // Runs fn(begin, end) over [0, n) split in contiguous chunks, one per thread;
@@ -100,6 +103,7 @@ class cpu_backend final : public backend {
   };
 
   cpu::thread_pool pool_;
+  cpu::gemv_order order_;  // decode matmuls' order, for the workers' read-ahead
   const cancel_token* interrupt_ = nullptr;  // matmuls stop taking work once it is cancelled
   std::vector<std::vector<float>> scratch_;  // [n_threads][...]
   std::vector<float> chunk_max_, chunk_sum_;  // per chunk of a vocabulary-long row (argmax, top log-prob)

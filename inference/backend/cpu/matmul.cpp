@@ -13,7 +13,9 @@
 // theirs when done (see gemv_part; robust when a core is shared with other
 // work); each row is one streaming dot product: the whole cost is reading
 // the weights once, so this path is bound by memory bandwidth. matmul_many
-// runs several matrices of one input as one such job.
+// runs several matrices of one input as one such job. With a gemv_order,
+// the workers then read ahead the start of their runs of the job that came
+// next last time, while the caller runs the serial ops in between.
 // Prefill (many tokens): activations are quantized in parallel, then each
 // thread takes blocks of rows small enough to stay in L2 and sweeps all tokens
 // over them in tiles of k_max_tile, so every weight block is loaded from memory
@@ -27,6 +29,8 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 #include "inference/backend/cpu/kernels.h"
 #include "inference/backend/cpu/ops.h"
@@ -232,6 +236,8 @@ weight_matrix prepare_weight(ggml_type type, int64_t rows, int64_t cols, const u
 
 namespace {
 
+constexpr size_t k_max_fused = 4;  // matrices of one decode job
+
 // A decode job: the rows of one or more matrices against one activation row,
 // cut into pieces of about 32 KiB of weights (whole groups of sixteen rows),
 // numbered in memory order through the matrices. Each thread owns a
@@ -261,6 +267,108 @@ struct gemv_part {
   }
 };
 
+// A job of the learned order (gemv_order) as run_gemv cuts it: each matrix's
+// pieces and where their bytes lie in the copy prepare_weight made.
+struct order_part {
+  const uint8_t* base = nullptr;  // null: a weight without a copy, not read ahead
+  std::shared_ptr<const void> keep;
+  int64_t rows = 0, piece = 0, n_pieces = 0, grouped = 0;
+  size_t group_bytes = 0, row_bytes = 0;
+
+  order_part() = default;
+  order_part(const weight_matrix& w, const gemv_part& p)
+      : base(static_cast<const uint8_t*>(w.repacked.get())), keep(w.repacked), rows(p.rows), piece(p.piece),
+        n_pieces(p.n_pieces), grouped(p.rd.grouped), group_bytes(p.rd.group_bytes), row_bytes(p.rd.row_bytes) {}
+  size_t offset(int64_t r) const {  // of row r, a multiple of piece or rows
+    const int64_t g = std::min(r, grouped);
+    return static_cast<size_t>(g / k_group_rows) * group_bytes + static_cast<size_t>(r - g) * row_bytes;
+  }
+};
+
+struct order_job {
+  std::array<const weight_matrix*, k_max_fused> ws{};
+  size_t n = 0;
+  std::array<order_part, k_max_fused> parts;
+  int64_t total = 0;  // pieces
+
+  bool is(std::span<const weight_matrix* const> job) const {
+    return job.size() == n && std::equal(job.begin(), job.end(), ws.begin());
+  }
+};
+
+}  // namespace
+
+struct gemv_order_state {
+  std::vector<order_job> jobs;  // the order last seen
+  size_t cursor = 0;            // jobs[cursor] is expected next
+};
+
+gemv_order::gemv_order() : state_(std::make_unique<gemv_order_state>()) {}
+gemv_order::~gemv_order() = default;
+std::vector<const weight_matrix*> gemv_order::next_job() const {
+  const auto& jobs = state_->jobs;
+  if (jobs.size() < 2) return {};
+  const order_job& j = jobs[state_->cursor < jobs.size() ? state_->cursor : 0];
+  return {j.ws.begin(), j.ws.begin() + static_cast<std::ptrdiff_t>(j.n)};
+}
+
+namespace {
+
+constexpr size_t k_max_order_jobs = 4096;  // an order that never repeats starts over past this many jobs
+
+// Records `ws` as the job after the last one and returns the job that
+// followed it last time (null while nothing has been learned).
+const order_job* record_job(gemv_order_state& st, std::span<const weight_matrix* const> ws,
+                            std::span<const gemv_part> parts) {
+  auto& jobs = st.jobs;
+  if (st.cursor < jobs.size() && jobs[st.cursor].is(ws)) {
+    ++st.cursor;
+  } else if (!jobs.empty() && jobs[0].is(ws)) {  // the next decode step
+    st.cursor = 1;
+  } else {  // new, or the order changed: learn from here
+    if (st.cursor >= k_max_order_jobs) st.cursor = 0;
+    jobs.resize(st.cursor);
+    order_job& j = jobs.emplace_back();
+    for (size_t i = 0; i < ws.size(); ++i) j.ws[i] = ws[i], j.parts[i] = order_part(*ws[i], parts[i]), j.total += parts[i].n_pieces;
+    j.n = ws.size();
+    ++st.cursor;
+  }
+  if (jobs.size() < 2) return nullptr;
+  return &jobs[st.cursor < jobs.size() ? st.cursor : 0];
+}
+
+// How much of its next run a worker reads ahead: half its L2 (1 MiB on Zen
+// 4), so that what it reads is still there when the job comes.
+size_t read_ahead_bytes() {
+  static const size_t bytes = [] {
+    const long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    return l2 > 0 ? std::clamp<size_t>(static_cast<size_t>(l2) / 2, 64 << 10, 1 << 20) : size_t{256} << 10;
+  }();
+  return bytes;
+}
+
+// The start of run r (of n_runs) of job j, up to read_ahead_bytes(), as byte ranges.
+thread_pool::read_list read_list_for(const order_job& j, int r, int n_runs) {
+  static_assert(k_max_fused <= thread_pool::k_max_read_ranges);
+  thread_pool::read_list out;
+  const size_t cap = read_ahead_bytes();
+  size_t k = 0, got = 0;
+  const int64_t end = j.total * (r + 1) / n_runs;
+  int64_t at = j.total * r / n_runs, first = 0;  // first: the job-wide index of part p's first piece
+  for (size_t p = 0; p < j.n && at < end && got < cap; first += j.parts[p].n_pieces, ++p) {
+    const order_part& q = j.parts[p];
+    const int64_t lo = std::max(at, first), hi = std::min(end, first + q.n_pieces);
+    if (lo >= hi) continue;
+    at = hi;
+    if (!q.base) continue;
+    const size_t a = q.offset((lo - first) * q.piece), b = q.offset(std::min(q.rows, (hi - first) * q.piece));
+    const size_t n = std::min(b - a, cap - got);
+    out[k++] = {q.base + a, n, q.keep};
+    got += n;
+  }
+  return out;
+}
+
 // Pieces [lo, hi) of one thread's run, as lo | hi << 32: the owner takes lo,
 // others take hi - 1.
 struct alignas(64) piece_run {
@@ -282,7 +390,8 @@ struct alignas(64) piece_run {
 
 constexpr int k_max_runs = 64;  // threads past this many start by taking from others' runs
 
-void run_gemv(thread_pool& pool, std::span<const gemv_part> parts, const cancel_token* stop) {
+// With `next`, each worker then reads ahead the start of its run of that job.
+void run_gemv(thread_pool& pool, std::span<const gemv_part> parts, const cancel_token* stop, const order_job* next) {
   int64_t total = 0;
   for (const auto& p : parts) total += p.n_pieces;
   const int n_runs = std::min(pool.size(), k_max_runs);
@@ -302,15 +411,14 @@ void run_gemv(thread_pool& pool, std::span<const gemv_part> parts, const cancel_
         run_one(i);
       }
     }
+    if (next && ith > 0 && ith < n_runs) pool.read_after_share(ith, read_list_for(*next, ith, n_runs));
   });
 }
-
-constexpr size_t k_max_fused = 4;
 
 // Decode of up to k_max_fused matrices of equal columns as one job: the
 // activation row is quantized once per kind the matrices need.
 void gemv_many(thread_pool& pool, std::span<const weight_matrix* const> ws, const float* x,
-               std::span<float* const> ys, const cancel_token* stop) {
+               std::span<float* const> ys, const cancel_token* stop, gemv_order* order) {
   const int64_t cols = ws[0]->cols;
   size_t offset[3] = {0, 0, 0};  // of each act_kind's row in the scratch buffer
   bool needed[3] = {false, false, false};
@@ -329,18 +437,20 @@ void gemv_many(thread_pool& pool, std::span<const weight_matrix* const> ws, cons
     const uint8_t* acts = kind == act_kind::f32 ? reinterpret_cast<const uint8_t*>(x) : buf.data() + offset[static_cast<int>(kind)];
     parts[i] = gemv_part(*ws[i], acts, ys[i]);
   }
-  run_gemv(pool, std::span(parts.data(), ws.size()), stop);
+  const std::span<const gemv_part> job(parts.data(), ws.size());
+  const order_job* next = order && order->enabled && pool.size() > 1 ? record_job(order->state(), ws, job) : nullptr;
+  run_gemv(pool, job, stop, next);
 }
 
 }  // namespace
 
 void matmul(thread_pool& pool, const weight_matrix& w, const float* x, int64_t n_tokens, float* y,
-            const cancel_token* stop) {
+            const cancel_token* stop, gemv_order* order) {
   if (n_tokens <= 0 || w.rows == 0) return;
   if (n_tokens == 1) {
     const weight_matrix* ws[] = {&w};
     float* ys[] = {y};
-    gemv_many(pool, ws, x, ys, stop);
+    gemv_many(pool, ws, x, ys, stop, order);
     return;
   }
   const row_reader rd = reader_of(w, detail::active_kernels());
@@ -381,12 +491,12 @@ void matmul(thread_pool& pool, const weight_matrix& w, const float* x, int64_t n
 }
 
 void matmul_many(thread_pool& pool, std::span<const weight_matrix* const> ws, const float* x, int64_t n_tokens,
-                 std::span<float* const> ys, const cancel_token* stop) {
+                 std::span<float* const> ys, const cancel_token* stop, gemv_order* order) {
   if (ws.size() != ys.size()) throw std::invalid_argument("matmul_many: one output per matrix");
   for (const auto* w : ws)
     if (w->cols != ws[0]->cols) throw std::invalid_argument("matmul_many: the matrices differ in columns");
   if (n_tokens != 1) {
-    for (size_t i = 0; i < ws.size(); ++i) matmul(pool, *ws[i], x, n_tokens, ys[i], stop);
+    for (size_t i = 0; i < ws.size(); ++i) matmul(pool, *ws[i], x, n_tokens, ys[i], stop, order);
     return;
   }
   for (size_t i = 0; i < ws.size(); i += k_max_fused) {
@@ -395,7 +505,7 @@ void matmul_many(thread_pool& pool, std::span<const weight_matrix* const> ws, co
     float* job_y[k_max_fused];
     for (size_t k = i; k < std::min(ws.size(), i + k_max_fused); ++k)
       if (ws[k]->rows > 0) job_w[n] = ws[k], job_y[n] = ys[k], ++n;
-    if (n > 0) gemv_many(pool, std::span(job_w, n), x, std::span(job_y, n), stop);
+    if (n > 0) gemv_many(pool, std::span(job_w, n), x, std::span(job_y, n), stop, order);
   }
 }
 

@@ -18,6 +18,7 @@
 #include <memory>
 #include <span>
 #include <string_view>
+#include <vector>
 
 #include "inference/backend/cpu/thread_pool.h"
 #include "inference/core/cancellation.h"
@@ -48,8 +49,32 @@ weight_matrix prepare_weight(ggml_type type, int64_t rows, int64_t cols, const u
 // Activations are quantized internally (Q8_0 blocks for the 32-element types, Q8_K for k-quants).
 // With `stop`, threads stop taking row blocks once it is cancelled: y is then
 // partly written, and the caller must discard it.
+// The decode (one-token) matmul jobs in the order they ran. A decode step
+// runs the same jobs in the same order every token, so the job that came
+// after this one last time is the one to read ahead for: once a worker's
+// share of a job is done, it reads the start of its part of the next job's
+// weights (thread_pool::read_after_share) while the caller runs the serial
+// ops in between. Only the copies prepare_weight made are read ahead (the
+// read holds a reference to them). One per backend, used like the pool by
+// one thread at a time; a mismatch relearns from there.
+struct gemv_order_state;  // matmul.cpp
+class gemv_order {
+ public:
+  gemv_order();
+  ~gemv_order();
+  gemv_order(const gemv_order&) = delete;
+  gemv_order& operator=(const gemv_order&) = delete;
+  bool enabled = true;  // off: nothing is recorded or read ahead (benchmarks compare)
+  gemv_order_state& state() { return *state_; }
+  std::vector<const weight_matrix*> next_job() const;  // the job expected next; empty while none is known
+
+ private:
+  std::unique_ptr<gemv_order_state> state_;
+};
+// With `order`, a one-token matmul records itself there and has the workers
+// read ahead for the job that followed it last time.
 void matmul(thread_pool& pool, const weight_matrix& w, const float* x, int64_t n_tokens, float* y,
-            const cancel_token* stop = nullptr);
+            const cancel_token* stop = nullptr, gemv_order* order = nullptr);
 // ys[i] = ws[i] x for every i, all matrices of the same columns: results equal
 // to matmul() on each. Against one token, up to four matrices share one job
 // on the pool (the threads' runs of row pieces span all their rows, and the
@@ -57,7 +82,7 @@ void matmul(thread_pool& pool, const weight_matrix& w, const float* x, int64_t n
 // prefetcher ramp per matrix (decode's q/k/v and gate/up); against several
 // tokens it is matmul() on each.
 void matmul_many(thread_pool& pool, std::span<const weight_matrix* const> ws, const float* x, int64_t n_tokens,
-                 std::span<float* const> ys, const cancel_token* stop = nullptr);
+                 std::span<float* const> ys, const cancel_token* stop = nullptr, gemv_order* order = nullptr);
 void dequantize_row(ggml_type type, const void* src, float* dst, int64_t n);  // bit-exact to the layout
 void dequantize_weight_row(const weight_matrix& w, int64_t r, float* dst);   // row r, whichever copy it reads
 void quantize_row(ggml_type type, const float* src, void* dst, int64_t n);    // reference quantizers

@@ -13,6 +13,7 @@ thread_pool::thread_pool(int n_threads) {
   if (n_threads <= 0) n_threads = static_cast<int>(std::thread::hardware_concurrency());
   if (n_threads <= 0) n_threads = 1;
   n_threads_ = n_threads;
+  slots_.resize(static_cast<size_t>(n_threads));
   workers_.reserve(static_cast<size_t>(n_threads - 1));
   for (int i = 1; i < n_threads; ++i) workers_.emplace_back([this, i] { worker(i); });
 }
@@ -51,6 +52,24 @@ void thread_pool::run_job(const std::function<void(int, int)>& fn, bool dynamic)
   }
 }
 
+void thread_pool::read_after_share(int ith, read_list ranges) {
+  if (ith > 0 && ith < n_threads_) slots_[static_cast<size_t>(ith)].after = std::move(ranges);
+}
+
+void thread_pool::read_ahead(int ith, uint32_t seen) {
+  read_list& after = slots_[static_cast<size_t>(ith)].after;
+  uint8_t sink = 0;
+  for (auto& r : after) {
+    for (size_t off = 0; off < r.bytes; off += 64) {
+      if (off % 1024 == 0 && generation_.load(std::memory_order_relaxed) != seen) goto done;
+      sink ^= r.data[off];
+    }
+  }
+done:
+  asm volatile("" : : "r"(sink));  // the loads must happen
+  after = {};
+}
+
 void thread_pool::worker(int ith) {
   uint32_t seen = 0;
   for (;;) {
@@ -75,6 +94,7 @@ void thread_pool::worker(int ith) {
     (*job_)(ith, n_threads_);
     done_.fetch_add(1, std::memory_order_acq_rel);
     done_.notify_one();
+    if (slots_[static_cast<size_t>(ith)].after[0].bytes) read_ahead(ith, g);
   }
 }
 

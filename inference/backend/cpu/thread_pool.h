@@ -12,10 +12,21 @@
 // jobs whose shares claim work that any share may take (matmul) and keeps a
 // worker the OS has not scheduled yet (a busy machine) from stalling the
 // caller. One run at a time; the pool is not reentrant.
+//
+// A worker's share may leave it memory to read once the share is done
+// (read_after_share): between two decode matmuls the calling thread runs the
+// small serial ops alone (norms, attention, quantizing the next activation
+// row) while memory idles, so a parked worker reads the start of its part of
+// the next matmul's weights into its caches meanwhile, and stops at the next
+// job. The ranges hold a reference to the memory they read.
 #pragma once
 
+#include <array>
 #include <atomic>
+#include <cstddef>
+#include <cstdint>
 #include <functional>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -35,14 +46,31 @@ class thread_pool {  // persistent workers, created once; no thread creation per
   // skipped: only for jobs where any share may end up doing all the work.
   void run_dynamic(const std::function<void(int ith, int nth)>& fn);
 
+  struct read_range {
+    const uint8_t* data = nullptr;
+    size_t bytes = 0;
+    std::shared_ptr<const void> keep;  // owns data's memory while the worker reads it
+  };
+  static constexpr size_t k_max_read_ranges = 4;
+  using read_list = std::array<read_range, k_max_read_ranges>;
+  // From inside share ith > 0 of a job: once the share returns, the worker
+  // reads `ranges` a cache line at a time until the next job is published.
+  void read_after_share(int ith, read_list ranges);
+
  private:
   void run_job(const std::function<void(int, int)>& fn, bool dynamic);
   void worker(int ith);
+  void read_ahead(int ith, uint32_t seen);  // worker ith's read_after_share ranges, until generation_ != seen
+
+  struct alignas(64) worker_slot {
+    read_list after;  // set by the worker's own share, read by the worker once the share is done
+  };
 
   static constexpr uint64_t k_closed = 1ull << 31;
   static constexpr uint64_t k_joined_mask = k_closed - 1;
 
   int n_threads_;
+  std::vector<worker_slot> slots_;  // [n_threads]; slot 0 unused
   std::vector<std::thread> workers_;
   const std::function<void(int, int)>* job_ = nullptr;  // valid while a joined worker runs it
   alignas(64) std::atomic<uint32_t> generation_{0};

@@ -232,6 +232,67 @@ TEST(matmul, many_matches_one_at_a_time) {
   EXPECT_THROW(matmul_many(pool, two, x.data(), 1, std::span(outs, 1)), std::invalid_argument);
 }
 
+// A gemv_order learns the order of one-token jobs on a pool with workers:
+// once a decode step has run, each job names the one that followed it (the
+// last one the first), a different job relearns from there, and reading
+// ahead for the next job never changes a result. The weights read ahead may go away while
+// a worker still reads them (it holds a reference; ASan checks).
+TEST(matmul, learns_the_decode_order_and_reads_ahead_unchanged) {
+  const int64_t cols = 512;
+  std::vector<weights> ws;
+  ws.push_back(make_weights(ggml_type::q8_0, 700, cols, 21));
+  ws.push_back(make_weights(ggml_type::q4_k, 64, cols, 22));
+  ws.push_back(make_weights(ggml_type::q6_k, 300, cols, 23));
+  ws.push_back(make_weights(ggml_type::f16, 37, cols, 24));  // no copy: not read ahead
+  ws.push_back(make_weights(ggml_type::q8_0, 5000, cols, 25));
+  const weight_matrix *a = &ws[0].w, *b = &ws[1].w, *c = &ws[2].w, *d = &ws[3].w, *e = &ws[4].w;
+  using job = std::vector<const weight_matrix*>;
+  const std::vector<job> step = {{a}, {b, c}, {d}, {e}};
+  const auto x = qf::test::random_floats(static_cast<size_t>(cols), 9);
+  const auto run = [&](thread_pool& pool, const job& j, gemv_order* order) {
+    std::vector<std::vector<float>> ys;
+    std::vector<float*> yp;
+    for (const auto* w : j) ys.emplace_back(static_cast<size_t>(w->rows), -1.0f), yp.push_back(ys.back().data());
+    if (j.size() == 1) matmul(pool, *j[0], x.data(), 1, yp[0], nullptr, order);
+    else matmul_many(pool, j, x.data(), 1, yp, nullptr, order);
+    return ys;
+  };
+  for (int threads : {1, 2, 3}) {
+    thread_pool pool(threads);
+    std::vector<std::vector<std::vector<float>>> want;
+    for (const auto& j : step) want.push_back(run(pool, j, nullptr));
+    gemv_order order;
+    EXPECT_TRUE(order.next_job().empty());
+    for (int pass = 0; pass < 3; ++pass)
+      for (size_t i = 0; i < step.size(); ++i) {
+        EXPECT_EQ(run(pool, step[i], &order), want[i]) << threads << " threads, pass " << pass << ", job " << i;
+        if (threads == 1) EXPECT_TRUE(order.next_job().empty());  // no worker to read ahead: nothing recorded
+        else if (pass > 0) EXPECT_EQ(order.next_job(), step[(i + 1) % step.size()]) << threads << " threads, pass " << pass << ", job " << i;
+      }
+    if (threads == 1) continue;
+    run(pool, {a}, &order);
+    run(pool, {d}, &order);  // not {b, c}: relearn
+    EXPECT_EQ(order.next_job(), job{a});
+    run(pool, {e}, &order);
+    run(pool, {a}, &order);
+    EXPECT_EQ(order.next_job(), job{d});
+    order.enabled = false;
+    run(pool, {e}, &order);  // not recorded
+    EXPECT_EQ(order.next_job(), job{d});
+    order.enabled = true;
+  }
+  // The workers read ahead for {b, c} after a; then b and c go away.
+  thread_pool pool(2);
+  const auto want_e = run(pool, {e}, nullptr);
+  gemv_order order;
+  for (int pass = 0; pass < 2; ++pass)
+    for (const auto& j : step) run(pool, j, &order);
+  run(pool, {a}, &order);
+  ws[1] = make_weights(ggml_type::q8_0, 16, cols, 26);
+  ws[2] = make_weights(ggml_type::q8_0, 16, cols, 27);
+  EXPECT_EQ(run(pool, {e}, &order), want_e);
+}
+
 TEST(matmul, rejects_unsupported) {
   EXPECT_THROW(prepare_weight(ggml_type::q8_k, 1, 256, nullptr), std::invalid_argument);
   EXPECT_THROW(prepare_weight(ggml_type::q4_k, 1, 896, nullptr), std::invalid_argument);

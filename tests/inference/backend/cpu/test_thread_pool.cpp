@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -78,5 +79,30 @@ TEST(thread_pool, dynamic_jobs_share_claimed_work_exactly_once) {
     std::atomic<int> shares{0};
     pool.run([&](int, int) { shares++; });
     ASSERT_EQ(shares.load(), 3);
+  }
+}
+
+// A share may leave its worker memory to read once the share is done: the
+// worker holds a reference to it while it reads and lets go when it is done
+// or, at the latest, when the next job comes (a range far too long to read
+// in the meantime stops there).
+TEST(thread_pool, reads_after_a_share_and_lets_go_by_the_next_job) {
+  thread_pool pool(2);
+  for (size_t mib : {size_t{1}, size_t{64}}) {
+    std::atomic<bool> released{false};
+    {
+      const size_t bytes = mib << 20;
+      auto* mem = new uint8_t[bytes]();
+      const std::shared_ptr<const void> keep(mem, [&released](const void* p) {
+        delete[] static_cast<const uint8_t*>(p);
+        released = true;
+      });
+      pool.run([&](int ith, int) {
+        if (ith == 1) pool.read_after_share(ith, {thread_pool::read_range{mem, bytes, keep}});
+        if (ith == 0) pool.read_after_share(ith, {thread_pool::read_range{mem, bytes, keep}});  // ignored
+      });
+    }
+    pool.run([](int, int) {});  // every worker joins it, so each has let go before
+    EXPECT_TRUE(released.load()) << mib;
   }
 }
