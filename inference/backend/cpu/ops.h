@@ -44,11 +44,6 @@ struct weight_matrix {  // W[rows][cols] stored in a GGUF type; row r at data + 
 // share huge pages), or without one from a mapping of its own.
 weight_matrix prepare_weight(ggml_type type, int64_t rows, int64_t cols, const uint8_t* data,
                              huge_arena* arena = nullptr);
-// y[t*rows + r] = sum_c W[r][c] * x[t*cols + c] for t < n_tokens.
-// n_tokens == 1 takes the decode (GEMV) path, n_tokens > 1 the prefill (GEMM) path.
-// Activations are quantized internally (Q8_0 blocks for the 32-element types, Q8_K for k-quants).
-// With `stop`, threads stop taking row blocks once it is cancelled: y is then
-// partly written, and the caller must discard it.
 // The decode (one-token) matmul jobs in the order they ran. A decode step
 // runs the same jobs in the same order every token, so the job that came
 // after this one last time is the one to read ahead for: once a worker's
@@ -71,6 +66,11 @@ class gemv_order {
  private:
   std::unique_ptr<gemv_order_state> state_;
 };
+// y[t*rows + r] = sum_c W[r][c] * x[t*cols + c] for t < n_tokens.
+// n_tokens == 1 takes the decode (GEMV) path, n_tokens > 1 the prefill (GEMM) path.
+// Activations are quantized internally (Q8_0 blocks for the 32-element types, Q8_K for k-quants).
+// With `stop`, threads stop taking row blocks once it is cancelled: y is then
+// partly written, and the caller must discard it.
 // With `order`, a one-token matmul records itself there and has the workers
 // read ahead for the job that followed it last time.
 void matmul(thread_pool& pool, const weight_matrix& w, const float* x, int64_t n_tokens, float* y,
