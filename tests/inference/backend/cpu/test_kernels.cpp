@@ -266,8 +266,11 @@ TEST(matmul, learns_the_decode_order_and_reads_ahead_unchanged) {
     for (int pass = 0; pass < 3; ++pass)
       for (size_t i = 0; i < step.size(); ++i) {
         EXPECT_EQ(run(pool, step[i], &order), want[i]) << threads << " threads, pass " << pass << ", job " << i;
-        if (threads == 1) EXPECT_TRUE(order.next_job().empty());  // no worker to read ahead: nothing recorded
-        else if (pass > 0) EXPECT_EQ(order.next_job(), step[(i + 1) % step.size()]) << threads << " threads, pass " << pass << ", job " << i;
+        if (threads == 1) {
+          EXPECT_TRUE(order.next_job().empty());  // no worker to read ahead: nothing recorded
+        } else if (pass > 0) {
+          EXPECT_EQ(order.next_job(), step[(i + 1) % step.size()]) << threads << " threads, pass " << pass << ", job " << i;
+        }
       }
     if (threads == 1) continue;
     run(pool, {a}, &order);
