@@ -148,16 +148,21 @@ struct row_reader {
   size_t row_bytes = 0;
 
   int64_t unit() const { return group_dot ? k_group_rows : 1; }
+  // Where row r starts (r a multiple of unit() below grouped); r == the row
+  // count gives the end of the last row.
+  const uint8_t* addr(int64_t r) const {
+    return r < grouped ? groups + (r / k_group_rows) * group_bytes : rows + (r - grouped) * row_bytes;
+  }
   // Rows [r0, r1), r0 a multiple of unit(), against nt <= k_max_tile tokens:
   // row r of token t into out[t * os + r].
   void run(int64_t cols, int64_t r0, int64_t r1, const uint8_t* acts, size_t stride, int nt, float* out,
            int64_t os) const {
     int64_t r = r0;
     for (const int64_t g1 = std::min(r1, grouped); r < g1; r += k_group_rows)
-      group_dot(cols, groups + (r / k_group_rows) * group_bytes, acts, stride, nt, out + r, os);
+      group_dot(cols, addr(r), acts, stride, nt, out + r, os);
     float tmp[detail::k_max_tile];
     for (; r < r1; ++r) {
-      dot(cols, rows + (r - grouped) * row_bytes, acts, stride, nt, tmp);
+      dot(cols, addr(r), acts, stride, nt, tmp);
       for (int t = 0; t < nt; ++t) out[t * os + r] = tmp[t];
     }
   }
@@ -268,21 +273,15 @@ struct gemv_part {
 };
 
 // A job of the learned order (gemv_order) as run_gemv cuts it: each matrix's
-// pieces and where their bytes lie in the copy prepare_weight made.
+// reader and pieces, and the copy prepare_weight made that its rows lie in.
 struct order_part {
-  const uint8_t* base = nullptr;  // null: a weight without a copy, not read ahead
-  std::shared_ptr<const void> keep;
-  int64_t rows = 0, piece = 0, n_pieces = 0, grouped = 0;
-  size_t group_bytes = 0, row_bytes = 0;
+  row_reader rd;
+  int64_t rows = 0, piece = 0, n_pieces = 0;
+  std::shared_ptr<const void> keep;  // null: a weight without a copy, not read ahead
 
   order_part() = default;
   order_part(const weight_matrix& w, const gemv_part& p)
-      : base(static_cast<const uint8_t*>(w.repacked.get())), keep(w.repacked), rows(p.rows), piece(p.piece),
-        n_pieces(p.n_pieces), grouped(p.rd.grouped), group_bytes(p.rd.group_bytes), row_bytes(p.rd.row_bytes) {}
-  size_t offset(int64_t r) const {  // of row r, a multiple of piece or rows
-    const int64_t g = std::min(r, grouped);
-    return static_cast<size_t>(g / k_group_rows) * group_bytes + static_cast<size_t>(r - g) * row_bytes;
-  }
+      : rd(p.rd), rows(p.rows), piece(p.piece), n_pieces(p.n_pieces), keep(w.repacked) {}
 };
 
 struct order_job {
@@ -305,11 +304,22 @@ struct gemv_order_state {
 
 gemv_order::gemv_order() : state_(std::make_unique<gemv_order_state>()) {}
 gemv_order::~gemv_order() = default;
+
+namespace {
+
+// The job expected next: jobs[cursor], or the first past the last (null
+// while fewer than two are known).
+const order_job* expected_job(const gemv_order_state& st) {
+  if (st.jobs.size() < 2) return nullptr;
+  return &st.jobs[st.cursor < st.jobs.size() ? st.cursor : 0];
+}
+
+}  // namespace
+
 std::vector<const weight_matrix*> gemv_order::next_job() const {
-  const auto& jobs = state_->jobs;
-  if (jobs.size() < 2) return {};
-  const order_job& j = jobs[state_->cursor < jobs.size() ? state_->cursor : 0];
-  return {j.ws.begin(), j.ws.begin() + static_cast<std::ptrdiff_t>(j.n)};
+  const order_job* j = expected_job(*state_);
+  if (!j) return {};
+  return {j->ws.begin(), j->ws.begin() + static_cast<std::ptrdiff_t>(j->n)};
 }
 
 namespace {
@@ -333,9 +343,11 @@ const order_job* record_job(gemv_order_state& st, std::span<const weight_matrix*
     j.n = ws.size();
     ++st.cursor;
   }
-  if (jobs.size() < 2) return nullptr;
-  return &jobs[st.cursor < jobs.size() ? st.cursor : 0];
+  return expected_job(st);
 }
+
+// Where run r of n_runs starts in a job of `total` pieces (run r ends where r + 1 starts).
+int64_t run_start(int64_t total, int r, int n_runs) { return total * r / n_runs; }
 
 // How much of its next run a worker reads ahead: half its L2 (1 MiB on Zen
 // 4), so that what it reads is still there when the job comes.
@@ -353,17 +365,17 @@ thread_pool::read_list read_list_for(const order_job& j, int r, int n_runs) {
   thread_pool::read_list out;
   const size_t cap = read_ahead_bytes();
   size_t k = 0, got = 0;
-  const int64_t end = j.total * (r + 1) / n_runs;
-  int64_t at = j.total * r / n_runs, first = 0;  // first: the job-wide index of part p's first piece
+  const int64_t end = run_start(j.total, r + 1, n_runs);
+  int64_t at = run_start(j.total, r, n_runs), first = 0;  // first: the job-wide index of part p's first piece
   for (size_t p = 0; p < j.n && at < end && got < cap; first += j.parts[p].n_pieces, ++p) {
     const order_part& q = j.parts[p];
     const int64_t lo = std::max(at, first), hi = std::min(end, first + q.n_pieces);
     if (lo >= hi) continue;
     at = hi;
-    if (!q.base) continue;
-    const size_t a = q.offset((lo - first) * q.piece), b = q.offset(std::min(q.rows, (hi - first) * q.piece));
-    const size_t n = std::min(b - a, cap - got);
-    out[k++] = {q.base + a, n, q.keep};
+    if (!q.keep) continue;
+    const uint8_t* a = q.rd.addr((lo - first) * q.piece);
+    const size_t n = std::min(static_cast<size_t>(q.rd.addr(std::min(q.rows, (hi - first) * q.piece)) - a), cap - got);
+    out[k++] = {a, n, q.keep};
     got += n;
   }
   return out;
@@ -396,7 +408,8 @@ void run_gemv(thread_pool& pool, std::span<const gemv_part> parts, const cancel_
   for (const auto& p : parts) total += p.n_pieces;
   const int n_runs = std::min(pool.size(), k_max_runs);
   piece_run runs[k_max_runs];
-  for (int r = 0; r < n_runs; ++r) runs[r].v.store(piece_run::pack(total * r / n_runs, total * (r + 1) / n_runs));
+  for (int r = 0; r < n_runs; ++r)
+    runs[r].v.store(piece_run::pack(run_start(total, r, n_runs), run_start(total, r + 1, n_runs)));
   pool.run_dynamic([&](int ith, int) {
     int64_t done = 0;
     const auto run_one = [&](int64_t i) {
