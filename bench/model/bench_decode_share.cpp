@@ -210,10 +210,9 @@ int main(int argc, char** argv) {
   pass(kg);  // warm-up: first touch of the activation buffers, the cache and the thread pool
   double before = read_gbs();
   std::vector<pass_figures> all;
-  std::vector<bool> ahead;  // read-ahead on in pass i
+  const auto ahead = [&](size_t i) { return read_ahead == "on" || (read_ahead == "ab" && i % 2 == 0); };
   for (int i = 0; i < passes; ++i) {
-    ahead.push_back(read_ahead == "on" || (read_ahead == "ab" && i % 2 == 0));
-    be.set_read_ahead(ahead.back());
+    be.set_read_ahead(ahead(static_cast<size_t>(i)));
     const double g = pass(kg);
     const double after = read_gbs();
     all.push_back({before, g, after, kg});
@@ -229,7 +228,7 @@ int main(int argc, char** argv) {
   for (const bool on : {true, false}) {
     std::vector<pass_figures> steady, low, high;
     for (size_t i = 0; i < all.size(); ++i)
-      if (ahead[i] == on && all[i].steady()) steady.push_back(all[i]);
+      if (ahead(i) == on && all[i].steady()) steady.push_back(all[i]);
     if (read_ahead == "ab") std::printf("read-ahead %s:\n", on ? "on" : "off");
     else if (on != (read_ahead == "on")) continue;
     for (const auto& p : steady) (p.read() > (lo + hi) / 2 ? high : low).push_back(p);
