@@ -160,6 +160,10 @@ class backend {
   // x[r][c] += b[c];  b: f32 [n_cols].
   virtual void add_bias(f32_ref x, const buffer& b, int64_t n_rows, int64_t n_cols) = 0;
   virtual void add(f32_ref a, f32_ref b, f32_ref out, int64_t n) = 0;        // out = a + b
+  // A hint that bytes [offset, offset + bytes) of b are used soon (a layer's
+  // cached keys and values and its attention output, named right after its
+  // q/k/v matmul). Nothing is computed; a backend may ignore it.
+  virtual void prefetch(const buffer& b, size_t offset, size_t bytes) { (void)b, (void)offset, (void)bytes; }
   virtual void swiglu(f32_ref gate, f32_ref up, f32_ref out, int64_t n) = 0;  // out = silu(gate) * up
   // GELU with the tanh approximation (ggml_gelu):
   // gelu(x) = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).

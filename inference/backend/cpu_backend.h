@@ -61,6 +61,7 @@ class cpu_backend final : public backend {
                   float eps) override;
   void add_bias(f32_ref x, const buffer& b, int64_t n_rows, int64_t n_cols) override;
   void add(f32_ref a, f32_ref b, f32_ref out, int64_t n) override;
+  void prefetch(const buffer& b, size_t offset, size_t bytes) override;
   void swiglu(f32_ref gate, f32_ref up, f32_ref out, int64_t n) override;
   void gelu(f32_ref x, f32_ref out, int64_t n) override;
   void geglu(f32_ref gate, f32_ref up, f32_ref out, int64_t n) override;

@@ -205,4 +205,12 @@ float hparams::kq_scale() const {
   return attn_scale > 0 ? attn_scale : 1.0f / std::sqrt(static_cast<float>(head_dim));
 }
 
+void prefetch_attention(backend& be, const hparams& hp, const context_state& s, const forward_batch& b, int64_t il) {
+  const size_t cells = static_cast<size_t>(b.pos0 + b.n_tokens);
+  const size_t kv_bytes = cells * row_size(s.kv_type, hp.n_embd_kv()).value_or(0);
+  be.prefetch(*s.k_cache[static_cast<size_t>(il)], 0, kv_bytes);
+  be.prefetch(*s.v_cache[static_cast<size_t>(il)], 0, kv_bytes);
+  be.prefetch(*s.att, 0, static_cast<size_t>(b.n_tokens * hp.n_embd_q()) * sizeof(float));
+}
+
 }  // namespace qf::infer

@@ -53,6 +53,7 @@ class llama_arch final : public architecture {
       // attention block
       be.rms_norm(*s.x, *L.attn_norm, *s.xb, n, E, hp.rms_eps);  // xb [n][E]
       be.matmul_many({{L.wq.get(), *s.q}, {L.wk.get(), *s.k}, {L.wv.get(), *s.v}}, *s.xb, n);  // q [n][n_head][hd], k, v [n][n_head_kv][hd]
+      prefetch_attention(be, hp, s, b, il);
       be.rope(*s.q, *s.pos, n, hp.n_head, hp.head_dim, rp);
       be.rope(*s.k, *s.pos, n, hp.n_head_kv, hp.head_dim, rp);
       be.kv_store(*s.k, n, hp.n_embd_kv(), *s.k_cache[il], s.kv_type, *s.pos);  // cache cells pos0..pos0+n

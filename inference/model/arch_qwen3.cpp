@@ -52,6 +52,7 @@ class qwen3_arch final : public architecture {
       // attention block
       be.rms_norm(*s.x, *L.attn_norm, *s.xb, n, E, hp.rms_eps);  // xb [n][E]
       be.matmul_many({{L.wq.get(), *s.q}, {L.wk.get(), *s.k}, {L.wv.get(), *s.v}}, *s.xb, n);  // q [n][n_head][hd], k, v [n][n_head_kv][hd]
+      prefetch_attention(be, hp, s, b, il);
       be.rms_norm(*s.q, *L.q_norm, *s.q, n * hp.n_head, hd, hp.rms_eps);     // each head's row of hd
       be.rms_norm(*s.k, *L.k_norm, *s.k, n * hp.n_head_kv, hd, hp.rms_eps);
       be.rope(*s.q, *s.pos, n, hp.n_head, hd, rp);

@@ -57,6 +57,7 @@ class starcoder2_arch final : public architecture {
       // attention block
       be.layer_norm(*s.x, *L.attn_norm, L.attn_norm_b.get(), *s.xb, n, E, hp.rms_eps);  // xb [n][E]
       be.matmul_many({{L.wq.get(), *s.q}, {L.wk.get(), *s.k}, {L.wv.get(), *s.v}}, *s.xb, n);  // q [n][n_head][hd], k, v [n][n_head_kv][hd]
+      prefetch_attention(be, hp, s, b, il);
       be.add_bias(*s.q, *L.bq, n, Q);
       be.add_bias(*s.k, *L.bk, n, KV);
       be.add_bias(*s.v, *L.bv, n, KV);

@@ -87,5 +87,10 @@ struct tensor_set {
 void load_llama_like_weights(weight_loader& ld, hparams& hp, model_weights& w, const tensor_set& ts);
 // RoPE parameters of a loaded model (style, dims, base, scaling, frequency factors).
 rope_params rope_params_of(const model& m);
+// Names to the backend what layer il's attention reads and writes (its KV
+// cells [0, pos0 + n_tokens) and its output rows), right after the q/k/v
+// matmul: they arrive while bias, rope and the KV stores run, instead of one
+// miss after another inside the attention (backend::prefetch).
+void prefetch_attention(backend& be, const hparams& hp, const context_state& s, const forward_batch& b, int64_t il);
 
 }  // namespace qf::infer
