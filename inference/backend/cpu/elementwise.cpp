@@ -22,15 +22,13 @@ float max_value(const float* x, int64_t n) { return detail::active_kernels().max
 void softmax(float* x, int64_t n) {
   if (n <= 0) return;
   const float max = max_value(x, n);
-  const float sum = detail::active_kernels().exp_sub_sum(x, max, n);
+  const float sum = detail::active_kernels().exp_sub_sum(x, max, n, x);
   const float inv = 1.0f / sum;
   for (int64_t i = 0; i < n; ++i) x[i] *= inv;
 }
 
 float exp_sum_chunk(const float* x, float max, int64_t m) {
-  alignas(64) float buf[k_logprob_chunk];  // the kernel writes the exps in place
-  std::copy(x, x + m, buf);
-  return detail::active_kernels().exp_sub_sum(buf, max, m);
+  return detail::active_kernels().exp_sub_sum(x, max, m, nullptr);
 }
 
 float top_logprob(const float* x, int64_t n) {

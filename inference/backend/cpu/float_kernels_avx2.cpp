@@ -183,21 +183,29 @@ void scale(float* x, float s, int64_t n) {
   for (; i < n; ++i) x[i] *= s;
 }
 
-float exp_sub_sum(float* x, float max, int64_t n) {
+template <bool Store>
+float exp_sub_sum_as(const float* x, float max, int64_t n, float* out) {
   const __m256 vmax = _mm256_set1_ps(max);
   __m256 acc = _mm256_setzero_ps();
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) {
     const __m256 e = exp8(_mm256_sub_ps(_mm256_loadu_ps(x + i), vmax));
-    _mm256_storeu_ps(x + i, e);
+    if constexpr (Store) _mm256_storeu_ps(out + i, e);
     acc = _mm256_add_ps(acc, e);
   }
   float sum = hsum(acc);
   for (; i < n; ++i) {
-    x[i] = std::exp(x[i] - max);
-    sum += x[i];
+    const float e = std::exp(x[i] - max);
+    if constexpr (Store) out[i] = e;
+    sum += e;
   }
   return sum;
+}
+
+// The log-probability of a pick only sums (out null): no copy of the row to
+// write the exps into (exp_sum_chunk copied each chunk to the stack before).
+float exp_sub_sum(const float* x, float max, int64_t n, float* out) {
+  return out ? exp_sub_sum_as<true>(x, max, n, out) : exp_sub_sum_as<false>(x, max, n, nullptr);
 }
 
 // Four running maxima of eight lanes: a long row (the vocabulary's logits)

@@ -385,11 +385,12 @@ void gelu_mul(const float* x, const float* up, float* out, int64_t n) {
 void scale(float* x, float s, int64_t n) {
   for (int64_t i = 0; i < n; ++i) x[i] *= s;
 }
-float exp_sub_sum(float* x, float max, int64_t n) {
+float exp_sub_sum(const float* x, float max, int64_t n, float* out) {
   double sum = 0;
   for (int64_t i = 0; i < n; ++i) {
-    x[i] = std::exp(x[i] - max);
-    sum += x[i];
+    const float e = std::exp(x[i] - max);
+    if (out) out[i] = e;
+    sum += e;
   }
   return static_cast<float>(sum);
 }

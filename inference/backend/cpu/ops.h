@@ -90,8 +90,8 @@ void rms_norm(const float* x, const float* weight, float* y, int64_t n, float ep
 void softmax(float* x, int64_t n);  // in place, max-subtracted
 float max_value(const float* x, int64_t n);  // the largest x[i], NaNs ignored; -inf for n == 0
 // The log-probability of x's largest element under softmax(x), x untouched:
-// -log sum exp(x - max), the exps vectorized on chunks of k_logprob_chunk
-// copied to the stack (exp_sum_chunk), their float sums added in double.
+// -log sum exp(x - max), the exps vectorized and summed in chunks of
+// k_logprob_chunk (exp_sum_chunk), the chunks' float sums added in double.
 float top_logprob(const float* x, int64_t n);
 inline constexpr int64_t k_logprob_chunk = 1024;
 float exp_sum_chunk(const float* x, float max, int64_t m);  // sum exp(x[i] - max), m <= k_logprob_chunk
