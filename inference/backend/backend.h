@@ -181,6 +181,12 @@ class backend {
   // row's softmax: -log(sum_c exp(x[r][c] - max_c x[r][c])), <= 0; out: f32
   // [n_rows]. With argmax_rows, the score of a greedy token without copying logits.
   virtual void top_logprob_rows(f32_ref x, int64_t n_rows, int64_t n_cols, f32_ref out) = 0;
+  // Both of the above over the same rows, with the same results: a backend
+  // may share what they have in common (each row's maximum).
+  virtual void argmax_logprob_rows(f32_ref x, int64_t n_rows, int64_t n_cols, buffer& best, f32_ref lp) {
+    argmax_rows(x, n_rows, n_cols, best);
+    top_logprob_rows(x, n_rows, n_cols, lp);
+  }
 
   // ---- KV cache ----
   // Writes src [n_rows][row_len] (f32) as kv_type into the cells of the rows'

@@ -159,46 +159,67 @@ float cpu_backend::chunk_maxes(const float* row, int64_t n) {
   return max;
 }
 
+// The first column holding the largest value, as a scan keeping the first
+// strict maximum gives. The search starts in the first chunk whose maximum
+// it is: no column before that chunk can hold it.
+int64_t cpu_backend::first_column_of(const float* row, int64_t n, float max) const {
+  size_t c = 0;
+  while (c + 1 < chunk_max_.size() && chunk_max_[c] != max) ++c;
+  int64_t best = static_cast<int64_t>(c) * cpu::k_logprob_chunk;
+  while (best < n - 1 && row[best] != max) ++best;
+  return best;
+}
+
+float cpu_backend::logprob_of(const float* row, int64_t n, float max) {
+  constexpr int64_t k = cpu::k_logprob_chunk;
+  if (max == -std::numeric_limits<float>::infinity()) return cpu::top_logprob(row, n);  // -log(n): all are -inf
+  const auto nc = static_cast<int64_t>(chunk_max_.size());  // as chunk_maxes cut the row
+  chunk_sum_.resize(chunk_max_.size());
+  parallel_for(nc, 16, [&](int64_t b, int64_t e, int) {
+    for (int64_t c = b; c < e; ++c) chunk_sum_[c] = cpu::exp_sum_chunk(row + c * k, max, std::min(k, n - c * k));
+  });
+  double sum = 0;
+  for (float s : chunk_sum_) sum += s;
+  return static_cast<float>(-std::log(sum));
+}
+
+// A NaN in column 0 is picked, as the scan would keep it; no columns pick 0.
 void cpu_backend::argmax_rows(f32_ref x, int64_t n_rows, int64_t n_cols, buffer& out) {
   const float* xs = f32(x);
   int32_t* o = reinterpret_cast<int32_t*>(bytes_of(out));
-  // The first column holding the largest value, as a scan keeping the first
-  // strict maximum gives (a NaN in column 0 is kept, as that scan would). The
-  // search starts in the first chunk whose maximum it is: no column before
-  // that chunk can hold it.
   for (int64_t r = 0; r < n_rows; ++r) {
     const float* row = xs + r * n_cols;
-    int64_t best = 0;
-    if (n_cols > 0 && !std::isnan(row[0])) {
-      const float max = chunk_maxes(row, n_cols);
-      size_t c = 0;
-      while (c + 1 < chunk_max_.size() && chunk_max_[c] != max) ++c;
-      best = static_cast<int64_t>(c) * cpu::k_logprob_chunk;
-      while (best < n_cols - 1 && row[best] != max) ++best;
-    }
-    o[r] = static_cast<int32_t>(best);
+    const bool scan = n_cols > 0 && !std::isnan(row[0]);
+    o[r] = static_cast<int32_t>(scan ? first_column_of(row, n_cols, chunk_maxes(row, n_cols)) : 0);
   }
 }
 
 void cpu_backend::top_logprob_rows(f32_ref x, int64_t n_rows, int64_t n_cols, f32_ref out) {
-  constexpr int64_t k = cpu::k_logprob_chunk;
   const float* xs = f32(x);
   float* o = f32(out);
   for (int64_t r = 0; r < n_rows; ++r) {
     const float* row = xs + r * n_cols;
-    const float max = n_cols > 0 ? chunk_maxes(row, n_cols) : 0.0f;
-    if (n_cols <= 0 || max == -std::numeric_limits<float>::infinity()) {
-      o[r] = cpu::top_logprob(row, n_cols);  // NaN for no columns, -log(n) when all are -inf
+    o[r] = n_cols > 0 ? logprob_of(row, n_cols, chunk_maxes(row, n_cols)) : cpu::top_logprob(row, n_cols);  // NaN
+  }
+}
+
+// One pass for the chunk maxima of both: a pass over the row less per
+// decode step than the two ops apart (151,936 logits on a Zen 4 core: 67.3-67.8
+// -> 62.0-62.2 us on one thread, 37.1-37.9 -> 33.6-34.0 on two, warm).
+void cpu_backend::argmax_logprob_rows(f32_ref x, int64_t n_rows, int64_t n_cols, buffer& best, f32_ref lp) {
+  const float* xs = f32(x);
+  int32_t* ob = reinterpret_cast<int32_t*>(bytes_of(best));
+  float* ol = f32(lp);
+  for (int64_t r = 0; r < n_rows; ++r) {
+    const float* row = xs + r * n_cols;
+    if (n_cols <= 0) {
+      ob[r] = 0;
+      ol[r] = cpu::top_logprob(row, n_cols);  // NaN
       continue;
     }
-    const auto nc = static_cast<int64_t>(chunk_max_.size());  // as chunk_maxes cut the row
-    chunk_sum_.resize(chunk_max_.size());
-    parallel_for(nc, 16, [&](int64_t b, int64_t e, int) {
-      for (int64_t c = b; c < e; ++c) chunk_sum_[c] = cpu::exp_sum_chunk(row + c * k, max, std::min(k, n_cols - c * k));
-    });
-    double sum = 0;
-    for (float s : chunk_sum_) sum += s;
-    o[r] = static_cast<float>(-std::log(sum));
+    const float max = chunk_maxes(row, n_cols);
+    ob[r] = static_cast<int32_t>(std::isnan(row[0]) ? 0 : first_column_of(row, n_cols, max));
+    ol[r] = logprob_of(row, n_cols, max);
   }
 }
 

@@ -56,6 +56,7 @@ class cpu_backend final : public backend {
   void matmul_many(std::initializer_list<matmul_out> outs, f32_ref x, int64_t n) override;
   void argmax_rows(f32_ref x, int64_t n_rows, int64_t n_cols, buffer& out) override;
   void top_logprob_rows(f32_ref x, int64_t n_rows, int64_t n_cols, f32_ref out) override;
+  void argmax_logprob_rows(f32_ref x, int64_t n_rows, int64_t n_cols, buffer& best, f32_ref lp) override;
   void rms_norm(f32_ref x, const buffer& w, f32_ref y, int64_t n_rows, int64_t n_cols, float eps) override;
   void layer_norm(f32_ref x, const buffer& w, const buffer* b, f32_ref y, int64_t n_rows, int64_t n_cols,
                   float eps) override;
@@ -93,6 +94,10 @@ class cpu_backend final : public backend {
   // The largest value of each k_logprob_chunk columns of row into
   // chunk_max_; the largest of all (NaNs ignored).
   float chunk_maxes(const float* row, int64_t n);
+  // Given chunk_maxes(row, n) == max: the first column holding max, and
+  // -log sum exp(row - max) (n > 0 both).
+  int64_t first_column_of(const float* row, int64_t n, float max) const;
+  float logprob_of(const float* row, int64_t n, float max);
   // RoPE's cos/sin for n_tokens positions, [n_tokens][n_rot]: the last table
   // when positions, parameters and factors are the same.
   const float* rope_table(const int32_t* pos, int64_t n_tokens, const rope_params& rp, const float* factors);

@@ -199,8 +199,7 @@ bool context::run_forward(int64_t n, int64_t pos0, int64_t n_out, const cancel_t
   auto ops = [&](const forward_batch& fb) {
     if (!model_.arch().forward(model_, s, fb)) return false;
     if (best) {
-      be.argmax_rows(*s.logits, n_out, model_.hp().n_vocab, *s.best);          // best [n_out]
-      be.top_logprob_rows(*s.logits, n_out, model_.hp().n_vocab, *s.best_lp);  // best_lp [n_out]
+      be.argmax_logprob_rows(*s.logits, n_out, model_.hp().n_vocab, *s.best, *s.best_lp);  // best, best_lp [n_out]
     }
     return true;
   };

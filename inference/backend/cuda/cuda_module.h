@@ -22,7 +22,7 @@ class backend;
 #define QUICKFILL_CUDA_MODULE_ENTRY "quickfill_cuda_make_backend"
 
 namespace qf::infer {
-inline constexpr int k_cuda_module_abi = 4;
+inline constexpr int k_cuda_module_abi = 5;
 // The entry point: a new backend (owned by the caller, deleted through its
 // virtual destructor) or nullptr with *why_not set. Returns nullptr with
 // "module ABI mismatch" when `abi` differs from the module's.

@@ -602,25 +602,48 @@ TEST(cpu_backend_ops, greedy_pick_over_a_long_row_is_the_scans_on_any_thread_cou
   EXPECT_EQ(want_best[5], 5000);
   EXPECT_EQ(want_best[6], 5000);
   EXPECT_EQ(want_best[7], 0);
-  for (int threads : {1, 2}) {
-    auto be = qf::infer::make_cpu_backend(threads);
-    auto x = be->alloc(all.size() * sizeof(float));
-    be->upload(*x, 0, all.data(), all.size() * sizeof(float));
-    auto best = be->alloc(rows.size() * sizeof(int32_t));
-    auto lp = be->alloc(rows.size() * sizeof(float));
-    be->argmax_rows(*x, n_rows, cols, *best);
-    be->top_logprob_rows(*x, n_rows, cols, *lp);
-    std::vector<int32_t> got_best(rows.size());
-    std::vector<float> got_lp(rows.size());
-    be->download(*best, 0, got_best.data(), got_best.size() * sizeof(int32_t));
-    be->download(*lp, 0, got_lp.data(), got_lp.size() * sizeof(float));
-    EXPECT_EQ(got_best, want_best) << threads << " thread(s)";
-    for (size_t r = 0; r < rows.size(); ++r) {
-      if (std::isnan(want_lp[r])) {
-        EXPECT_TRUE(std::isnan(got_lp[r])) << "row " << r << ", " << threads << " thread(s)";
+  // The two ops apart, then argmax_logprob_rows (one pass for the chunk maxima of both).
+  for (int threads : {1, 2, 3}) {
+    for (bool together : {false, true}) {
+      auto be = qf::infer::make_cpu_backend(threads);
+      auto x = be->alloc(all.size() * sizeof(float));
+      be->upload(*x, 0, all.data(), all.size() * sizeof(float));
+      auto best = be->alloc(rows.size() * sizeof(int32_t));
+      auto lp = be->alloc(rows.size() * sizeof(float));
+      if (together) {
+        be->argmax_logprob_rows(*x, n_rows, cols, *best, *lp);
       } else {
-        EXPECT_EQ(got_lp[r], want_lp[r]) << "row " << r << ", " << threads << " thread(s)";
+        be->argmax_rows(*x, n_rows, cols, *best);
+        be->top_logprob_rows(*x, n_rows, cols, *lp);
+      }
+      std::vector<int32_t> got_best(rows.size());
+      std::vector<float> got_lp(rows.size());
+      be->download(*best, 0, got_best.data(), got_best.size() * sizeof(int32_t));
+      be->download(*lp, 0, got_lp.data(), got_lp.size() * sizeof(float));
+      const std::string how = std::to_string(threads) + " thread(s)" + (together ? ", together" : ", apart");
+      EXPECT_EQ(got_best, want_best) << how;
+      for (size_t r = 0; r < rows.size(); ++r) {
+        if (std::isnan(want_lp[r])) {
+          EXPECT_TRUE(std::isnan(got_lp[r])) << "row " << r << ", " << how;
+        } else {
+          EXPECT_EQ(got_lp[r], want_lp[r]) << "row " << r << ", " << how;
+        }
       }
     }
   }
+  // No columns: pick 0, log-probability NaN, as top_logprob says.
+  auto be = qf::infer::make_cpu_backend(2);
+  auto x = be->alloc(16);
+  auto best = be->alloc(2 * sizeof(int32_t));
+  auto lp = be->alloc(2 * sizeof(float));
+  const int32_t junk[2] = {7, 7};
+  be->upload(*best, 0, junk, sizeof(junk));
+  be->argmax_logprob_rows(*x, 2, 0, *best, *lp);
+  int32_t got_best[2];
+  float got_lp[2];
+  be->download(*best, 0, got_best, sizeof(got_best));
+  be->download(*lp, 0, got_lp, sizeof(got_lp));
+  EXPECT_EQ(got_best[0], 0);
+  EXPECT_EQ(got_best[1], 0);
+  EXPECT_TRUE(std::isnan(got_lp[0]) && std::isnan(got_lp[1]));
 }
