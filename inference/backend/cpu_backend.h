@@ -94,10 +94,8 @@ class cpu_backend final : public backend {
   // The largest value of each k_logprob_chunk columns of row into
   // chunk_max_; the largest of all (NaNs ignored).
   float chunk_maxes(const float* row, int64_t n);
-  // Given chunk_maxes(row, n) == max: the first column holding max, and
-  // -log sum exp(row - max) (n > 0 both).
-  int64_t first_column_of(const float* row, int64_t n, float max) const;
-  float logprob_of(const float* row, int64_t n, float max);
+  // One row's greedy pick and its log-probability (either out null to skip it).
+  void pick_row(const float* row, int64_t n, int32_t* best, float* lp);
   // RoPE's cos/sin for n_tokens positions, [n_tokens][n_rot]: the last table
   // when positions, parameters and factors are the same.
   const float* rope_table(const int32_t* pos, int64_t n_tokens, const rope_params& rp, const float* factors);

@@ -68,7 +68,6 @@ struct kernel_table {
   // out = gelu(x) * up (tanh approximation); up == nullptr: out = gelu(x).
   void (*gelu_mul)(const float*, const float*, float*, int64_t) = nullptr;
   void (*scale)(float*, float, int64_t) = nullptr;  // x *= s
-  // x[i] = exp(x[i] - max) in place; returns the sum of the results.
   // sum exp(x[i] - max), each exp also stored in out[i] when out is set (out may be x)
   float (*exp_sub_sum)(const float* x, float max, int64_t n, float* out) = nullptr;
   // The largest x[i] (NaNs ignored); -inf for n == 0.
