@@ -14,7 +14,11 @@
 //
 // Metadata arrays are stored compactly by element type (numbers as their
 // encoded bytes, strings as one byte buffer plus end offsets): a 150k-token
-// vocabulary costs about its encoded size, not 150k variant values.
+// vocabulary costs about its encoded size, not 150k variant values. What the
+// parsed metadata and tensor infos take is bounded while parsing (at most
+// 16 MiB + 2x the header's bytes, and 1 GiB): a hostile header (arrays of
+// empty arrays, floods of tiny keys) is refused with gguf_error instead of
+// taking many times its size in memory.
 //
 // The writer produces standard GGUF v3 (32-byte alignment by default) that
 // other GGUF tools load. It writes a temporary file in the destination's
@@ -170,6 +174,10 @@ class file {
   size_t tensor_data_bytes() const;
   // File offset where the (aligned) tensor data section starts.
   uint64_t data_offset() const;
+  // The heap memory parsing charged for the metadata and tensor infos (keys,
+  // values, array buffers, nested arrays, tensor names and shapes, the
+  // duplicate checks); the bound in the header comment applies to it.
+  uint64_t metadata_bytes() const;
 
  private:
   file();

@@ -16,6 +16,14 @@
 // can neither overflow arithmetic nor trigger a huge allocation. After the
 // tensor infos are read, every tensor's byte range is checked to be aligned,
 // inside the file and disjoint from the others.
+//
+// What parsing allocates is bounded too (`budget`): every kept key, value,
+// array buffer, nested array and tensor info is charged before it is
+// allocated, and the total may not pass twice the bytes of the file parsed so
+// far plus 16 MiB, nor 1 GiB. Without it an array of empty arrays (12 bytes
+// each in the file, a `value` of about 100 bytes each in memory) or a flood of
+// tiny keys made a hostile header take ~9x its size in memory; a real model's
+// metadata (its vocabulary: about 1x) stays far below the bound.
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -39,7 +47,14 @@ constexpr uint64_t k_max_array = 1ull << 24;  // 16M elements: far above any voc
 constexpr uint64_t k_max_kv = 1ull << 20;
 constexpr uint64_t k_max_tensors = 1ull << 20;
 constexpr uint32_t k_max_dims = 4;
-constexpr int k_max_depth = 8;
+constexpr int k_max_depth = 4;  // no known model nests arrays at all
+// The memory parsed metadata and tensor infos may take (see `budget`).
+constexpr uint64_t k_metadata_ratio = 2;             // bytes of memory per byte of file parsed
+constexpr uint64_t k_metadata_slack = 16ull << 20;   // on top of that
+constexpr uint64_t k_max_metadata_bytes = 1ull << 30;
+// What a node of a std::unordered_set<std::string> costs beyond the string's
+// own heap buffer (the node, its hash, the bucket pointer), for the charges.
+constexpr uint64_t k_set_node_bytes = sizeof(std::string) + 3 * sizeof(void*);
 
 [[noreturn]] void fail(const std::string& what) { throw gguf_error("gguf: " + what); }
 
@@ -85,6 +100,30 @@ class cursor {
   size_t pos_ = 0;
 };
 
+// The memory parsing has allocated, charged before each allocation: a charge
+// that would pass min(k_metadata_slack + k_metadata_ratio * bytes parsed,
+// k_max_metadata_bytes) fails with gguf_error. `upto` is the file offset the
+// charged bytes stand for (the end of what they are read from), so a large
+// array is measured against its own encoded size.
+class budget {
+ public:
+  void charge(uint64_t bytes, uint64_t upto, const std::string& what) {
+    used_ += bytes;
+    const uint64_t allowed = std::min(k_max_metadata_bytes, k_metadata_slack + k_metadata_ratio * upto);
+    if (used_ > allowed)
+      fail(what + ": the metadata would take more than " + std::to_string(allowed) + " bytes of memory (" +
+           std::to_string(used_) + " needed for the first " + std::to_string(upto) +
+           " bytes of the file; the limit is 16 MiB + 2x the bytes parsed, at most 1 GiB): a hostile or broken file");
+  }
+  uint64_t used() const { return used_; }
+
+ private:
+  uint64_t used_ = 0;
+};
+
+// Heap bytes a std::string of this length holds (0 within the small-string buffer).
+uint64_t string_heap(uint64_t len) { return len < sizeof(std::string) ? 0 : len + 1; }
+
 // Smallest number of bytes one encoded value of type t occupies.
 uint64_t min_encoded_size(value_type t) {
   switch (t) {
@@ -99,20 +138,22 @@ uint64_t min_encoded_size(value_type t) {
 
 bool valid_value_type(uint32_t t) { return t <= 12; }
 
-value read_value(cursor& c, value_type t, const std::string& key, int depth);
+value read_value(cursor& c, value_type t, const std::string& key, int depth, budget& b);
 
 }  // namespace
 
 // Fills arrays in bulk (a friend of value::array_t): numbers as one copy of
 // their encoded bytes, strings in two passes (sizes, then one exact buffer).
 struct array_builder {
-  static value::array_t read(cursor& c, value_type elem, uint64_t n, const std::string& key, int depth) {
+  static value::array_t read(cursor& c, value_type elem, uint64_t n, const std::string& key, int depth,
+                             budget& b) {
     value::array_t a(elem);
     const size_t count = static_cast<size_t>(n);
     if (elem == value_type::string) {
       const size_t start = c.pos();
       uint64_t total = 0;
       for (size_t i = 0; i < count; ++i) total += c.read_string_view("string array element").size();
+      b.charge(total + count * sizeof(uint64_t), c.pos(), "key '" + key + "'");
       c.seek(start);
       a.ends_.reserve(count);
       a.bytes_.reserve(static_cast<size_t>(total));
@@ -122,10 +163,13 @@ struct array_builder {
         a.ends_.push_back(a.bytes_.size());
       }
     } else if (elem == value_type::array) {
+      // Each element takes at least 12 bytes of the file and a whole `value` in memory.
+      b.charge(count * sizeof(value), c.pos() + count * min_encoded_size(elem), "key '" + key + "'");
       a.nested_.reserve(count);
-      for (size_t i = 0; i < count; ++i) a.nested_.push_back(read_value(c, elem, key, depth + 1));
+      for (size_t i = 0; i < count; ++i) a.nested_.push_back(read_value(c, elem, key, depth + 1, b));
     } else {
       const size_t es = encoded_size(elem);
+      b.charge(static_cast<uint64_t>(count) * es, c.pos() + static_cast<uint64_t>(count) * es, "key '" + key + "'");
       const uint8_t* p = c.take(static_cast<uint64_t>(count) * es, "array elements");
       if (elem == value_type::boolean)
         for (size_t i = 0; i < count; ++i)
@@ -141,7 +185,7 @@ struct array_builder {
 
 namespace {
 
-value read_array(cursor& c, const std::string& key, int depth) {
+value read_array(cursor& c, const std::string& key, int depth, budget& b) {
   if (depth > k_max_depth) fail("key '" + key + "': arrays nested deeper than " + std::to_string(k_max_depth));
   uint32_t et = c.read<uint32_t>("array element type");
   if (!valid_value_type(et))
@@ -153,11 +197,11 @@ value read_array(cursor& c, const std::string& key, int depth) {
          std::to_string(c.left()) + " bytes left)");
   value out;
   out.type = value_type::array;
-  out.v = array_builder::read(c, elem, n, key, depth);
+  out.v = array_builder::read(c, elem, n, key, depth, b);
   return out;
 }
 
-value read_value(cursor& c, value_type t, const std::string& key, int depth) {
+value read_value(cursor& c, value_type t, const std::string& key, int depth, budget& b) {
   value out;
   out.type = t;
   switch (t) {
@@ -177,8 +221,13 @@ value read_value(cursor& c, value_type t, const std::string& key, int depth) {
       out.v = b != 0;
       break;
     }
-    case value_type::string: out.v = c.read_string("string value"); break;
-    case value_type::array: return read_array(c, key, depth);
+    case value_type::string: {
+      const std::string_view s = c.read_string_view("string value");
+      b.charge(string_heap(s.size()), c.pos(), "key '" + key + "'");
+      out.v = std::string(s);
+      break;
+    }
+    case value_type::array: return read_array(c, key, depth, b);
   }
   return out;
 }
@@ -200,6 +249,7 @@ struct file::impl {
   std::vector<tensor_info> tensors;
   std::unordered_set<uint64_t> released;  // offsets of the tensors release_tensor freed
   size_t released_bytes = 0;
+  uint64_t metadata_bytes = 0;  // what parsing charged (see budget)
 
   ~impl() { unmap_all(); }
   void parse();
@@ -241,6 +291,9 @@ void file::impl::parse() {
   if (n_tensors > k_max_tensors || n_tensors > c.left() / 32)
     fail("tensor count " + std::to_string(n_tensors) + " exceeds what the file can hold");
 
+  budget b;
+  b.charge(n_kv * sizeof(kv[0]) + n_tensors * sizeof(tensor_info), c.pos() + n_kv * 13 + n_tensors * 32,
+           "metadata count " + std::to_string(n_kv) + " and tensor count " + std::to_string(n_tensors));
   std::unordered_set<std::string> keys;
   kv.reserve(static_cast<size_t>(n_kv));
   for (uint64_t i = 0; i < n_kv; ++i) {
@@ -248,8 +301,9 @@ void file::impl::parse() {
     uint32_t t = c.read<uint32_t>("metadata value type");
     if (!valid_value_type(t))
       fail("key '" + key + "': unknown value type " + std::to_string(t) + " (supported 0..12)");
+    b.charge(2 * string_heap(key.size()) + k_set_node_bytes, c.pos(), "key '" + key + "'");
     if (!keys.insert(key).second) fail("duplicate metadata key '" + key + "'");
-    value v = read_value(c, static_cast<value_type>(t), key, 0);
+    value v = read_value(c, static_cast<value_type>(t), key, 0, b);
     kv.emplace_back(std::move(key), std::move(v));
   }
   for (const auto& [k, v] : kv) {
@@ -270,6 +324,8 @@ void file::impl::parse() {
     if (n_dims == 0 || n_dims > k_max_dims)
       fail("tensor '" + ti.name + "': " + std::to_string(n_dims) + " dimensions (supported 1.." +
            std::to_string(k_max_dims) + ")");
+    b.charge(2 * string_heap(ti.name.size()) + k_set_node_bytes + n_dims * sizeof(int64_t), c.pos(),
+             "tensor '" + ti.name + "'");
     // The product of the nonzero dimensions bounds every product of a subset
     // of them (element count, row count), zero dimensions included.
     int64_t bound = 1;
@@ -299,6 +355,7 @@ void file::impl::parse() {
     tensors.push_back(std::move(ti));
   }
 
+  metadata_bytes = b.used();
   uint64_t pos = c.pos();
   data_offset = (pos + alignment - 1) / alignment * alignment;
   if (data_offset > size && !tensors.empty()) fail("truncated file: tensor data section starts past the end");
@@ -510,6 +567,8 @@ void file::release_tensor_data() {
   impl_->released_bytes = 0;
   impl_->map_offset = impl_->size;
 }
+
+uint64_t file::metadata_bytes() const { return impl_->metadata_bytes; }
 
 size_t file::tensor_data_bytes() const { return impl_->map_len - std::min(impl_->map_len, impl_->released_bytes); }
 

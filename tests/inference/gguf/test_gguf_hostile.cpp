@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
+#include <filesystem>
 
 #include "inference/gguf/gguf.h"
 #include "tests/temp_file.h"
@@ -165,6 +167,76 @@ TEST(gguf_hostile, deeply_nested_arrays) {
   for (int i = 0; i < 100; ++i) a.put<uint32_t>(9).put<uint64_t>(1);
   a.put<uint32_t>(0).put<uint64_t>(0);
   expect_error(a.b, "nested");
+}
+
+// An array of empty arrays: 12 bytes each in the file, a whole value each in
+// memory. Unbounded, 2 MiB of them took ~9x that; the reader refuses before
+// allocating.
+TEST(gguf_hostile, array_of_empty_arrays_is_bounded) {
+  const uint64_t n = 400000;  // 4.8 MB of file
+  byte_builder a;
+  a.header(0, 1).str("k").put<uint32_t>(9).put<uint32_t>(9).put<uint64_t>(n);
+  for (uint64_t i = 0; i < n; ++i) a.put<uint32_t>(0).put<uint64_t>(0);
+  expect_error(a.b, "bytes of memory");
+  // Spread over many keys, nested one level deeper: refused all the same.
+  byte_builder b;
+  const int keys = 64;
+  b.header(0, keys);
+  for (int k = 0; k < keys; ++k) {
+    b.str("k" + std::to_string(k)).put<uint32_t>(9).put<uint32_t>(9).put<uint64_t>(1);
+    b.put<uint32_t>(9).put<uint64_t>(n / keys);
+    for (uint64_t i = 0; i < n / keys; ++i) b.put<uint32_t>(0).put<uint64_t>(0);
+  }
+  expect_error(b.b, "bytes of memory");
+}
+
+// A flood of tiny keys (13 bytes each) is charged for its vector, strings and
+// duplicate check, and refused the same way; so is a tensor count whose
+// table alone would pass the bound.
+TEST(gguf_hostile, many_tiny_keys_are_bounded) {
+  const uint64_t n = 400000;
+  byte_builder a;
+  a.header(0, n);
+  for (uint64_t i = 0; i < n; ++i) {
+    char key[8];
+    std::snprintf(key, sizeof key, "%06llx", static_cast<unsigned long long>(i));
+    a.str(key).put<uint32_t>(0).put<uint8_t>(0);
+  }
+  expect_error(a.b, "bytes of memory");
+}
+
+// Under the bound, the charge covers what the arrays really hold and stays
+// within 16 MiB + 2x the file: the accounting is what the bound is checked on.
+TEST(gguf_hostile, metadata_accounting_covers_nested_arrays) {
+  const uint64_t n = 20000;
+  byte_builder a;
+  a.header(0, 1).str("k").put<uint32_t>(9).put<uint32_t>(9).put<uint64_t>(n);
+  for (uint64_t i = 0; i < n; ++i) a.put<uint32_t>(4).put<uint64_t>(1).put<uint32_t>(7);
+  temp_file tmp("nested_ok");
+  tmp.write(a.b);
+  auto f = file::open(tmp.path());
+  const auto* arr = f->find("k")->as_array();
+  ASSERT_NE(arr, nullptr);
+  ASSERT_EQ(arr->size(), n);
+  EXPECT_EQ(arr->array_at(n - 1)->int_at(0), 7);
+  EXPECT_GE(f->metadata_bytes(), arr->heap_bytes());
+  EXPECT_LE(f->metadata_bytes(), (16u << 20) + 2 * a.b.size());
+}
+
+// A real vocabulary far larger than the slack (400k tokens, ~6 MB) opens: the
+// bound is relative to the bytes parsed.
+TEST(gguf_hostile, large_vocabulary_is_within_the_bound) {
+  std::vector<std::string> tokens;
+  for (int i = 0; i < 400000; ++i) tokens.push_back("token_" + std::to_string(i) + std::string(i % 7, 'x'));
+  writer w;
+  w.add_string("general.architecture", "llama");
+  w.add_string_array("tokenizer.ggml.tokens", tokens);
+  w.add_f32_array("tokenizer.ggml.scores", std::vector<float>(tokens.size(), 0.f));
+  temp_file tmp("vocab");
+  w.write(tmp.path());
+  auto f = file::open(tmp.path());
+  EXPECT_EQ(f->get_string_array("tokenizer.ggml.tokens")->size(), tokens.size());
+  EXPECT_LE(f->metadata_bytes(), 2 * std::filesystem::file_size(tmp.path()));
 }
 
 TEST(gguf_hostile, duplicate_keys_and_tensors) {
