@@ -1,15 +1,15 @@
 // The on-disk definition cache (see definition_cache.h).
 #include "indexing/definition_cache.h"
 
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 
 #include "indexing/definition_store.h"
+#include "indexing/install_salt.h"
+#include "indexing/private_file.h"
 #include "indexing/workspace_walk.h"
 
 namespace qf::index {
@@ -78,7 +78,11 @@ std::string default_cache_dir() {
 std::string cache_file_for(const std::string& dir, const std::vector<std::string>& roots) {
   std::vector<std::string> sorted = roots;
   std::sort(sorted.begin(), sorted.end());
-  std::uint64_t h = hash_bytes("roots");
+  // Salted (install_salt.h): the name does not tell which folders were indexed.
+  std::string salt_error;
+  std::string salt = install_salt(dir, &salt_error);
+  if (salt.empty()) salt = default_install_salt();
+  std::uint64_t h = hash_bytes("roots\n" + salt + "\n");
   for (const auto& r : sorted) h = hash_bytes(r + '\n', h);
   char name[64];
   std::snprintf(name, sizeof name, "workspace-%016llx.qfidx", static_cast<unsigned long long>(h));
@@ -95,10 +99,11 @@ std::uint64_t content_key(std::string_view content, std::string_view language_na
 cache_entries load_definition_cache(const std::string& path, std::string* error) {
   cache_entries out;
   std::string data;
-  const read_status st = read_source_file(path, max_cache_bytes, &data, false);
-  if (st == read_status::unreadable) return out;  // absent: the first run
-  if (st != read_status::ok) {
-    *error = std::string("cache file ") + read_status_name(st);
+  std::string why;
+  const private_read st = read_private_file(path, max_cache_bytes, &data, &why);
+  if (st == private_read::missing) return out;  // absent: the first run
+  if (st != private_read::ok) {  // a link, a FIFO, another user's file, too large
+    *error = why;
     return out;
   }
   if (data.size() < 4 + 4 + 4 + 8 + 8 || std::memcmp(data.data(), magic, 4) != 0) {
@@ -187,24 +192,8 @@ bool save_definition_cache(const std::string& path, const cache_entries& entries
     }
   }
   w.put<std::uint64_t>(hash_bytes(w.b));
-  std::error_code ec;
-  const std::filesystem::path p(path);
-  std::filesystem::create_directories(p.parent_path(), ec);
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) {
-    *error = "cannot write " + tmp + ": " + std::strerror(errno);
-    return false;
-  }
-  const bool wrote = std::fwrite(w.b.data(), 1, w.b.size(), f) == w.b.size();
-  const bool flushed = std::fflush(f) == 0 && ::fsync(fileno(f)) == 0;
-  const bool closed = std::fclose(f) == 0;
-  if (!wrote || !flushed || !closed || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    *error = "cannot write " + path + ": " + std::strerror(errno);
-    std::remove(tmp.c_str());
-    return false;
-  }
-  return true;
+  // A unique 0600 temporary file renamed over the cache (private_file.h).
+  return write_private_file(path, w.b, error);
 }
 
 }  // namespace qf::index

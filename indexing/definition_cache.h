@@ -1,8 +1,10 @@
 // The on-disk cache of extracted definitions, so that a restart does not
 // parse files whose content it has seen.
 //
-// One file per set of workspace roots, `workspace-<hash of the roots>.qfidx`
-// under $XDG_CACHE_HOME/quickfill (else ~/.cache/quickfill). Entries are keyed
+// One file per set of workspace roots, `workspace-<hash of the salt and the
+// roots>.qfidx` under $XDG_CACHE_HOME/quickfill (else ~/.cache/quickfill); the
+// salt is the install's (install_salt.h), so the name does not reveal which
+// folders were indexed. Entries are keyed
 // by a 64-bit FNV-1a hash of a file's content seeded with the extractor
 // version and the grammar name, so an entry is valid for any file with those
 // bytes, wherever it lives, and a new extractor never reads an old entry.
@@ -12,9 +14,12 @@
 // Entry: u64 key, u32 definition count, definitions (str name, u8 kind, u32
 // line, str signature, str doc, str container), u32 import count, imports
 // (str module, u32 line, u32 name count, str names); str = u32 length + bytes.
-// Written to a temporary file in the same folder and renamed over the old
-// one (atomic). A file that fails any check (size, magic, versions, bounds,
-// checksum) is ignored as a whole, with a log line.
+// Written to a temporary file with a unique name (process id and random
+// bytes) in the same folder, mode 0600, and renamed over the old one (atomic;
+// two processes never share a temporary file). Read and written as a private
+// file (private_file.h): a symbolic link, a FIFO or another user's file at
+// the path is refused, never followed. A file that fails any check (size,
+// magic, versions, bounds, checksum) is ignored as a whole, with a log line.
 #pragma once
 
 #include <cstdint>

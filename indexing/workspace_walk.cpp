@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <array>
+#include <climits>
+#include <cstdlib>
 #include <memory>
 #include <set>
 #include <utility>
@@ -59,6 +61,28 @@ std::vector<const ignore_file*> raw(const std::vector<std::shared_ptr<const igno
 }
 
 bool has_grammar(std::string_view path) { return find_syntax_language("", path) != nullptr; }
+
+// The roots with every symbolic link resolved ("" for a root that does not resolve).
+std::vector<std::string> real_roots(const std::vector<std::string>& roots) {
+  std::vector<std::string> out;
+  for (const std::string& r : roots) {
+    char buf[PATH_MAX];
+    out.push_back(::realpath(strip_slash(r).c_str(), buf) ? std::string(buf) : std::string());
+  }
+  return out;
+}
+
+// Whether `path`, with its links resolved, lies in one of the (resolved) roots.
+bool resolves_inside(const std::string& path, const std::vector<std::string>& reals) {
+  char buf[PATH_MAX];
+  if (!::realpath(path.c_str(), buf)) return false;
+  const std::string_view p = buf;
+  for (const std::string& r : reals) {
+    if (r.empty()) continue;
+    if (p == r || (p.size() > r.size() && p.starts_with(r) && (r == "/" || p[r.size()] == '/'))) return true;
+  }
+  return false;
+}
 
 }  // namespace
 
@@ -117,6 +141,7 @@ walk_result walk_workspace(const std::vector<std::string>& roots_in, const walk_
   walk_result r;
   std::set<std::pair<dev_t, ino_t>> seen_dirs;
   std::set<std::pair<dev_t, ino_t>> seen_files;  // a file reached twice through links is indexed once
+  const std::vector<std::string> reals = real_roots(roots_in);
   for (const std::string& root_in : roots_in) {
     const std::string root = strip_slash(root_in);
     struct stat rst {};
@@ -149,7 +174,16 @@ walk_result walk_workspace(const std::vector<std::string>& roots_in, const walk_
         const std::string path = join(frame.path, name);
         const std::string rel = frame.rel.empty() ? std::string(name) : frame.rel + "/" + std::string(name);
         struct stat st {};
-        if (::stat(path.c_str(), &st) != 0) continue;  // dangling link, or gone
+        if (::lstat(path.c_str(), &st) != 0) continue;  // gone
+        if (S_ISLNK(st.st_mode)) {
+          // A link is followed only when it ends inside a root: one to
+          // ~/.ssh or /etc, planted in a repository, is never read.
+          if (!resolves_inside(path, reals)) {
+            ++r.outside;
+            continue;
+          }
+          if (::stat(path.c_str(), &st) != 0) continue;  // dangling
+        }
         const bool is_dir = S_ISDIR(st.st_mode);
         if (is_dir) {
           if (is_skipped_directory(name) || is_ignored(ignores, rel, true)) {
@@ -200,6 +234,9 @@ walk_result walk_workspace(const std::vector<std::string>& roots_in, const walk_
 
 bool is_indexable_path(const std::vector<std::string>& roots, const std::string& path) {
   if (!has_grammar(path)) return false;
+  // Through links, the file must still be inside a root (a missing file is
+  // judged by its path: a deletion).
+  if (struct stat st {}; ::lstat(path.c_str(), &st) == 0 && !resolves_inside(path, real_roots(roots))) return false;
   for (const std::string& root_in : roots) {
     const std::string root = strip_slash(root_in);
     if (!(path.size() > root.size() && path.starts_with(root) && path[root.size()] == '/')) continue;

@@ -3,8 +3,10 @@
 // From each root, depth first with an explicit stack (no recursion): skips
 // .git and the usual dependency/build/cache folders (node_modules, build,
 // vendor, target, dist, __pycache__, .venv, ...), whatever .gitignore files
-// (nested ones too) and .git/info/exclude ignore, symlinks that lead back into
-// a directory already walked (loops), files over the size cap and files whose
+// (nested ones too) and .git/info/exclude ignore, symbolic links that lead
+// out of every root (to a file or folder elsewhere: a repository cannot make
+// the index read ~/.ssh), symlinks that lead back into a directory already
+// walked (loops), files over the size cap and files whose
 // language has no grammar in this build. Stops after `max_files` files (the
 // result says it was truncated). Reading a file (read_source_file) refuses
 // binary content (a NUL byte in the first 8 KiB) and files over the cap; a
@@ -36,6 +38,7 @@ struct walk_result {
   std::size_t too_large = 0;
   std::size_t no_grammar = 0;
   std::size_t loops = 0;          // symlinked directories already walked
+  std::size_t outside = 0;        // symbolic links that lead out of every root (skipped)
   bool truncated = false;         // max_files reached
 };
 
@@ -47,7 +50,8 @@ walk_result walk_workspace(const std::vector<std::string>& roots, const walk_opt
 bool is_skipped_directory(std::string_view name);
 
 // Whether a single path (a file-change event) would be indexed by a walk of
-// `roots`: under a root, not in a skipped folder, not ignored, with a grammar.
+// `roots`: under a root (through links too, when it exists), not in a
+// skipped folder, not ignored, with a grammar.
 bool is_indexable_path(const std::vector<std::string>& roots, const std::string& path);
 
 enum class read_status { ok, unreadable, too_large, binary };
