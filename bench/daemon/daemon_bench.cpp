@@ -2,10 +2,11 @@
 // editors' servers -- N in-process `quickfill --stdio --no-daemon` against
 // one daemon plus N bridges -- as PSS from /proc/PID/smaps_rollup (shared
 // pages split between the processes that map them, so the sums add up), and
-// the keystroke latency (didChange + completion, client side) of one client
-// typing alone and of two typing at once through one daemon.
+// the keystroke latency (didChange + completion, client side) of 1, 2, 4, ...
+// up to N clients typing at once through one daemon, each in its own file
+// (with --files, client i opens file i mod count, then types at its end).
 //
-//   daemon_bench [--model PATH] [--clients N] [--keys K] [--quickfill BIN]
+//   daemon_bench [--model PATH] [--clients N] [--keys K] [--files A,B,...] [--quickfill BIN]
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -15,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <thread>
@@ -35,7 +37,13 @@ struct options {
   std::string model;
   int clients = 4;
   int keys = 40;
+  std::vector<std::string> files;  // each client's document (empty: a short built-in one)
 };
+
+std::string read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+}
 
 long pss_kib(pid_t pid) {
   std::ifstream f("/proc/" + std::to_string(pid) + "/smaps_rollup");
@@ -64,7 +72,8 @@ const char* k_typed = "lines = read_lines(os.path.join(os.getcwd(), 'data.txt'))
 
 class session {
  public:
-  bool start(const options& o, const std::vector<std::string>& extra, const std::string& log) {
+  bool start(const options& o, const std::vector<std::string>& extra, const std::string& log,
+             const std::string& text = k_text) {
     std::vector<std::string> argv{o.quickfill, "--stdio", "--model", o.model, "--log-file", log};
     argv.insert(argv.end(), extra.begin(), extra.end());
     qf::lsp::client_options co;
@@ -85,8 +94,8 @@ class session {
     c_.notify("textDocument/didOpen", json::object{{"textDocument", json::object{{"uri", uri_},
                                                                                  {"languageId", "python"},
                                                                                  {"version", 1},
-                                                                                 {"text", k_text}}}});
-    text_ = k_text;
+                                                                                 {"text", text}}}});
+    text_ = text;
     return true;
   }
   // One keystroke: the character, then an automatic completion at the cursor.
@@ -141,8 +150,17 @@ int main(int argc, char** argv) {
     else if (a == "--clients") o.clients = std::atoi(next().c_str());
     else if (a == "--keys") o.keys = std::atoi(next().c_str());
     else if (a == "--quickfill") o.quickfill = next();
-    else {
-      std::fprintf(stderr, "usage: daemon_bench [--model PATH] [--clients N] [--keys K] [--quickfill BIN]\n");
+    else if (a == "--files") {
+      std::string list = next();
+      for (size_t b = 0; b <= list.size();) {
+        size_t e = list.find(',', b);
+        if (e == std::string::npos) e = list.size();
+        if (e > b) o.files.push_back(list.substr(b, e - b));
+        b = e + 1;
+      }
+    } else {
+      std::fprintf(stderr,
+                   "usage: daemon_bench [--model PATH] [--clients N] [--keys K] [--files A,B,...] [--quickfill BIN]\n");
       return 2;
     }
   }
@@ -173,7 +191,13 @@ int main(int argc, char** argv) {
     for (int i = 0; i < o.clients; ++i) {
       s.push_back(std::make_unique<session>());
       s.back()->set_uri("file:///bench" + std::to_string(i) + ".py");
-      if (!s.back()->start(o, {"--socket-dir", dir, "--idle-timeout", "5"}, dir + "/bridge.log")) return 1;
+      std::string text = k_text;
+      if (!o.files.empty()) {
+        text = read_file(o.files[i % o.files.size()]);
+        if (text.empty()) return std::fprintf(stderr, "cannot read %s\n", o.files[i % o.files.size()].c_str()), 1;
+        text += "\n\ndef main():\n    ";
+      }
+      if (!s.back()->start(o, {"--socket-dir", dir, "--idle-timeout", "5"}, dir + "/bridge.log", text)) return 1;
       s.back()->keystroke(' ');
     }
     long bridges = 0;
@@ -182,21 +206,22 @@ int main(int argc, char** argv) {
     std::printf("daemon: 1 daemon %.1f MiB + %d bridges %.1f MiB (%.1f MiB each) = %.1f MiB\n", daemon / 1024.0,
                 o.clients, bridges / 1024.0, bridges / 1024.0 / o.clients, (daemon + bridges) / 1024.0);
 
-    // 3. Latency through the daemon: one client typing, then two at once.
-    std::vector<double> alone;
-    for (int k = 0; k < o.keys; ++k) alone.push_back(s[0]->keystroke(k_typed[k % 100]));
-    std::vector<double> both[2];
-    std::thread t1([&] {
-      for (int k = 0; k < o.keys; ++k) both[0].push_back(s[1]->keystroke(k_typed[k % 100]));
-    });
-    for (int k = 0; k < o.keys; ++k) both[1].push_back(s[2 % o.clients]->keystroke(k_typed[k % 100]));
-    t1.join();
-    std::vector<double> all = both[0];
-    all.insert(all.end(), both[1].begin(), both[1].end());
-    std::printf("keystroke latency, 1 client typing:  p50 %.1f ms, p90 %.1f ms (%zu keystrokes)\n", pct(alone, 0.5),
-                pct(alone, 0.9), alone.size());
-    std::printf("keystroke latency, 2 clients typing: p50 %.1f ms, p90 %.1f ms (%zu keystrokes)\n", pct(all, 0.5),
-                pct(all, 0.9), all.size());
+    // 3. Latency through the daemon: 1, 2, 4, ... clients typing at once,
+    // each going on where it stopped in its own document.
+    std::vector<int> typed(s.size(), 0);
+    for (int n = 1; n <= o.clients; n = n * 2 > o.clients && n < o.clients ? o.clients : n * 2) {
+      std::vector<std::vector<double>> lat(n);
+      std::vector<std::thread> threads;
+      for (int c = 0; c < n; ++c)
+        threads.emplace_back([&, c] {
+          for (int k = 0; k < o.keys; ++k) lat[c].push_back(s[c]->keystroke(k_typed[typed[c]++ % 100]));
+        });
+      for (auto& t : threads) t.join();
+      std::vector<double> all;
+      for (auto& l : lat) all.insert(all.end(), l.begin(), l.end());
+      std::printf("keystroke latency, %d client%s typing: p50 %.1f ms, p90 %.1f ms (%zu keystrokes)\n", n,
+                  n == 1 ? "" : "s", pct(all, 0.5), pct(all, 0.9), all.size());
+    }
     for (auto& x : s) x->stop();
   }
   const pid_t d = read_pid(dir + "/daemon.pid");

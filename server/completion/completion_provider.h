@@ -44,6 +44,13 @@ struct text_pos {
 
 struct completion_request {
   std::string uri;
+  // The key of this buffer's caches (KV slot ownership, prompt layout,
+  // type-through, background work); empty: the URI. One process holds one
+  // buffer per URI; the daemon serves many windows, two of which may hold the
+  // same URI with different unsaved contents, so it keys each window's
+  // buffers apart (engine_pool.cpp).
+  std::string buffer_key;
+  const std::string& cache_key() const { return buffer_key.empty() ? uri : buffer_key; }
   int64_t version = 0;             // document version the snapshot belongs to
   std::string language_id;
   // Full document text (UTF-8): the store's immutable snapshot, shared, not
@@ -150,8 +157,12 @@ class completion_provider {
     r.reason = "this provider does not predict edits";
     return r;
   }
-  // Document lifecycle hints so caches can be keyed on open buffers.
-  virtual void document_closed(const std::string& uri) {}
+  // Document lifecycle hints so caches can be keyed on open buffers: `key`
+  // is the request's cache_key() (the URI, unless the caller keyed buffers).
+  virtual void document_closed(const std::string& key) {}
+  // How many editor sessions share this provider (the daemon's shared
+  // engines): per-session cache bounds (completion.cacheSlots) scale with it.
+  virtual void sessions_changed(int sessions) {}
   // Settings changed: the completion section, already validated.
   virtual void configure(const completion::completion_settings& settings) {}
   // One-line description for status (model name, quantization, backend).

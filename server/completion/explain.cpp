@@ -15,7 +15,7 @@ namespace qf::server::completion {
 std::optional<prompt_explanation> pipeline::explain(const completion_request& req) {
   const cursor_context cx = make_cursor_context(req.text, req.cursor.line, req.cursor.byte_col);
   doc_state scratch;
-  if (auto it = docs_.find(req.uri); it != docs_.end()) {
+  if (auto it = docs_.find(req.cache_key()); it != docs_.end()) {
     scratch.lay = it->second.lay;
     if (it->second.pending_ready) {
       scratch.pending = it->second.pending;
@@ -24,7 +24,7 @@ std::optional<prompt_explanation> pipeline::explain(const completion_request& re
   }
   take_request(scratch, req, cx.line, cx.col);
   std::vector<extra_doc> extra;
-  layout_input in = input_of(scratch, req.uri, extra);
+  layout_input in = input_of(scratch, extra);
   if (scratch.pending_ready && builder_.still_valid(in, scratch.pending)) scratch.lay = scratch.pending;
   const prompt p = builder_.build(in, scratch.lay);
 

@@ -17,8 +17,13 @@ kv_pool::kv_pool(lm_backend& backend, const completion_settings& s) : backend_(b
   if (backend.n_ctx_train() > 0) n_ctx_ = std::min<int64_t>(n_ctx_, backend.n_ctx_train());
   const size_t per_slot = backend.kv_bytes_per_token() * static_cast<size_t>(n_ctx_);
   const size_t budget = static_cast<size_t>(s.cache_mib) << 20;
-  int by_memory = per_slot > 0 ? static_cast<int>(budget / per_slot) : s.cache_slots;
-  max_slots_ = std::max(1, std::min(s.cache_slots, by_memory));
+  by_memory_ = per_slot > 0 ? static_cast<int>(std::min<size_t>(budget / per_slot, 1 << 20)) : s.cache_slots;
+  set_sessions(1);
+}
+
+void kv_pool::set_sessions(int sessions) {
+  const int64_t by_count = static_cast<int64_t>(s_.cache_slots) * std::max(1, sessions);
+  max_slots_ = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(by_count, by_memory_)));
 }
 
 int64_t kv_pool::cached_prefix(std::span<const int32_t> prompt) const {

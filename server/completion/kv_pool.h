@@ -8,7 +8,12 @@
 // as a small token-prefix tree whose branches are the slots. A slot holding
 // another document's state is only overwritten when the request extends it or
 // when no free slot is left, then the least recently used one goes. The
-// number of slots is bounded by the memory budget (MiB) as well as by a count.
+// number of slots is bounded by the memory budget (MiB) as well as by a count:
+// completion.cacheSlots for each editor session sharing the pool (the
+// daemon's shared engine serves several windows, each with its documents; a
+// count that ignored them made every window's request evict another's).
+// Owners are the requests' cache keys: one per buffer, so two windows holding
+// the same URI with different contents own different slots.
 //
 // After an edit in the middle of the prompt (e.g. lines deleted, or the prefix
 // window sliding forward) the tokens after the edit are still in the cache,
@@ -49,6 +54,10 @@ class kv_pool {
   // Longest prefix of `prompt` cached in any slot (no change to the slots).
   int64_t cached_prefix(std::span<const int32_t> prompt) const;
   void document_closed(const std::string& uri);
+  // Editor sessions sharing the pool (>= 1): the count bound becomes
+  // cacheSlots x sessions, still within the memory budget. Slots already
+  // made stay when it shrinks (they are within the budget) and are reused.
+  void set_sessions(int sessions);
   int max_slots() const { return max_slots_; }
   int n_slots() const { return static_cast<int>(slots_.size()); }
   size_t bytes() const;
@@ -64,6 +73,7 @@ class kv_pool {
   const completion_settings& s_;
   std::vector<slot> slots_;
   int max_slots_ = 1;
+  int by_memory_ = 1;
   int64_t n_ctx_ = 0;
   uint64_t tick_ = 0;
 };

@@ -213,7 +213,7 @@ next_edit_result next_edit_engine::run(const next_edit_request& req, const cance
                    std::to_string(pool_.n_ctx());
       continue;
     }
-    const decoded d = decode(next_edit_engine::slot_owner(req.uri), toks, p, max_tokens, deadline, cancel, res.metrics);
+    const decoded d = decode(next_edit_engine::slot_owner(req.cache_key()), toks, p, max_tokens, deadline, cancel, res.metrics);
     if (d.cancelled) return res;  // stale: the server discards it
     const std::optional<std::string> rewrite = parse_next_edit_output(*fam, d.text, d.stopped);
     if (!rewrite) {

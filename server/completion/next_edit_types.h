@@ -26,6 +26,9 @@ struct next_edit_pos {
 
 struct next_edit_request {
   std::string uri;
+  // The key of this buffer's caches (empty: the URI); see completion_request.
+  std::string buffer_key;
+  const std::string& cache_key() const { return buffer_key.empty() ? uri : buffer_key; }
   int64_t version = 0;
   std::string language_id;
   index::shared_text text;  // the store's snapshot, shared

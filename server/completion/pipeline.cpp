@@ -97,8 +97,8 @@ bool pipeline::load_draft_model(std::string* error) {
   return false;
 }
 
-const layout* pipeline::layout_of(const std::string& uri) const {
-  auto it = docs_.find(uri);
+const layout* pipeline::layout_of(const std::string& key) const {
+  auto it = docs_.find(key);
   return it == docs_.end() ? nullptr : &it->second.lay;
 }
 
@@ -113,6 +113,7 @@ void pipeline::reset_caches() {
   tt_.clear();
   prefetched_.clear();
   pool_ = std::make_unique<kv_pool>(*backend_, s_);
+  pool_->set_sessions(sessions_);
   next_edit_.reset();  // it holds the old pool
   if (draft_) draft_->resize(pool_->n_ctx());
 }
@@ -144,25 +145,30 @@ void pipeline::configure(const completion_settings& settings) {
   }
 }
 
-void pipeline::document_closed(const std::string& uri) {
-  pool_->document_closed(uri);
-  pool_->document_closed(next_edit_engine::slot_owner(uri));
-  docs_.erase(uri);
-  tt_.forget(uri);
-  prefetched_.erase(uri);
-  std::erase_if(tasks_, [&](const task& t) { return t.uri == uri; });
+void pipeline::document_closed(const std::string& key) {
+  pool_->document_closed(key);
+  pool_->document_closed(next_edit_engine::slot_owner(key));
+  docs_.erase(key);
+  tt_.forget(key);
+  prefetched_.erase(key);
+  std::erase_if(tasks_, [&](const task& t) { return t.key == key; });
+}
+
+void pipeline::sessions_changed(int sessions) {
+  sessions_ = std::max(1, sessions);
+  pool_->set_sessions(sessions_);
 }
 
 void pipeline::queue(task t) {
-  drop_tasks(t.uri, t.kind);
+  drop_tasks(t.key, t.kind);
   tasks_.push_back(std::move(t));
   // Finishing prompts first, then re-basing, then prefetching.
   std::stable_sort(tasks_.begin(), tasks_.end(),
                    [](const task& a, const task& b) { return static_cast<int>(a.kind) < static_cast<int>(b.kind); });
 }
 
-void pipeline::drop_tasks(const std::string& uri, task_kind kind) {
-  std::erase_if(tasks_, [&](const task& t) { return t.uri == uri && t.kind == kind; });
+void pipeline::drop_tasks(const std::string& key, task_kind kind) {
+  std::erase_if(tasks_, [&](const task& t) { return t.key == key && t.kind == kind; });
 }
 
 completion_result pipeline::complete(const completion_request& req, const cancel_token& cancel) {
@@ -200,29 +206,30 @@ void pipeline::run(const completion_request& req, const cancel_token& cancel, co
   const size_t cursor_off = offset_of(req.text, req.cursor.line, req.cursor.byte_col);
   const trigger_decision dec = decide_trigger(cx, req.explicit_trigger, s_);
   if (dec.skip) return;
+  const std::string& key = req.cache_key();
 
-  if (auto pf = prefetched_.find(req.uri); pf != prefetched_.end() && !prefetch) {
+  if (auto pf = prefetched_.find(key); pf != prefetched_.end() && !prefetch) {
     if (pf->second.text.view() == req.text.view() && pf->second.cursor == cursor_off) {
       res.items.push_back(make_candidate(pf->second.suggestion, cx));
       res.metrics.cache_hit = true;
-      if (s_.type_through) tt_.remember(req.uri, req.text, cursor_off, pf->second.suggestion);
+      if (s_.type_through) tt_.remember(key, req.text, cursor_off, pf->second.suggestion);
       prefetched_.erase(pf);
       return;
     }
     prefetched_.erase(pf);
   }
   if (s_.type_through && !prefetch) {
-    if (std::optional<std::string> rest = tt_.lookup(req.uri, req.text, cursor_off, &res.metrics.kept)) {
+    if (std::optional<std::string> rest = tt_.lookup(key, req.text, cursor_off, &res.metrics.kept)) {
       res.items.push_back(make_candidate(*rest, cx));
       res.metrics.type_through = true;
       return;
     }
   }
 
-  doc_state& ds = docs_[req.uri];
+  doc_state& ds = docs_[key];
   take_request(ds, req, cx.line, cx.col);
   std::vector<extra_doc> extra;
-  layout_input in = input_of(ds, req.uri, extra);
+  layout_input in = input_of(ds, extra);
   if (ds.pending_ready) {
     if (builder_.still_valid(in, ds.pending)) ds.lay = ds.pending;
     ds.pending = layout{};
@@ -237,7 +244,7 @@ void pipeline::run(const completion_request& req, const cancel_token& cancel, co
     res.incomplete = true;
     return;
   }
-  slot_choice sc = pool_->acquire(req.uri, p.tokens);
+  slot_choice sc = pool_->acquire(key, p.tokens);
   ds.live_slot = sc.slot;
   res.metrics.tokens_reused = sc.reused;
   res.metrics.cache_hit = sc.reused > 0;
@@ -286,17 +293,17 @@ void pipeline::run(const completion_request& req, const cancel_token& cancel, co
   if (cancelled) {
     if (prefetch) return;
     // Stale: the server discards the answer. Finish the prompt later if it was cut.
-    if (!out.prompt_done) queue(task{task_kind::warm, req.uri, p.tokens});
+    if (!out.prompt_done) queue(task{task_kind::warm, key, p.tokens});
     return;
   }
   if (!out.prompt_done) {
     res.incomplete = true;
     if (prefetch) return;
-    queue(task{task_kind::warm, req.uri, p.tokens});
+    queue(task{task_kind::warm, key, p.tokens});
     return;
   }
-  drop_tasks(req.uri, task_kind::warm);
-  if (!prefetch && draft_ && s_.speculative && draft_->behind(p.tokens)) queue(task{task_kind::draft_warm, req.uri, p.tokens});
+  drop_tasks(key, task_kind::warm);
+  if (!prefetch && draft_ && s_.speculative && draft_->behind(p.tokens)) queue(task{task_kind::draft_warm, key, p.tokens});
   const syntax_window window =
       make_syntax_window(req.text, cursor_off, index::find_syntax_language(req.language_id, req.uri));
   // Post-process each candidate, best score first; drop empty ones, duplicates and those under the gate.
@@ -327,12 +334,13 @@ void pipeline::run(const completion_request& req, const cancel_token& cancel, co
   const std::string text = texts.empty() ? std::string() : texts.front();
   if (prefetch) return;
   ds.suggestion = text;
-  if (s_.type_through) tt_.remember(req.uri, req.text, cursor_off, text, req.progress && req.progress->detached());
-  if (s_.rebase_when_idle && fmt_.has_fim && ds.lay.anchor_line < ds.row) queue(task{task_kind::rebase, req.uri, {}});
-  if (s_.prefetch && !text.empty()) queue(task{task_kind::prefetch, req.uri, {}});
+  if (s_.type_through) tt_.remember(key, req.text, cursor_off, text, req.progress && req.progress->detached());
+  if (s_.rebase_when_idle && fmt_.has_fim && ds.lay.anchor_line < ds.row) queue(task{task_kind::rebase, key, {}});
+  if (s_.prefetch && !text.empty()) queue(task{task_kind::prefetch, key, {}});
 }
 
 void pipeline::take_request(doc_state& ds, const completion_request& req, int64_t line, int64_t col) {
+  ds.uri = req.uri;
   ds.text = req.text;
   ds.line = line;
   ds.col = col;
@@ -346,14 +354,14 @@ void pipeline::take_request(doc_state& ds, const completion_request& req, int64_
   ds.recent = req.recent;
 }
 
-layout_input pipeline::input_of(const doc_state& ds, const std::string& uri, std::vector<extra_doc>& extra) const {
+layout_input pipeline::input_of(const doc_state& ds, std::vector<extra_doc>& extra) const {
   extra.clear();
   for (const auto& [u, t] : ds.extra) extra.push_back(extra_doc{u, t});
   layout_input in;
   in.text = ds.text;
   in.cursor_line = ds.line;
   in.cursor_col = ds.col;
-  in.uri = uri;
+  in.uri = ds.uri;
   in.extra = extra;
   in.ctx.language_id = ds.language_id;
   in.ctx.tree = ds.syntax.get();
@@ -363,10 +371,10 @@ layout_input pipeline::input_of(const doc_state& ds, const std::string& uri, std
   return in;
 }
 
-bool pipeline::run_rebase(doc_state& ds, const std::string& uri, const cancel_token& cancel) {
+bool pipeline::run_rebase(doc_state& ds, const std::string& key, const cancel_token& cancel) {
   if (ds.row <= ds.lay.anchor_line) return true;  // nothing to move
   std::vector<extra_doc> extra;
-  layout_input in = input_of(ds, uri, extra);
+  layout_input in = input_of(ds, extra);
   layout next = ds.lay;  // keeps the prefix window's first line when it still fits
   prompt p = builder_.build(in, next, /*force_relayout=*/true);
   if (static_cast<int64_t>(p.tokens.size()) + s_.max_tokens_explicit + s_.draft_max + 2 > pool_->n_ctx()) return true;
@@ -377,7 +385,7 @@ bool pipeline::run_rebase(doc_state& ds, const std::string& uri, const cancel_to
     ds.pending = next;
     ds.pending_ready = false;
   }
-  slot_choice sc = pool_->acquire(uri, p.tokens, pool_->max_slots() > 1 ? ds.live_slot : -1);
+  slot_choice sc = pool_->acquire(key, p.tokens, pool_->max_slots() > 1 ? ds.live_slot : -1);
   gen_params gp;
   gp.prompt_chunk = s_.background_chunk_tokens;
   gen_outcome out;
@@ -388,13 +396,14 @@ bool pipeline::run_rebase(doc_state& ds, const std::string& uri, const cancel_to
   return true;
 }
 
-bool pipeline::run_prefetch(doc_state& ds, const std::string& uri, const cancel_token& cancel) {
+bool pipeline::run_prefetch(doc_state& ds, const std::string& key, const cancel_token& cancel) {
   if (ds.suggestion.empty()) return true;
   // The document as if the last suggestion were accepted, with the cursor after it.
   const std::string_view text = ds.text;
   const size_t off = offset_of(text, ds.line, ds.col);
   completion_request req;
-  req.uri = uri;
+  req.uri = ds.uri;
+  if (key != ds.uri) req.buffer_key = key;
   req.text = std::string(text.substr(0, off)) + ds.suggestion + std::string(text.substr(off));
   const size_t cursor = off + ds.suggestion.size();
   auto [line, col] = line_col_of(req.text, cursor);
@@ -412,7 +421,7 @@ bool pipeline::run_prefetch(doc_state& ds, const std::string& uri, const cancel_
     const completion_candidate& c = res.items.front();
     // make_candidate prefixed the word before the cursor; keep only what goes after it.
     const size_t word = static_cast<size_t>(c.replace_end.byte_col - c.replace_begin.byte_col);
-    prefetched_[uri] = prefetched{req.text, cursor, c.insert_text.substr(std::min(word, c.insert_text.size()))};
+    prefetched_[key] = prefetched{req.text, cursor, c.insert_text.substr(std::min(word, c.insert_text.size()))};
   }
   return true;
 }
@@ -421,7 +430,7 @@ bool pipeline::background_step(const cancel_token& cancel) {
   while (!tasks_.empty()) {
     if (cancel.is_cancelled()) return true;
     task t = tasks_.front();
-    auto it = docs_.find(t.uri);
+    auto it = docs_.find(t.key);
     if (it == docs_.end()) {
       tasks_.pop_front();
       continue;
@@ -429,7 +438,7 @@ bool pipeline::background_step(const cancel_token& cancel) {
     bool finished = true;
     switch (t.kind) {
       case task_kind::warm: {
-        slot_choice sc = pool_->acquire(t.uri, t.tokens);
+        slot_choice sc = pool_->acquire(t.key, t.tokens);
         gen_params gp;
         gp.prompt_chunk = s_.background_chunk_tokens;
         gen_outcome out;
@@ -441,14 +450,14 @@ bool pipeline::background_step(const cancel_token& cancel) {
         if (draft_) finished = draft_->warm(t.tokens, s_.background_chunk_tokens, cancel);
         break;
       case task_kind::rebase:
-        finished = run_rebase(it->second, t.uri, cancel);
+        finished = run_rebase(it->second, t.key, cancel);
         break;
       case task_kind::prefetch:
-        finished = run_prefetch(it->second, t.uri, cancel);
+        finished = run_prefetch(it->second, t.key, cancel);
         break;
     }
     if (!finished) return true;  // preempted: resume later
-    if (!tasks_.empty() && tasks_.front().uri == t.uri && tasks_.front().kind == t.kind) tasks_.pop_front();
+    if (!tasks_.empty() && tasks_.front().key == t.key && tasks_.front().kind == t.kind) tasks_.pop_front();
     return !tasks_.empty();
   }
   return false;

@@ -58,7 +58,8 @@ class pipeline final : public completion_provider {
   // Takes a loaded draft model (tests); false with *error when its tokenizer differs.
   bool set_draft_model(std::unique_ptr<lm_backend> draft, std::string* error);
   const model_drafter* draft_model() const { return draft_.get(); }
-  void document_closed(const std::string& uri) override;
+  void document_closed(const std::string& key) override;
+  void sessions_changed(int sessions) override;
   void configure(const completion_settings& settings) override;
   std::string describe() const override;
 
@@ -68,10 +69,12 @@ class pipeline final : public completion_provider {
   const kv_pool& pool() const { return *pool_; }
   const chunk_tokenizer& tokenizer() const { return tok_; }
   size_t pending_background() const { return tasks_.size(); }
-  const layout* layout_of(const std::string& uri) const;
+  const layout* layout_of(const std::string& key) const;
 
  private:
+  // Per buffer, keyed by the requests' cache_key().
   struct doc_state {
+    std::string uri;          // the document's URI (what prompts name)
     layout lay;
     layout pending;           // a re-based layout being warmed
     bool pending_ready = false;
@@ -98,16 +101,16 @@ class pipeline final : public completion_provider {
   enum class task_kind { warm, draft_warm, rebase, prefetch };
   struct task {
     task_kind kind;
-    std::string uri;
+    std::string key;              // the buffer's cache key
     std::vector<int32_t> tokens;  // warm: the prompt to finish
   };
 
   void run(const completion_request& req, const cancel_token& cancel, completion_result& res, bool prefetch = false);
   void queue(task t);
-  void drop_tasks(const std::string& uri, task_kind kind);
-  bool run_rebase(doc_state& ds, const std::string& uri, const cancel_token& cancel);
-  bool run_prefetch(doc_state& ds, const std::string& uri, const cancel_token& cancel);
-  layout_input input_of(const doc_state& ds, const std::string& uri, std::vector<extra_doc>& extra) const;
+  void drop_tasks(const std::string& key, task_kind kind);
+  bool run_rebase(doc_state& ds, const std::string& key, const cancel_token& cancel);
+  bool run_prefetch(doc_state& ds, const std::string& key, const cancel_token& cancel);
+  layout_input input_of(const doc_state& ds, std::vector<extra_doc>& extra) const;
   void reset_caches();
   static void take_request(doc_state& ds, const completion_request& req, int64_t line, int64_t col);
   // Keeps the moving averages of prompt throughput and decode step time.
@@ -131,6 +134,7 @@ class pipeline final : public completion_provider {
   double prefill_tps_ = 0;  // moving average of prompt tokens per second
   double step_ms_ = 0;      // moving average of a single-token decode step
   uint64_t completions_ = 0;
+  int sessions_ = 1;        // editor sessions sharing this pipeline (sessions_changed)
 };
 
 }  // namespace qf::server::completion

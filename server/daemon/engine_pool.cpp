@@ -22,7 +22,6 @@ struct engine_pool::engine {
   std::unique_ptr<completion_provider> provider;
   std::string description;
   std::optional<completion::completion_settings> applied;
-  std::map<std::string, std::set<std::uint64_t>> used_by;  // uri -> sessions that sent requests on it
 };
 
 std::string engine_key(const provider_options& o) {
@@ -36,10 +35,20 @@ const cancel_token& never() {
   static const cancel_token t = src.token();
   return t;
 }
+
+// Distinct sessions holding `e` (a session may hold several providers); under the pool's mutex.
+int distinct_sessions(const std::multiset<std::uint64_t>& sessions) {
+  int n = 0;
+  for (auto it = sessions.begin(); it != sessions.end(); it = sessions.upper_bound(*it)) ++n;
+  return n;
+}
 }  // namespace
 
 // One session's view of a shared engine: every call goes through the
 // engine's worker, with this session's completion settings applied first.
+// The session's buffers get cache keys of their own (buffer_key): two windows
+// with the same URI open hold two buffers, which must not share a KV slot,
+// a prompt layout or a type-through suggestion.
 class session_provider final : public completion_provider {
  public:
   session_provider(engine_pool* pool, std::shared_ptr<engine_pool::engine> e, std::uint64_t session,
@@ -49,15 +58,9 @@ class session_provider final : public completion_provider {
   ~session_provider() override {
     try {
       e_->worker.run(session_, engine_worker::kind::foreground, never(), [this](const cancel_token&) {
-        for (auto it = e_->used_by.begin(); it != e_->used_by.end();) {
-          it->second.erase(session_);
-          if (it->second.empty()) {
-            if (e_->provider) e_->provider->document_closed(it->first);
-            it = e_->used_by.erase(it);
-          } else {
-            ++it;
-          }
-        }
+        if (e_->provider)
+          for (const std::string& uri : used_) e_->provider->document_closed(key_of(uri));
+        used_.clear();
       });
     } catch (const std::exception& ex) {
       spdlog::warn("daemon: closing a session's documents: {}", ex.what());
@@ -67,8 +70,10 @@ class session_provider final : public completion_provider {
 
   completion_result complete(const completion_request& req, const cancel_token& cancel) override {
     completion_result r;
+    completion_request keyed = req;
+    keyed.buffer_key = key_of(req.uri);
     run(engine_worker::kind::foreground, cancel, req.uri,
-        [&](completion_provider& p, const cancel_token& t) { r = p.complete(req, t); });
+        [&](completion_provider& p, const cancel_token& t) { r = p.complete(keyed, t); });
     return r;
   }
   bool background_step(const cancel_token& cancel) override {
@@ -79,24 +84,23 @@ class session_provider final : public completion_provider {
   }
   std::optional<prompt_explanation> explain(const completion_request& req) override {
     std::optional<prompt_explanation> r;
+    completion_request keyed = req;
+    keyed.buffer_key = key_of(req.uri);
     run(engine_worker::kind::foreground, never(), req.uri,
-        [&](completion_provider& p, const cancel_token&) { r = p.explain(req); });
+        [&](completion_provider& p, const cancel_token&) { r = p.explain(keyed); });
     return r;
   }
   next_edit_result next_edit(const next_edit_request& req, const cancel_token& cancel) override {
     next_edit_result r;
+    next_edit_request keyed = req;
+    keyed.buffer_key = key_of(req.uri);
     run(engine_worker::kind::foreground, cancel, req.uri,
-        [&](completion_provider& p, const cancel_token& t) { r = p.next_edit(req, t); });
+        [&](completion_provider& p, const cancel_token& t) { r = p.next_edit(keyed, t); });
     return r;
   }
   void document_closed(const std::string& uri) override {
     e_->worker.run(session_, engine_worker::kind::foreground, never(), [&](const cancel_token&) {
-      auto it = e_->used_by.find(uri);
-      if (it == e_->used_by.end()) return;
-      it->second.erase(session_);
-      if (!it->second.empty()) return;  // another session still works on it
-      e_->used_by.erase(it);
-      if (e_->provider) e_->provider->document_closed(uri);
+      if (used_.erase(uri) != 0 && e_->provider) e_->provider->document_closed(key_of(uri));
     });
   }
   void configure(const completion::completion_settings& s) override { settings_ = s; }
@@ -119,15 +123,19 @@ class session_provider final : public completion_provider {
         p->configure(settings_);
         e_->applied = settings_;
       }
-      if (!uri.empty()) e_->used_by[uri].insert(session_);
+      if (!uri.empty()) used_.insert(uri);
       fn(*p, t);
     });
   }
+
+  // This session's key for a buffer it holds (completion_request::buffer_key).
+  std::string key_of(const std::string& uri) const { return uri + "#session-" + std::to_string(session_); }
 
   engine_pool* pool_;
   std::shared_ptr<engine_pool::engine> e_;
   std::uint64_t session_;
   completion::completion_settings settings_;
+  std::set<std::string> used_;  // URIs this session sent requests on; on the worker thread only
 };
 
 engine_pool::engine_pool(factory_fn make) : make_(std::move(make)) {}
@@ -196,16 +204,35 @@ std::unique_ptr<completion_provider> engine_pool::acquire(std::uint64_t session,
     std::lock_guard<std::mutex> lock(mu_);
     e->provider_ready = true;
   }
+  tell_sessions(e);
   return std::make_unique<session_provider>(this, e, session, opts.completion);
 }
 
+void engine_pool::tell_sessions(const std::shared_ptr<engine>& e) {
+  e->worker.run(0, engine_worker::kind::foreground, never(), [&](const cancel_token&) {
+    int n = 0;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      n = distinct_sessions(e->sessions);
+    }
+    if (e->provider && n > 0) e->provider->sessions_changed(n);
+  });
+}
+
 void engine_pool::release(const std::shared_ptr<engine>& e, std::uint64_t session) {
+  bool last = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (auto it = e->sessions.find(session); it != e->sessions.end()) e->sessions.erase(it);
-    if (!e->sessions.empty()) return;
-    auto it = engines_.find(e->key);
-    if (it != engines_.end() && it->second == e) engines_.erase(it);
+    last = e->sessions.empty();
+    if (last) {
+      auto it = engines_.find(e->key);
+      if (it != engines_.end() && it->second == e) engines_.erase(it);
+    }
+  }
+  if (!last) {
+    tell_sessions(e);
+    return;
   }
   // The last user: the model and its caches go, on the worker thread.
   e->worker.run(0, engine_worker::kind::foreground, never(), [&](const cancel_token&) { e->provider.reset(); });

@@ -16,8 +16,12 @@
 // through the engine's worker (engine_worker.h). The provider itself is made
 // by the injected factory (make_completion_provider in the binary), on the
 // engine's worker thread; sessions asking for an engine that is loading wait
-// for that load. document_closed reaches the provider only when no other
-// session has used that document.
+// for that load. Each session's buffers reach the provider under keys of
+// their own (the URI qualified by the session: completion_request's
+// buffer_key), so windows never share or evict each other's buffer state by
+// URI; a session's document_closed (or its end) closes its own keys. The
+// provider is told how many sessions share it (sessions_changed), which
+// scales its per-session cache bounds.
 #pragma once
 
 #include <cstdint>
@@ -52,6 +56,8 @@ class engine_pool {
  private:
   friend class session_provider;
   void release(const std::shared_ptr<engine>& e, std::uint64_t session);
+  // Tells the engine's provider how many sessions share it (on its worker).
+  void tell_sessions(const std::shared_ptr<engine>& e);
 
   factory_fn make_;
   mutable std::mutex mu_;

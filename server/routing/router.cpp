@@ -196,9 +196,14 @@ next_edit_result router::next_edit(const next_edit_request& req, const cancel_to
   return completion_provider::next_edit(req, cancel);
 }
 
-void router::document_closed(const std::string& uri) {
+void router::document_closed(const std::string& key) {
   for (auto& s : sources_)
-    if (s.provider) s.provider->document_closed(uri);
+    if (s.provider) s.provider->document_closed(key);
+}
+
+void router::sessions_changed(int sessions) {
+  for (auto& s : sources_)
+    if (s.provider) s.provider->sessions_changed(sessions);
 }
 
 void router::configure(const completion::completion_settings& settings) {

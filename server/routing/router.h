@@ -50,7 +50,8 @@ class router final : public completion_provider {
   bool background_step(const cancel_token& cancel) override;
   std::optional<prompt_explanation> explain(const completion_request& req) override;
   next_edit_result next_edit(const next_edit_request& req, const cancel_token& cancel) override;
-  void document_closed(const std::string& uri) override;
+  void document_closed(const std::string& key) override;
+  void sessions_changed(int sessions) override;
   void configure(const completion::completion_settings& settings) override;
   std::string describe() const override;
   source_health health() const override;
