@@ -11,9 +11,10 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
+#include <sstream>
 #include <vector>
 
+#include "indexing/private_file.h"
 #include "inference/gguf/gguf.h"
 #include "server/net/sha256.h"
 
@@ -29,9 +30,15 @@ struct part_meta {
   std::optional<uint64_t> size;
 };
 
+// The record of a partial download; an absent or unreadable one is empty (the
+// part is then not trusted: it starts over). A link or a FIFO there is refused.
 part_meta read_meta(const std::string& path) {
   part_meta m;
-  std::ifstream in(path);
+  std::string text, why;
+  const index::private_read r = index::read_private_file(path, 64 * 1024, &text, &why);
+  if (r == index::private_read::missing) return m;
+  if (r != index::private_read::ok) throw pull_error(why);
+  std::istringstream in(text);
   std::string line;
   while (std::getline(in, line)) {
     const size_t sp = line.find(' ');
@@ -46,20 +53,16 @@ part_meta read_meta(const std::string& path) {
   return m;
 }
 
+// A unique 0600 temporary file renamed over the record (indexing/private_file.h).
 void write_meta(const std::string& path, const part_meta& m) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << "url " << m.url << "\n";
-    if (!m.etag.empty()) out << "etag " << m.etag << "\n";
-    if (!m.last_modified.empty()) out << "last-modified " << m.last_modified << "\n";
-    if (!m.sha256.empty()) out << "sha256 " << m.sha256 << "\n";
-    if (m.size) out << "size " << *m.size << "\n";
-    if (!out.flush()) throw pull_error("cannot write " + tmp + ": " + std::strerror(errno));
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) throw pull_error("cannot write " + path + ": " + ec.message());
+  std::ostringstream out;
+  out << "url " << m.url << "\n";
+  if (!m.etag.empty()) out << "etag " << m.etag << "\n";
+  if (!m.last_modified.empty()) out << "last-modified " << m.last_modified << "\n";
+  if (!m.sha256.empty()) out << "sha256 " << m.sha256 << "\n";
+  if (m.size) out << "size " << *m.size << "\n";
+  std::string error;
+  if (!index::write_private_file(path, out.str(), &error)) throw pull_error(error);
 }
 
 // A header value without W/ and quotes, lower-cased when it is a SHA-256.
@@ -109,7 +112,8 @@ class part_sink final : public net::body_sink {
         complete_ = true;
         total_ = t;
         pick_expected(r);
-        if (expected_.empty() && !old_.sha256.empty()) expected_ = old_.sha256, source_ = "the partial download's record";
+        if (expected_.empty() && !old_.sha256.empty())
+          expected_ = old_.sha256, source_ = "the hash recorded when the download began";
         return false;
       }
       restart_ = "the server refused the range of the partial download";
@@ -134,6 +138,12 @@ class part_sink final : public net::body_sink {
     if (offset_ > 0 && !old_.sha256.empty() && !expected_.empty() && old_.sha256 != expected_) {
       restart_ = "the file changed on the server since the partial download";
       return false;
+    }
+    if (offset_ > 0 && expected_.empty() && !old_.sha256.empty()) {
+      // The bytes kept were fetched expecting this hash: the whole file is
+      // checked against it, whatever this answer says (or does not say).
+      expected_ = old_.sha256;
+      source_ = "the hash recorded when the download began";
     }
     part_meta m;
     m.url = req_.url;
@@ -275,12 +285,27 @@ pull_report pull_model(const pull_request& req, pull_observer& obs) {
   if (fs::exists(target, ec) && !req.force) {
     rep.already_present = true;
     rep.size = fs::file_size(target, ec);
+    if (!req.sha256.empty()) {  // the installed file must be the one asked for
+      fd_guard in;
+      in.fd = ::open(target.c_str(), O_RDONLY | O_CLOEXEC);
+      struct stat st {};
+      if (in.fd < 0 || ::fstat(in.fd, &st) != 0 || !S_ISREG(st.st_mode))
+        throw pull_error("cannot read the installed " + target + " to check --sha256");
+      net::sha256 h;
+      hash_existing(in.fd, static_cast<uint64_t>(st.st_size), h, target);
+      rep.sha256 = h.hex_digest();
+      if (rep.sha256 != lower(req.sha256))
+        throw pull_error(target + " is already installed and its SHA-256 is " + rep.sha256 + ", not " +
+                         lower(req.sha256) + " (--sha256); --force replaces it");
+      rep.checked_against = "--sha256";
+    }
     return rep;
   }
 
   fd_guard fd;
-  fd.fd = ::open(part.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd.fd < 0) throw pull_error("cannot open " + part + ": " + std::strerror(errno));
+  std::string open_error;
+  fd.fd = index::open_private_file(part, O_RDWR | O_CREAT, &open_error);  // no link followed; 0600
+  if (fd.fd < 0) throw pull_error(open_error);
   if (::flock(fd.fd, LOCK_EX | LOCK_NB) != 0)
     throw pull_error("another pull of " + req.name + " is writing " + part);
 
@@ -290,6 +315,15 @@ pull_report pull_model(const pull_request& req, pull_observer& obs) {
     if (::fstat(fd.fd, &st) != 0) throw pull_error("cannot stat " + part + ": " + std::strerror(errno));
     uint64_t offset = static_cast<uint64_t>(st.st_size);
     part_meta old = read_meta(meta);
+    if (offset > 0 && !req.sha256.empty() && !old.sha256.empty() && lower(req.sha256) != old.sha256) {
+      if (!req.force)
+        throw pull_error("the partial download " + part + " was begun expecting SHA-256 " + old.sha256 + ", not " +
+                         lower(req.sha256) + " (--sha256): it is not resumed; --force starts over");
+      obs.note("--force: discarding a partial download that expected another SHA-256");
+      if (::ftruncate(fd.fd, 0) != 0) throw pull_error("cannot truncate " + part + ": " + std::strerror(errno));
+      offset = 0;
+      old = {};
+    }
     if (offset > 0 && old.url != req.url) {
       obs.note("discarding a partial download of another URL (" + (old.url.empty() ? "unknown" : old.url) + ")");
       if (::ftruncate(fd.fd, 0) != 0) throw pull_error("cannot truncate " + part + ": " + std::strerror(errno));

@@ -2,16 +2,21 @@
 //
 // The bytes go to NAME.gguf.part in the models folder, with NAME.gguf.part.meta
 // beside it (the URL, the server's ETag and Last-Modified, the expected
-// SHA-256 and size). A later pull of the same URL resumes: it hashes the bytes
-// already there, asks for the rest with `Range: bytes=N-` and `If-Range` (the
-// stored ETag, or Last-Modified), and appends a 206 answer; a 200 answer (the
-// file changed, or the server ignores ranges) or a changed expected hash
-// starts over from byte 0; a 416 naming the part's own size as the file's
+// SHA-256 and size); both are private files (indexing/private_file.h: created
+// 0600, a symbolic link or FIFO at the path refused). A later pull of the same
+// URL resumes: it hashes the bytes already there, asks for the rest with
+// `Range: bytes=N-` and `If-Range` (the stored ETag, or Last-Modified), and
+// appends a 206 answer; a 200 answer (the file changed, or the server ignores
+// ranges) or a changed hash from the server starts over from byte 0. A resume
+// keeps the expected hash the download began with: when this run learns none,
+// the whole file is checked against the recorded one, and a --sha256 other
+// than the recorded one is refused (--force starts over); a 416 naming the part's own size as the file's
 // means the part is complete (it is verified and installed), any other 416
 // starts over. The SHA-256 is computed while writing and
 // checked against, in this order: --sha256, an X-Linked-Etag header (Hugging
 // Face sends it, quoted, on the redirect to its CDN for files stored in LFS),
-// or an ETag that is 64 hex digits. A mismatch deletes the download. The
+// or an ETag that is 64 hex digits. A mismatch deletes the download. A model
+// already installed is not fetched again, but --sha256 is checked against it. The
 // complete file must open as a GGUF (header, metadata and tensor table checked
 // against the file size) before it is fsynced and renamed to NAME.gguf, so the
 // folder never holds a half-written or foreign NAME.gguf.

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -362,6 +363,105 @@ TEST_F(ModelPull, AFileThatIsNotAGgufIsNotInstalled) {
   EXPECT_NE(r.err.find("is not a GGUF model"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(models_ + "/readme.gguf"));
   EXPECT_FALSE(fs::exists(models_ + "/readme.gguf.part"));
+}
+
+// The first bytes of the payload as a part left by an earlier run, with its record.
+void leave_part(const std::string& model, const std::string& part, const std::string& meta_text) {
+  fs::create_directories(fs::path(part).parent_path());
+  const std::string bytes = read_file(model);
+  write_file(part, bytes.substr(0, 100000));
+  write_file(part + ".meta", meta_text);
+}
+
+// A resume keeps the hash the download began with: a run that gives none (a
+// plain URL whose server sends no hash) still checks the whole file against it.
+TEST_F(ModelPull, AResumeKeepsTheFirstRunsExpectedHash) {
+  auto hub = start_hub();
+  ASSERT_TRUE(hub->ok()) << hub->error();
+  const std::string url = hub->url("/cdn/tiny.gguf");
+  leave_part(model_, part(), "url " + url + "\nsha256 " + std::string(64, 'a') + "\n");
+  run_result r = run_quickfill({"model", "pull", url});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("resuming tiny at"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("SHA-256 mismatch"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("the hash recorded when the download began"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(installed()));
+
+  // With the right recorded hash the same resume is checked and installed.
+  leave_part(model_, part(), "url " + url + "\nsha256 " + sha_ + "\n");
+  r = run_quickfill({"model", "pull", url});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("matches the hash recorded when the download began"), std::string::npos) << r.err;
+  EXPECT_EQ(sha256_of(installed()), sha_);
+}
+
+TEST_F(ModelPull, AResumeWithAnotherSha256IsRefused) {
+  auto hub = start_hub();
+  ASSERT_TRUE(hub->ok()) << hub->error();
+  const std::string url = hub->url("/cdn/tiny.gguf");
+  leave_part(model_, part(), "url " + url + "\nsha256 " + sha_ + "\n");
+  run_result r = run_quickfill({"model", "pull", url, "--sha256", std::string(64, 'b')});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("was begun expecting SHA-256 " + sha_), std::string::npos) << r.err;
+  EXPECT_EQ(file_size_or_0(part()), 100000u);  // kept, not resumed, not accepted
+  EXPECT_FALSE(fs::exists(installed()));
+  EXPECT_TRUE(requests_for(*hub, "GET /cdn/tiny.gguf", 0).empty());
+
+  r = run_quickfill({"model", "pull", url, "--sha256", sha_});  // the hash it began with: resumed
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("resuming tiny at"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("matches --sha256"), std::string::npos) << r.err;
+  EXPECT_EQ(sha256_of(installed()), sha_);
+}
+
+TEST_F(ModelPull, Sha256IsCheckedWhenTheModelIsAlreadyInstalled) {
+  auto hub = start_hub();
+  ASSERT_TRUE(hub->ok()) << hub->error();
+  fs::create_directories(models_);
+  write_file(installed(), "not the model");
+  run_result r = run_quickfill({"model", "pull", "o/r:tiny.gguf", "--sha256", sha_});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("is already installed and its SHA-256 is"), std::string::npos) << r.err;
+  EXPECT_EQ(read_file(installed()), "not the model");
+  r = run_quickfill({"model", "pull", "o/r:tiny.gguf", "--sha256", sha_, "--force"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = run_quickfill({"model", "pull", "o/r:tiny.gguf", "--sha256", sha_});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("already pulled"), std::string::npos) << r.err;
+}
+
+// The part and its record are quickfill's own files: created 0600, and a
+// symbolic link planted in their place is refused, not written through.
+TEST_F(ModelPull, PartFilesArePrivateAndLinksAreRefused) {
+  auto hub = start_hub("limit_rate_after 64k; limit_rate 2k;");
+  ASSERT_TRUE(hub->ok()) << hub->error();
+  child puller({"model", "pull", "o/r:tiny.gguf"});
+  for (int i = 0; i < 1500 && file_size_or_0(part()) < 65536; ++i) std::this_thread::sleep_for(milliseconds(20));
+  struct stat pst {}, mst {};
+  ASSERT_EQ(::stat(part().c_str(), &pst), 0);
+  ASSERT_EQ(::stat((part() + ".meta").c_str(), &mst), 0);
+  EXPECT_EQ(pst.st_mode & 0777, 0600u);
+  EXPECT_EQ(mst.st_mode & 0777, 0600u);
+  hub->kill_now();
+  puller.wait();
+
+  const std::string victim = dir_ + "/victim";
+  write_file(victim, "keep");
+  fs::remove(part());
+  fs::create_symlink(victim, part());
+  auto again = start_hub();
+  ASSERT_TRUE(again->ok()) << again->error();
+  run_result r = run_quickfill({"model", "pull", "o/r:tiny.gguf"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("symbolic link"), std::string::npos) << r.err;
+  EXPECT_EQ(read_file(victim), "keep");
+  fs::remove(part());
+  fs::remove(part() + ".meta");
+  fs::create_symlink(victim, part() + ".meta");
+  r = run_quickfill({"model", "pull", "o/r:tiny.gguf"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("symbolic link"), std::string::npos) << r.err;
+  EXPECT_EQ(read_file(victim), "keep");
 }
 
 TEST_F(ModelPull, BadReferencesAreUsageErrors) {
