@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include "server/report/report_html.h"
+#include "server/user_config.h"
 
 namespace qf::server {
 
@@ -15,7 +16,8 @@ using lsp::error_code;
 using lsp::rpc_error;
 
 lsp_server::lsp_server(core_options opts, std::shared_ptr<lsp::outbox> out, event_loop& loop)
-    : loop_(loop),
+    : user_config_path_(opts.user_config_path.value_or(default_user_config_path())),
+      loop_(loop),
       out_(out),
       rpc_(out),
       core_(with_workspace_progress(std::move(opts), loop, this),
@@ -205,7 +207,8 @@ void lsp_server::on_initialize(const lsp::initialize_params& p, const lsp::reply
     if (e == "utf-8") encoding_ = index::position_encoding::utf8;
   client_progress_ = lsp::bool_at(caps, "window.workDoneProgress", false);
   if (p.trace) trace_ = *p.trace;
-  if (p.initializationOptions) apply_settings(*p.initializationOptions);
+  // Always: the user config file applies without any initializationOptions too.
+  apply_settings(p.initializationOptions ? *p.initializationOptions : json::value(nullptr), true);
   read_workspace_params(p);
 
   json::object capabilities{
@@ -287,16 +290,25 @@ void lsp_server::on_did_save(const lsp::did_save_text_document_params& p) {
 }
 
 void lsp_server::on_did_change_configuration(const lsp::did_change_configuration_params& p) {
-  apply_settings(p.settings);
+  apply_settings(p.settings, false);
 }
 
-// Every payload replaces the whole settings (absent keys take their
-// defaults; see server/settings.h). Each problem goes to the log and to the
-// client as window/logMessage; an error is also shown once with
-// window/showMessage (the same error sent again is not shown again).
-void lsp_server::apply_settings(const json::value& payload) {
-  if (!has_settings(payload)) return;
-  const parsed_settings parsed = parse_settings(payload);
+// Every payload replaces the whole settings, layered over the user config
+// file, which is read again each time (absent keys take the file's value or
+// their defaults; see server/settings.h and docs/security.md). Each problem
+// goes to the log and to the client as window/logMessage; an error, a refused
+// user config file and privileged keys sent by the editor are also shown with
+// window/showMessage, each distinct message once.
+void lsp_server::apply_settings(const json::value& payload, bool initializing) {
+  const bool from_editor = has_settings(payload);
+  if (!from_editor && !initializing) return;
+  const user_config user = read_user_config(user_config_path_);
+  if (!user.refused.empty())
+    warn_once("quickfill: the user config file " + user_config_path_ + " is not used: " + user.refused +
+              "; see docs/security.md");
+  std::vector<std::string> refused;
+  const parsed_settings parsed =
+      parse_layered_settings(user.payload, from_editor ? payload : json::value(nullptr), &refused);
   for (const settings_problem& p : parsed.problems) {
     const bool error = p.level == settings_problem::severity::error;
     if (error)
@@ -307,12 +319,25 @@ void lsp_server::apply_settings(const json::value& payload) {
     if (error && shown_settings_errors_.insert(p.message).second)
       show_message(lsp::message_type::error, "quickfill settings: " + p.message);
   }
+  if (!refused.empty()) {
+    std::string keys;
+    for (const std::string& k : refused) keys += (keys.empty() ? "" : ", ") + k;
+    const std::string where = user_config_path_.empty() ? "$XDG_CONFIG_HOME/quickfill/config.json" : user_config_path_;
+    warn_once("quickfill: ignored settings that only the user config file may set: " + keys + " (set them in " +
+              where + "; see docs/security.md)");
+  }
   if (!parsed.usable) return;
   const bool model_changed = core_.apply_settings(parsed.values);
   if (model_changed && initialized_notified_) {
     no_model_notified_ = false;  // a new model choice deserves its own answer
     begin_model_load();
   }
+}
+
+void lsp_server::warn_once(const std::string& message) {
+  spdlog::warn("{}", message);
+  log_message(lsp::message_type::warning, message);
+  if (shown_settings_errors_.insert(message).second) show_message(lsp::message_type::warning, message);
 }
 
 void lsp_server::on_cancel_request(const lsp::cancel_params& p) {

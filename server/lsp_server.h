@@ -122,11 +122,16 @@ class lsp_server {
   void end_all_progress(const std::string& message);
   void on_model_loaded(const std::string& token, const model_state& st);
 
-  void apply_settings(const boost::json::value& payload);
+  // initializing: applied even when the payload carries no quickfill settings
+  // (the user config file alone).
+  void apply_settings(const boost::json::value& payload, bool initializing);
+  // Warning to the log and logMessage, and shown with showMessage the first time.
+  void warn_once(const std::string& message);
   void show_message(lsp::message_type type, const std::string& message);
   void log_message(lsp::message_type type, const std::string& message);
   void finish(int code);
 
+  const std::string user_config_path_;  // the user config file ("" = none)
   event_loop& loop_;
   std::shared_ptr<lsp::outbox> out_;
   lsp::dispatcher rpc_;
@@ -137,7 +142,7 @@ class lsp_server {
   bool client_progress_ = false;
   std::string trace_ = "off";
   bool no_model_notified_ = false;
-  std::set<std::string> shown_settings_errors_;  // settings errors already shown with showMessage
+  std::set<std::string> shown_settings_errors_;  // settings messages already shown with showMessage
   struct progress_state {
     bool created = false;  // the client accepted window/workDoneProgress/create
     bool ended = false;    // the end is sent or queued; nothing follows it

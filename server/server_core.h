@@ -44,6 +44,10 @@ struct core_options {
   bool background = true;      // run provider->background_step() when idle
   index::store_limits documents;  // --max-open-documents, --max-document-bytes
   index::workspace_options workspace;  // the workspace index (on_progress is set by the caller)
+  // The user config file (user_config.h; read by the LSP binding): unset, the
+  // one of this process's environment (the daemon's is that of the editor
+  // that started it); "" reads none.
+  std::optional<std::string> user_config_path;
 };
 
 struct model_state {

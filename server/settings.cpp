@@ -4,6 +4,7 @@
 
 #include <boost/json.hpp>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -29,7 +30,7 @@ std::vector<setting_spec> make_schema() {
         "GGUF model path, or the name of a model pulled with `quickfill model pull` (empty: not set). `--model` on "
         "the command line wins; without either, the bundled "
         "`quickfill-tiny-code.gguf` is looked up in `<exe dir>/../share/quickfill/models/`, then in the source "
-        "tree's `models/`. Changing or removing it reloads the model."},
+        "tree's `models/`. Changing or removing it reloads the model.", setting_trust::bare_name},
       S{"completion.autoDeadlineMs", "Server", QF_FIELD(server.auto_deadline_ms), 1, 600000, {},
         "Budget in ms (from arrival) of a completion triggered while typing; the answer is whatever exists by then."},
       S{"completion.explicitDeadlineMs", "Server", QF_FIELD(server.explicit_deadline_ms), 1, 600000, {},
@@ -139,7 +140,7 @@ std::vector<setting_spec> make_schema() {
         "for speculative decoding in place of prompt lookup, which it falls back to when it has no confident token. "
         "Output stays identical to plain greedy decoding. It is loaded with the model (and again when this changes), "
         "keeps one KV sequence of its own and catches up with a new prompt in the background; a model with another "
-        "tokenizer is refused (logged). Empty: prompt lookup only."},
+        "tokenizer is refused (logged). Empty: prompt lookup only.", setting_trust::bare_name},
       S{"completion.draftMinProb", "Speed", QF_FIELD(completion.draft_min_prob), 0.0, 1.0, {},
         "The draft model drafts while its next token's probability is at least this (0: always `draftMax` tokens). "
         "Not tuned by a measurement."},
@@ -226,17 +227,17 @@ std::vector<setting_spec> make_schema() {
         "Completion sources: an array of `{\"name\", \"kind\", ...members of the kind, \"quota\": "
         "{\"tokensPerHour\", \"tokensPerDay\"}}`. Kind `local` runs a GGUF model here (members `model`, `device`, "
         "`threads`). Empty: one implicit local source named `local`, built from the model settings above (the "
-        "behaviour without routing). A value that cannot be read is an error and the routing in force is kept."},
+        "behaviour without routing). A value that cannot be read is an error and the routing in force is kept.", setting_trust::user_file},
       S{"routes", "Routing", QF_FIELD(routing.routes_json), 0, 0, {},
         "Which sources answer: `{\"automatic\": [names], \"explicit\": [names]}`, tried in order; the next is tried "
         "when one fails, is down, has spent its quota, or is slower (recent median) than the time left. A missing "
         "route takes every source in the order of `sources`."},
       S{"audit.path", "Routing", QF_FIELD(routing.audit_path), 0, 0, {},
         "JSON Lines file (mode 0600) with one line per call to a non-local source: time, source, SHA-256 of the "
-        "document URI, token counts, status, latency. Empty: no audit log."},
+        "document URI, token counts, status, latency. Empty: no audit log.", setting_trust::user_file},
       S{"audit.includeCode", "Routing", QF_FIELD(routing.audit_include_code), 0, 0, {},
         "Also write the code around the cursor and the suggestions into each audit line. Off: no code text is "
-        "ever written."},
+        "ever written.", setting_trust::user_file},
       S{"routing.memoryReserveMiB", "Routing", QF_FIELD(routing.memory_reserve_mib), 0, 1 << 24, {},
         "Memory left free when a further local model is loaded: it is loaded only when its weights + KV cache + "
         "this fit in MemAvailable (and in the GPU's free memory on CUDA); docs/routing.md gives the math."},
@@ -412,8 +413,13 @@ bool has_settings(const json::value& payload) {
   return false;
 }
 
-parsed_settings parse_settings(const json::value& payload) {
-  parsed_settings out;
+namespace {
+
+// The settings object of a payload ({"quickfill": {...}} or the bare object)
+// collected by dotted key into *given; false (with the error in *problems)
+// when the payload cannot be read.
+bool collect_payload(const json::value& payload, std::map<std::string, given_value>& given,
+                     std::vector<settings_problem>& problems) {
   const json::value* obj = &payload;
   if (payload.is_object()) {
     if (const json::value* q = payload.get_object().if_contains("quickfill")) obj = q;
@@ -421,14 +427,17 @@ parsed_settings parse_settings(const json::value& payload) {
   static const json::value empty = json::object{};
   if (obj->is_null() || is_empty_array(*obj)) obj = &empty;
   if (!obj->is_object()) {
-    out.usable = false;
-    out.problems.push_back({settings_problem::severity::error,
-                            "the quickfill settings must be a JSON object, got " + shown(*obj) +
-                                "; the settings are unchanged"});
-    return out;
+    problems.push_back({settings_problem::severity::error,
+                        "the quickfill settings must be a JSON object, got " + shown(*obj) +
+                            "; the settings are unchanged"});
+    return false;
   }
-  std::map<std::string, given_value> given;
-  collect(obj->get_object(), "", false, given, out.problems);
+  collect(obj->get_object(), "", false, given, problems);
+  return true;
+}
+
+// Applies the collected values to out.values (a key not given, or null, takes its default).
+void apply_given(const std::map<std::string, given_value>& given, parsed_settings& out) {
   for (const setting_spec& spec : settings_schema()) {
     auto it = given.find(std::string(spec.key));
     if (it == given.end() || it->second.value->is_null()) continue;  // default
@@ -451,6 +460,96 @@ parsed_settings parse_settings(const json::value& payload) {
   if (!out.values.routing.keep_previous && !routing::parse_routing(out.values.routing, routing::builtin_kinds(), &why)) {
     out.problems.push_back({settings_problem::severity::error, why + "; the routing in force is kept"});
     out.values.routing.keep_previous = true;
+  }
+}
+
+const setting_spec* find_spec(std::string_view key) {
+  for (const setting_spec& s : settings_schema())
+    if (s.key == key) return &s;
+  return nullptr;
+}
+
+}  // namespace
+
+parsed_settings parse_settings(const json::value& payload) {
+  parsed_settings out;
+  std::map<std::string, given_value> given;
+  if (!collect_payload(payload, given, out.problems)) {
+    out.usable = false;
+    return out;
+  }
+  apply_given(given, out);
+  return out;
+}
+
+bool is_bare_model_name(std::string_view name) {
+  return !name.empty() && name.find_first_of("/\\~") == std::string_view::npos && name.front() != '.';
+}
+
+parsed_settings parse_layered_settings(const json::value& user, const json::value& editor,
+                                       std::vector<std::string>* refused) {
+  parsed_settings out;
+  // The user layer: its problems name the file; unreadable, none of its values are used.
+  std::map<std::string, given_value> given;
+  if (!user.is_null()) {
+    std::vector<settings_problem> problems;
+    if (!collect_payload(user, given, problems)) {
+      given.clear();
+      problems.back().message = "the quickfill settings must be a JSON object, got " + shown(user) +
+                                "; none of its values are used";
+    }
+    for (settings_problem& p : problems) out.problems.push_back({p.level, "user config file: " + p.message});
+  }
+  std::map<std::string, given_value> editor_given;
+  if (!collect_payload(editor, editor_given, out.problems)) {
+    out.usable = false;
+    return out;
+  }
+  std::vector<json::value> merged;  // additive arrays: both layers' elements (given_value points into it)
+  merged.reserve(editor_given.size());
+  for (const auto& [key, g] : editor_given) {
+    const setting_spec* spec = find_spec(key);
+    if (!spec || g.value->is_null()) continue;  // null: not given, the user layer's value stays
+    switch (spec->trust) {
+      case setting_trust::any:
+        given[key] = g;
+        break;
+      case setting_trust::user_file:
+        // Asking for the default (an empty list, no file) asks for nothing.
+        if (json_text(*g.value) != spec->default_json() && refused) refused->push_back(key);
+        break;
+      case setting_trust::bare_name:
+        if (g.value->is_string() && g.value->get_string().empty()) break;  // unset: the user layer's value stays
+        if (g.value->is_string() && !is_bare_model_name(g.value->get_string())) {
+          if (refused) refused->push_back(key);
+          break;
+        }
+        given[key] = g;  // a bare name (or a value of the wrong type, which apply() reports)
+        break;
+      case setting_trust::additive: {
+        // Added to the user layer's list (or the default one), never replacing it.
+        if (!g.value->is_array()) {
+          out.problems.push_back({settings_problem::severity::warning,
+                                  key + ": " + shown(*g.value) + " is not accepted (expected " +
+                                      spec->accepted(false) + "); ignored"});
+          break;
+        }
+        auto it = given.find(key);
+        json::value base = it != given.end() && it->second.value->is_array() ? *it->second.value
+                                                                              : json::parse(spec->default_json());
+        json::array both = base.is_array() ? base.get_array() : json::array{};
+        for (const json::value& v : g.value->get_array()) both.push_back(v);
+        merged.emplace_back(std::move(both));
+        given[key] = given_value{&merged.back(), true};
+        break;
+      }
+    }
+  }
+  apply_given(given, out);
+  if (refused) {  // in schema order, as the reference lists them
+    auto rank = [](const std::string& k) { return find_spec(k) - settings_schema().data(); };
+    std::stable_sort(refused->begin(), refused->end(),
+                     [&](const std::string& a, const std::string& b) { return rank(a) < rank(b); });
   }
   return out;
 }

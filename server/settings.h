@@ -11,8 +11,10 @@
 // * A settings object is complete: a key it does not carry, or carries as
 //   null, takes its default. Each initializationOptions and each
 //   workspace/didChangeConfiguration payload that carries quickfill settings
-//   (has_settings) replaces the whole settings; a removed key goes back to its
-//   default (the model path too).
+//   (has_settings) replaces the whole settings; a removed key goes back to the
+//   user config file's value or its default (the model path too).
+// * Privileged keys (setting_trust; docs/security.md) come from the user
+//   config file only (parse_layered_settings).
 // * A bad value (wrong type, out of range, not one of the allowed strings)
 //   takes the default, with a warning naming the key, the value and what is
 //   accepted. Unknown keys are ignored with a warning.
@@ -56,6 +58,12 @@ struct server_settings {
   int daemon_idle_timeout_s = 300;  // a daemon started by this editor exits this long after its last client
 };
 
+// Who may set a key (docs/security.md). The user config file
+// (user_config.h) may set every key; the editor's payloads may set `any` keys,
+// `bare_name` keys only to a bare name (a model in the models folder, never a
+// path), add to `additive` arrays, and never set `user_file` keys.
+enum class setting_trust { any, user_file, bare_name, additive };
+
 struct quickfill_settings {
   server_settings server;
   completion::completion_settings completion;
@@ -79,6 +87,7 @@ struct setting_spec {
   double min = 0, max = 0;                // integers and numbers: accepted range
   std::vector<std::string_view> choices;  // strings: allowed values (empty: any string)
   std::string_view doc;                   // one line: meaning, and why the default
+  setting_trust trust = setting_trust::any;  // who may set it (docs/security.md)
 
   std::string type_name() const;        // "boolean", "integer", "number", "string", "array", "object"
   // What is accepted: for messages ("an integer from 1 to 4096", "one of \"auto\", \"cpu\"") or
@@ -109,6 +118,21 @@ struct parsed_settings {
 // means all defaults.
 bool has_settings(const boost::json::value& payload);
 parsed_settings parse_settings(const boost::json::value& payload);
+
+// The settings of two layers (docs/security.md): `user`, the user config
+// file's payload (null: none), gives the base values; `editor`, the editor's
+// payload (null: none), overrides the keys it may set. A privileged key the
+// editor sends with a value other than null or the default is not used and
+// its key is appended to *refused (a `bare_name` key only when the value is a
+// path). Problems of the user layer name the file ("user config file: ...");
+// an unreadable user layer is an error and none of its values are used; an
+// unreadable editor payload makes the result not usable, as parse_settings.
+parsed_settings parse_layered_settings(const boost::json::value& user, const boost::json::value& editor,
+                                       std::vector<std::string>* refused);
+
+// A model name the editor may give: not empty, no '/' or '\\', not starting
+// with '.', no '~' (so it can only name a file in the models folder).
+bool is_bare_model_name(std::string_view name);
 
 // The markdown of docs/configuration.md between the markers below, rendered
 // from the schema (markers included).

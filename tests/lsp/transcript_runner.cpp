@@ -13,7 +13,14 @@
 //   close-stdin               close the server's input
 //   exit-code N               wait for the server to exit with code N
 //   count N {pattern}         at the end: exactly N received messages match
+//   config {json}             write the user config file (mode 0600; the
+//                             server reads it at initialize and at each
+//                             didChangeConfiguration)
+//   config-chmod MODE         chmod the user config file (octal)
 //
+// The server runs with XDG_CONFIG_HOME set to a fresh directory of its own
+// (no user config file unless a `config` line writes one), whose path
+// replaces @CONFIG_HOME@ in every line.
 // A pattern matches a message when every key it lists matches (extra keys
 // are allowed), arrays match element by element with equal length, and the
 // strings "{{any}}", "{{absent}}" (the key must be missing) and
@@ -24,8 +31,13 @@
 // fails the test, which is how "answered exactly once" and "notifications
 // are never answered" are checked. Waits are bounded only to catch a hung
 // server; nothing here measures time.
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -42,6 +54,8 @@ using std::chrono::milliseconds;
 namespace {
 
 constexpr milliseconds hang_guard(30000);
+
+std::filesystem::path g_config_home;  // removed when the runner ends, failed or not
 
 bool matches(const json::value& pattern, const json::value& actual);
 
@@ -115,6 +129,8 @@ struct runner {
       std::fprintf(stderr, "  %s %s\n", consumed[i] ? "[matched]" : "[pending]", json::serialize(received[i]).c_str());
     for (const auto& b : client.bad_output()) std::fprintf(stderr, "  bad output: %s\n", b.c_str());
     client.kill_child();
+    std::error_code ec;
+    std::filesystem::remove_all(g_config_home, ec);
     std::exit(1);
   }
 
@@ -177,6 +193,24 @@ int main(int argc, char** argv) {
       for (std::string a; ss >> a;) extra.push_back(a);
     }
   }
+  // A user config directory of this run only (never the real user's).
+  const std::filesystem::path config_home =
+      std::filesystem::temp_directory_path() / ("qf-transcript-config-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(config_home);
+  std::filesystem::create_directories(config_home / "quickfill");
+  ::setenv("XDG_CONFIG_HOME", config_home.c_str(), 1);
+  g_config_home = config_home;
+  struct remove_at_exit {
+    ~remove_at_exit() {
+      std::error_code ec;
+      std::filesystem::remove_all(g_config_home, ec);
+    }
+  } cleanup;
+  const std::string config_file = (config_home / "quickfill" / "config.json").string();
+  for (auto& l : lines)
+    for (std::size_t at; (at = l.find("@CONFIG_HOME@")) != std::string::npos;)
+      l.replace(at, 13, config_home.string());
+
   std::vector<std::string> argv_child = {server, "--stdio"};
   argv_child.insert(argv_child.end(), extra.begin(), extra.end());
   std::string error;
@@ -218,6 +252,12 @@ int main(int argc, char** argv) {
       if (timed_out) r.fail("the server did not exit");
       if (got != want) r.fail("exit code " + std::to_string(got) + ", expected " + std::to_string(want));
       r.exited = true;
+    } else if (l.rfind("config ", 0) == 0) {
+      const json::value v = parse(rest(7));
+      std::ofstream(config_file, std::ios::trunc) << json::serialize(v);
+      ::chmod(config_file.c_str(), 0600);
+    } else if (l.rfind("config-chmod ", 0) == 0) {
+      ::chmod(config_file.c_str(), static_cast<mode_t>(std::stoul(rest(13), nullptr, 8)));
     } else if (l.rfind("count ", 0) == 0) {
       std::string body = rest(6);
       std::size_t sp = body.find(' ');
