@@ -64,4 +64,15 @@ std::string file_uri_to_path(std::string_view uri) {
   return out;
 }
 
+std::string path_relative_to_roots(std::string_view path, const std::vector<std::string>& roots) {
+  for (std::string_view r : roots) {
+    while (r.size() > 1 && r.back() == '/') r.remove_suffix(1);
+    if (r.empty()) continue;
+    if (r == "/" && path.size() > 1 && path.front() == '/') return std::string(path.substr(1));
+    if (path.size() > r.size() + 1 && path.starts_with(r) && path[r.size()] == '/')
+      return std::string(path.substr(r.size() + 1));
+  }
+  return {};
+}
+
 }  // namespace qf::index

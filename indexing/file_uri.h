@@ -6,10 +6,15 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace qf::index {
 
 std::string path_to_file_uri(std::string_view absolute_path);
 std::string file_uri_to_path(std::string_view uri);
+
+// `path` relative to the first of `roots` (absolute folders) that holds it
+// ("/w/p/a.py" under "/w/p" -> "a.py"), or "" when none does.
+std::string path_relative_to_roots(std::string_view path, const std::vector<std::string>& roots);
 
 }  // namespace qf::index

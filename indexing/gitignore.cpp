@@ -7,7 +7,9 @@ namespace {
 
 constexpr std::size_t max_line = 4096;  // longer lines are not patterns anyone writes
 
-std::vector<std::string_view> split_path(std::string_view p) {
+}  // namespace
+
+std::vector<std::string_view> split_path_segments(std::string_view p) {
   std::vector<std::string_view> out;
   std::size_t start = 0;
   while (start <= p.size()) {
@@ -19,6 +21,8 @@ std::vector<std::string_view> split_path(std::string_view p) {
   }
   return out;
 }
+
+namespace {
 
 // A bracket expression at pattern[i] == '['; sets *matched and returns the
 // index after it, or npos when it is not closed (then '[' is literal).
@@ -52,9 +56,12 @@ std::size_t match_class(std::string_view pat, std::size_t i, char c, bool* match
   return j + 1;
 }
 
+}  // namespace
+
 // `**` segments against path segments: the classic star backtracking, one
 // level up (a `**` segment matches any run of segments, also none).
-bool match_segments(const std::vector<std::string>& pat, const std::vector<std::string_view>& path, std::size_t from) {
+bool glob_match_segments(const std::vector<std::string>& pat, const std::vector<std::string_view>& path,
+                         std::size_t from) {
   std::size_t p = 0, t = from;
   std::size_t star_p = std::string::npos, star_t = 0;
   while (t < path.size()) {
@@ -74,8 +81,6 @@ bool match_segments(const std::vector<std::string>& pat, const std::vector<std::
   while (p < pat.size() && pat[p] == "**") ++p;
   return p == pat.size();
 }
-
-}  // namespace
 
 bool glob_match_segment(std::string_view pat, std::string_view text) {
   std::size_t p = 0, t = 0;
@@ -157,7 +162,7 @@ ignore_file::ignore_file(std::string base, std::string_view contents) : base_(st
     if (line.empty()) continue;
     // A slash at the start or in the middle anchors the pattern to base_.
     pat.anchored = line.find('/') != std::string_view::npos;
-    for (auto s : split_path(line)) pat.segments.emplace_back(s);
+    for (auto s : split_path_segments(line)) pat.segments.emplace_back(s);
     if (pat.segments.empty()) continue;
     // "x/**" matches what is inside x, not x itself: one segment, then any run.
     if (pat.segments.size() > 1 && pat.segments.back() == "**") pat.segments.insert(pat.segments.end() - 1, "*");
@@ -172,14 +177,14 @@ int ignore_file::match(std::string_view rel_path, bool is_dir) const {
     if (!(rel_path.size() > base_.size() && rel_path.starts_with(base_) && rel_path[base_.size()] == '/')) return 0;
     below = rel_path.substr(base_.size() + 1);
   }
-  const std::vector<std::string_view> segs = split_path(below);
+  const std::vector<std::string_view> segs = split_path_segments(below);
   if (segs.empty()) return 0;
   for (std::size_t i = patterns_.size(); i-- > 0;) {
     const ignore_pattern& p = patterns_[i];
     if (p.directory_only && !is_dir) continue;
     bool hit;
     if (p.anchored)
-      hit = match_segments(p.segments, segs, 0);
+      hit = glob_match_segments(p.segments, segs, 0);
     else
       hit = glob_match_segment(p.segments[0], segs.back());
     if (hit) return p.negated ? -1 : 1;

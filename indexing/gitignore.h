@@ -50,5 +50,12 @@ bool is_ignored(const std::vector<const ignore_file*>& files, std::string_view r
 
 // One glob segment (no '/') against one path segment: `*`, `?`, `[...]`, `\x`.
 bool glob_match_segment(std::string_view pattern, std::string_view text);
+// A pattern split at '/' against a path's segments from `from` on: each
+// pattern segment matches one path segment, and a `**` segment any run of
+// them (also none). Shared with path_glob.h.
+bool glob_match_segments(const std::vector<std::string>& pattern, const std::vector<std::string_view>& path,
+                         std::size_t from = 0);
+// A '/'-separated path's non-empty segments.
+std::vector<std::string_view> split_path_segments(std::string_view path);
 
 }  // namespace qf::index

@@ -71,6 +71,35 @@ void workspace_index::set_roots(std::vector<std::string> roots) {
   wake_.notify_all();
 }
 
+void workspace_index::set_exclude(exclude_fn excluded) {
+  {
+    std::lock_guard lock(mu_);
+    excluded_ = excluded ? std::make_shared<const exclude_fn>(std::move(excluded)) : nullptr;
+    rewalk_ = !roots_.empty();
+  }
+  wake_.notify_all();
+}
+
+bool workspace_index::is_excluded(const std::string& path, std::string_view language_id) const {
+  std::shared_ptr<const exclude_fn> f;
+  {
+    std::lock_guard lock(mu_);
+    f = excluded_;
+  }
+  return f && (*f)(path, language_id);
+}
+
+namespace {
+
+// The language id of a file on disk, from its grammar ("" without one).
+std::string_view disk_language_id(const std::string& path) {
+  const syntax_language* lang = find_syntax_language("", path);
+  if (!lang) return {};
+  return lang->name == "tsx" ? std::string_view("typescriptreact") : lang->name;
+}
+
+}  // namespace
+
 void workspace_index::files_changed(std::vector<file_change> changes) {
   {
     std::lock_guard lock(mu_);
@@ -234,7 +263,7 @@ void workspace_index::run() {
             if (i && !i->from_document) store_.remove(u);
           }
         cache_dirty_ = true;
-      } else if (is_indexable_path(roots, c.path)) {
+      } else if (is_indexable_path(roots, c.path) && !is_excluded(c.path, disk_language_id(c.path))) {
         index_disk_file(c.path);
       } else if (auto info = store_.info(uri); info && !info->from_document) {
         store_.remove(uri);
@@ -248,7 +277,8 @@ void workspace_index::run() {
         auto info = store_.info(uri);
         if (info && info->from_document) store_.remove(uri);
         const std::string path = file_uri_to_path(uri);
-        if (!path.empty() && is_indexable_path(roots, path)) index_disk_file(path);
+        if (!path.empty() && is_indexable_path(roots, path) && !is_excluded(path, disk_language_id(path)))
+          index_disk_file(path);
       } else {
         index_document(doc);
       }
@@ -284,6 +314,7 @@ void workspace_index::walk_roots(const std::vector<std::string>& roots, bool rep
   }
   const auto started = steady::now();
   walk_result walked = walk_workspace(roots, opts_.walk, &cancel_);
+  std::erase_if(walked.files, [&](const walked_file& f) { return is_excluded(f.path, disk_language_id(f.path)); });
   {
     std::lock_guard lock(mu_);
     stats_.truncated = walked.truncated;
@@ -374,6 +405,11 @@ void workspace_index::index_disk_file(const std::string& path) {
 }
 
 void workspace_index::index_document(const std::shared_ptr<const document>& doc) {
+  const std::string path = file_uri_to_path(doc->uri);
+  if (is_excluded(path.empty() ? doc->uri : path, doc->language_id)) {
+    if (store_.info(doc->uri)) store_.remove(doc->uri);
+    return;
+  }
   const syntax_language* lang = find_syntax_language(doc->language_id, doc->uri);
   if (!lang) return;
   const std::uint64_t key = content_key(doc->text, lang->name);

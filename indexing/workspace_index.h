@@ -83,6 +83,12 @@ class workspace_index final : public definition_source {
   // under any root dropped.
   void set_roots(std::vector<std::string> roots);
   void files_changed(std::vector<file_change> changes);
+  // Files kept out of the index (the server's privacy filter): called on the
+  // index thread with an absolute path and the language id ("" when unknown;
+  // for a file on disk, its grammar's name, "typescriptreact" for tsx). Setting
+  // it re-walks, so files it now keeps out leave the index.
+  using exclude_fn = std::function<bool(const std::string& path, std::string_view language_id)>;
+  void set_exclude(exclude_fn excluded);
   // Open documents (any URI scheme; a file:// one overrides that file).
   void document_updated(std::shared_ptr<const document> doc);
   void document_closed(const std::string& uri);
@@ -116,6 +122,7 @@ class workspace_index final : public definition_source {
                file_definitions* out);
   void save_cache();
   void set_priority();
+  bool is_excluded(const std::string& path, std::string_view language_id) const;
 
   workspace_options opts_;
   definition_store store_;
@@ -130,6 +137,7 @@ class workspace_index final : public definition_source {
   bool stop_ = false;
   bool busy_ = false;
   bool waive_debounce_ = false;
+  std::shared_ptr<const exclude_fn> excluded_;  // null: nothing kept out
   workspace_stats stats_;
   std::thread thread_;
   std::atomic<bool> cancel_{false};

@@ -8,7 +8,9 @@
 // cancellable ($/cancelRequest -> -32800) and an edit of the document cancels
 // it (-32801). Without a model it fails with RequestFailed and the reason; an
 // unknown document is InvalidParams, a stale or untracked one RequestFailed,
-// as for completions.
+// as for completions. A document kept out of prompts (privacy.exclude,
+// privacy.disabledLanguages) fails with RequestFailed saying why: no prompt is
+// ever built for it.
 #include "server/explain_json.h"
 #include "server/lsp_server.h"
 
@@ -19,6 +21,9 @@ using lsp::error_code;
 void lsp_server::start_explain(const std::string& uri, const lsp::position& pos, const lsp::reply_once& reply) {
   index::document_store::snapshot doc;
   completion_request req = make_request(uri, pos, doc);
+  if (const std::string why = core_.why_private(uri); !why.empty())
+    throw lsp::rpc_error(error_code::request_failed,
+                         uri + " is kept out of completions and prompts (" + why + "); there is no prompt to explain");
   req.explicit_trigger = true;
   req.received = clock::now();
   auto on_cancel = [reply](cancel_reason why) {

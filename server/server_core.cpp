@@ -1,6 +1,8 @@
 // The LSP-free server core (see server_core.h).
 #include "server/server_core.h"
 
+#include <cstdlib>
+
 #include <spdlog/spdlog.h>
 
 #include "indexing/utf8.h"
@@ -11,7 +13,20 @@
 namespace qf::server {
 
 server_core::server_core(core_options opts, post_fn post)
-    : opts_(std::move(opts)), post_(std::move(post)), docs_(opts_.documents), worker_(&stats_, opts_.background) {}
+namespace {
+
+std::string home_folder() {
+  const char* h = std::getenv("HOME");
+  return h ? std::string(h) : std::string();
+}
+
+}  // namespace
+
+    : opts_(std::move(opts)),
+      post_(std::move(post)),
+      docs_(opts_.documents),
+      worker_(&stats_, opts_.background),
+      privacy_(std::make_shared<privacy_filter>(privacy_settings{}, std::vector<std::string>{}, home_folder())) {}
 
 server_core::~server_core() { stop(); }
 
@@ -55,11 +70,68 @@ bool server_core::apply_settings(const quickfill_settings& next) {
     if (p) p->configure(completion);
   });
   if (workspace_requested_ && next.server.workspace_index != (workspace_ != nullptr))
+  refresh_privacy();
     set_workspace_roots(workspace_roots_);  // the workspace.index setting turned the index on or off
   return model_changed;
 }
 
 void server_core::load_model(std::function<void(int, const std::string&)> progress,
+std::shared_ptr<const privacy_filter> server_core::privacy() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return privacy_;
+}
+
+bool server_core::is_private(const index::document& d) const { return privacy()->is_private(d.uri, d.language_id); }
+
+std::string server_core::why_private(const std::string& uri) const {
+  index::document_store::snapshot d = docs_.get(uri);
+  return privacy()->why_private(uri, d ? std::string_view(d->language_id) : std::string_view());
+}
+
+// A new filter (the settings or the workspace folders changed): documents it
+// now keeps out leave the context sources, and the provider drops every
+// document's state, whose cached prompts may hold their text; documents it
+// lets in again join them.
+void server_core::refresh_privacy() {
+  privacy_settings ps;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ps = settings_.privacy;
+  }
+  auto next = std::make_shared<const privacy_filter>(ps, workspace_roots_, home_folder());
+  std::shared_ptr<const privacy_filter> before;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    before = std::exchange(privacy_, next);
+  }
+  if (workspace_)
+    workspace_->set_exclude([next](const std::string& path, std::string_view language) {
+      return !next->why_private_path(path, language).empty();
+    });
+  bool newly_private = false;
+  std::vector<std::string> open_uris;
+  for (const auto& d : docs_.recent("", SIZE_MAX)) {
+    open_uris.push_back(d->uri);
+    const bool was = before->is_private(d->uri, d->language_id), now = next->is_private(d->uri, d->language_id);
+    if (now && !was) {
+      newly_private = true;
+      edits_->forget(d->uri);
+      recent_->forget(d->uri);
+      if (workspace_) workspace_->document_closed(d->uri);
+      spdlog::info("privacy: {} is now kept out of completions and prompts: {}", d->uri,
+                   next->why_private(d->uri, d->language_id));
+    } else if (was && !now) {
+      recent_->touch(d->uri, d->text, 0);
+      if (workspace_) workspace_->document_updated(d);
+    }
+  }
+  if (newly_private)
+    worker_.post_task([open_uris](scheduler::provider_slot& p) {
+      if (p)
+        for (const std::string& u : open_uris) p->document_closed(u);
+    });
+}
+
                              std::function<void(const model_state&)> done) {
   const server_settings s = settings();
   const completion::engine_options engine = engine_options();
@@ -155,6 +227,14 @@ bool server_core::open(const std::string& uri, const std::string& language_id, s
     syntax_.opened(doc);
     recent_->touch(uri, doc->text, 0);
     if (workspace_) workspace_->document_updated(doc);
+    if (is_private(*doc)) {
+      // Reopened with another language or path rules: nothing of it stays as context.
+      edits_->forget(uri);
+      recent_->forget(uri);
+      if (workspace_) workspace_->document_closed(uri);
+      spdlog::info("privacy: {} is kept out of completions and prompts: {}", uri, why_private(uri));
+      return true;
+    }
     return true;
   }
   // Refused: whatever the provider kept for an earlier version goes.
@@ -188,12 +268,13 @@ bool server_core::change(const std::string& uri, std::int64_t version,
     worker_.document_edited(uri, after->text);
   else
     worker_.cancel_document(uri, cancel_reason::content_modified);
-  if (before && after) {
+  const bool kept_out = after && is_private(*after);
+  if (before && after && !kept_out) {
     edits_->record(uri, before->text, after->text, after->version);
     const auto& last = changes.empty() ? std::optional<index::text_range>() : changes.back().range;
     recent_->touch(uri, after->text, last ? last->start_line : 0);
   }
-  if (workspace_ && after) workspace_->document_updated(after);       // debounced there
+  if (workspace_ && after && !kept_out) workspace_->document_updated(after);  // debounced there
   syntax_.changed(std::move(before), std::move(after), changes, enc);  // queues only; parsed off this thread
   return true;
 }
@@ -212,7 +293,13 @@ void server_core::close(const std::string& uri) {
 
 void server_core::add_context(completion_request& req) const {
   const std::size_t limit = static_cast<std::size_t>(settings().context_documents);
-  for (const auto& d : docs_.recent(req.uri, limit)) req.context_docs.push_back({d->uri, index::shared_text(d)});
+  for (const auto& d : docs_.recent(req.uri, SIZE_MAX)) {
+    if (req.context_docs.size() >= limit) break;
+    if (!privacy->is_private(d->uri, d->language_id)) req.context_docs.push_back({d->uri, index::shared_text(d)});
+  }
+  req.workspace_roots = workspace_roots_;
+  const std::shared_ptr<const privacy_filter> privacy = this->privacy();
+  if (privacy->is_private(req.uri, req.language_id)) return;  // answered without the provider anyway
   req.definitions = workspace_;
   req.syntax = syntax_.latest(req.uri);
   req.edits = edits_;
@@ -224,6 +311,11 @@ void server_core::complete(const std::string& key, completion_request req,
                            std::function<void(completion_outcome)> done, std::function<void(cancel_reason)> on_cancel) {
   cancel_next_edits();
   scheduler::job j;
+  if (privacy()->is_private(req.uri, req.language_id)) {
+    // An empty answer, without the provider: the text goes to no model and no source.
+    post_([done = std::move(done)] { done(completion_outcome{}); });
+    return;
+  }
   j.key = key;
   j.uri = req.uri;
   j.group = req.uri + (req.inline_request ? "#inline" : "#completion");
@@ -266,6 +358,10 @@ void server_core::explain(const std::string& key, completion_request req,
                           std::function<void(cancel_reason)> on_cancel) {
   scheduler::job j;
   j.key = key;
+  if (privacy()->is_private(req.uri, req.language_id)) {
+    post_([done = std::move(done)] { done(std::nullopt, false); });  // no prompt is ever built for it
+    return;
+  }
   j.uri = req.uri;
   j.group = req.uri + "#explain";
   auto post = post_;

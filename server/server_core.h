@@ -25,6 +25,7 @@
 #include "indexing/workspace_index.h"
 #include "server/completion/provider_factory.h"
 #include "server/acceptance_stats.h"
+#include "server/privacy_filter.h"
 #include "server/routing/source_board.h"
 #include "server/scheduler.h"
 #include "server/settings.h"
@@ -149,8 +150,17 @@ class server_core {
   // Fills context_docs with other open documents, most recently used first,
   // the context sources (syntax tree, edit history, recent chunks) and
   // definitions with the workspace index (when there is one); notes the
-  // cursor's place in the recent-chunks ring.
+  // cursor's place in the recent-chunks ring. Private documents (below) are
+  // never context, and a request on one gets no context at all.
   void add_context(completion_request& req) const;
+
+  // Privacy (privacy_filter.h, docs/security.md): why the open document `uri`
+  // is kept out of completions and prompts (privacy.exclude,
+  // privacy.disabledLanguages), or "". complete(), explain() and next_edit()
+  // answer a private document without calling the provider, and its text is
+  // never recorded as context (recent chunks, edit history, workspace index).
+  std::string why_private(const std::string& uri) const;
+  std::shared_ptr<const privacy_filter> privacy() const;
   const index::edit_history& edit_history() const { return *edits_; }
   const index::recent_chunks& recent_chunks() const { return *recent_; }
 
@@ -183,6 +193,12 @@ class server_core {
   std::string loaded_choice_;  // path of the last load attempt
   std::shared_ptr<routing::source_board> board_ = std::make_shared<routing::source_board>();
   std::function<void(const std::string&)> notice_handler_;  // under mu_
+  // Privacy: rebuilt from the settings and the workspace folders (dispatcher
+  // thread), read under mu_; a change moves open documents in or out of the
+  // context sources.
+  std::shared_ptr<const privacy_filter> privacy_;
+  void refresh_privacy();
+  bool is_private(const index::document& d) const;
 };
 
 }  // namespace qf::server

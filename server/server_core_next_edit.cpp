@@ -8,6 +8,12 @@ namespace qf::server {
 void server_core::next_edit(const std::string& key, next_edit_request req,
                             std::function<void(next_edit_result, bool no_model)> done,
                             std::function<void(cancel_reason)> on_cancel) {
+  if (const std::string why = privacy()->why_private(req.uri, req.language_id); !why.empty()) {
+    next_edit_result r;
+    r.reason = "the document is kept out of completions (" + why + ")";
+    post_([done = std::move(done), r = std::move(r)]() mutable { done(std::move(r), false); });
+    return;
+  }
   {
     std::lock_guard<std::mutex> lock(next_edit_mu_);
     next_edit_keys_.insert(key);

@@ -10,6 +10,7 @@ namespace qf::server {
 void server_core::set_workspace_roots(std::vector<std::string> root_paths) {
   workspace_requested_ = true;
   workspace_roots_ = std::move(root_paths);
+  refresh_privacy();  // paths relative to the folders match too
   if (!settings().workspace_index) {
     if (workspace_) {
       spdlog::info("workspace index: off (workspace.index setting)");
@@ -20,8 +21,13 @@ void server_core::set_workspace_roots(std::vector<std::string> root_paths) {
   }
   if (!workspace_) {
     workspace_ = std::make_shared<index::workspace_index>(opts_.workspace);
-    // Documents opened before the index existed override their files too.
-    for (const auto& d : docs_.recent("", SIZE_MAX)) workspace_->document_updated(d);
+    const std::shared_ptr<const privacy_filter> privacy = this->privacy();
+    workspace_->set_exclude([privacy](const std::string& path, std::string_view language) {
+      return !privacy->why_private_path(path, language).empty();
+    });
+    // Documents opened before the index existed override their files too (private ones never).
+    for (const auto& d : docs_.recent("", SIZE_MAX))
+      if (!privacy->is_private(d->uri, d->language_id)) workspace_->document_updated(d);
   }
   workspace_->set_roots(workspace_roots_);
 }

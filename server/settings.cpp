@@ -242,6 +242,18 @@ std::vector<setting_spec> make_schema() {
         "Memory left free when a further local model is loaded: it is loaded only when its weights + KV cache + "
         "this fit in MemAvailable (and in the GPU's free memory on CUDA); docs/routing.md gives the math."},
   };
+      // ---- Privacy (privacy_filter.h, docs/security.md) ----
+      S{"privacy.exclude", "Privacy", QF_FIELD(privacy.exclude), 0, 0, {},
+        "Globs of files that never get completions and never reach a prompt (open files, recent chunks, edit "
+        "history, the workspace index, remote sources, `quickfill/explainCompletion`, the audit log). Matched on "
+        "the absolute path and on the path relative to each workspace folder, as in `.gitignore`: a pattern without "
+        "`/` matches a file or folder name at any depth, `**` spans folders, `~/` is the home folder. The default "
+        "covers environment files, keys and the credential files of common CLIs (docs/security.md).",
+        setting_trust::additive},
+      S{"privacy.disabledLanguages", "Privacy", QF_FIELD(privacy.disabled_languages), 0, 0, {},
+        "LSP language ids (`markdown`, `plaintext`, ...) whose documents are treated like excluded files: no "
+        "completions, never in a prompt.",
+        setting_trust::additive},
 }
 
 #undef QF_FIELD
@@ -347,6 +359,19 @@ bool apply(const setting_spec& spec, const json::value& v, quickfill_settings& s
     return true;
   }
   auto* f = std::get_if<setting_spec::string_field>(&spec.field);
+  if (auto* f = std::get_if<setting_spec::string_list_field>(&spec.field)) {
+    // Elements that are not strings (or empty) are dropped, never the whole list: a
+    // layered list (setting_trust::additive) keeps the user's elements whatever the editor adds.
+    if (!v.is_array()) return false;
+    std::vector<std::string> out;
+    for (const json::value& e : v.get_array()) {
+      if (!e.is_string() || e.get_string().empty()) continue;
+      std::string t(e.get_string());
+      if (std::find(out.begin(), out.end(), t) == out.end()) out.push_back(std::move(t));
+    }
+    *(*f)(s) = std::move(out);
+    return true;
+  }
   if (!f || !v.is_string()) return false;
   const std::string_view text = v.get_string();
   if (!spec.choices.empty()) {
@@ -372,6 +397,7 @@ std::string setting_spec::type_name() const {
     case 2: return "number";
     case 3: return "string";
     default: break;
+    case 5: return "array";
   }
   quickfill_settings d;
   return (*std::get<setting_spec::json_field>(field))(d)->is_array() ? "array" : "object";
@@ -389,6 +415,7 @@ std::string setting_spec::accepted(bool markdown) const {
       if (type_name() == "array") return markdown ? "source objects" : "an array of source objects";
       return markdown ? "`automatic`, `explicit`: arrays of names" : "an object of routes";
     default: break;
+    case 5: return markdown ? "array of strings" : "an array of strings";
   }
   if (choices.empty()) return markdown ? "any string" : "a string";
   std::string out = markdown ? "" : "one of ";

@@ -38,6 +38,7 @@
 
 #include "server/completion/engine_backend.h"
 #include "server/completion/settings.h"
+#include "server/privacy_filter.h"
 #include "server/routing/routing_settings.h"
 
 namespace qf::server {
@@ -69,6 +70,7 @@ struct quickfill_settings {
   completion::completion_settings completion;
   completion::engine_options engine;
   routing::routing_settings routing;  // sources, routes, audit log (server/routing/)
+  privacy_settings privacy;           // documents kept out of prompts (privacy_filter.h)
 };
 
 // One key of the schema.
@@ -80,10 +82,12 @@ struct setting_spec {
   // A structured value (an array or an object) read as a whole by its owner's
   // parser after the scalar keys: "sources" and "routes" (routing_settings.h).
   using json_field = boost::json::value* (*)(quickfill_settings&);
+  // An array of strings ("privacy.exclude"); duplicates are dropped.
+  using string_list_field = std::vector<std::string>* (*)(quickfill_settings&);
 
   std::string_view key;    // dotted path, e.g. "completion.maxTokens"
   std::string_view group;  // documentation table it belongs to
-  std::variant<bool_field, int_field, number_field, string_field, json_field> field;
+  std::variant<bool_field, int_field, number_field, string_field, json_field, string_list_field> field;
   double min = 0, max = 0;                // integers and numbers: accepted range
   std::vector<std::string_view> choices;  // strings: allowed values (empty: any string)
   std::string_view doc;                   // one line: meaning, and why the default

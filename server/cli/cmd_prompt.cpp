@@ -13,6 +13,7 @@
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -191,7 +192,15 @@ int cmd_prompt(std::span<char*> args) {
     index::workspace_options wo;
     wo.idle_priority = false;
     workspace_index = std::make_shared<index::workspace_index>(wo);
-    workspace_index->set_roots({fs::absolute(workspace).lexically_normal().string()});
+    const std::string root = fs::absolute(workspace).lexically_normal().string();
+    // As in the server: files of the default privacy.exclude list are never indexed.
+    auto privacy = std::make_shared<const server::privacy_filter>(server::privacy_settings{},
+                                                                  std::vector<std::string>{root},
+                                                                  std::getenv("HOME") ? std::getenv("HOME") : "");
+    workspace_index->set_exclude([privacy](const std::string& path, std::string_view language) {
+      return !privacy->why_private_path(path, language).empty();
+    });
+    workspace_index->set_roots({root});
     workspace_index->document_updated(doc);
     if (!workspace_index->wait_idle(std::chrono::minutes(5))) {
       std::fprintf(stderr, "%s: indexing %s did not finish within 5 minutes\n", k_cmd, workspace.c_str());

@@ -72,6 +72,9 @@ struct completion_request {
   // none). Thread-safe; read only when a new prompt layout is made.
   std::shared_ptr<const index::edit_history> edits;
   std::shared_ptr<const index::recent_chunks> recent;
+  // The workspace folders (absolute paths): what a remote source names files
+  // relative to, so that no request shows the layout of the user's disk.
+  std::vector<std::string> workspace_roots;
   // Where the decoder publishes the text produced so far (null: nowhere); the
   // scheduler reads it to keep a generation the typing continues (inflight.h).
   std::shared_ptr<completion::generation_progress> progress;

@@ -40,14 +40,17 @@ std::string_view head_lines(std::string_view text, std::size_t max) {
 
 }  // namespace
 
-std::string uri_filename(std::string_view uri) {
-  std::string path = index::file_uri_to_path(uri);
-  return path.empty() ? std::string(uri) : path;
+std::string uri_filename(std::string_view uri, const std::vector<std::string>& roots) {
+  const std::string path = index::file_uri_to_path(uri);
+  if (path.empty()) return std::string(uri);
+  std::string rel = index::path_relative_to_roots(path, roots);
+  if (!rel.empty()) return rel;
+  return path.substr(path.rfind('/') + 1);  // outside the workspace: the name alone
 }
 
 prompt_parts build_prompt(const server::completion_request& req, const remote_options& o) {
   prompt_parts out;
-  out.filename = uri_filename(req.uri);
+  out.filename = uri_filename(req.uri, req.workspace_roots);
   const std::string_view text = req.text;
   const std::size_t cursor = std::min(index::offset_of_line_col(text, req.cursor.line, req.cursor.byte_col), text.size());
   out.prefix = std::string(tail_lines(text.substr(0, cursor), o.max_prefix_chars));
@@ -59,7 +62,7 @@ prompt_parts build_prompt(const server::completion_request& req, const remote_op
     std::string_view cut = head_lines(chunk, budget);
     if (cut.empty()) return;
     budget -= cut.size();
-    out.extra.push_back({uri_filename(uri), std::string(cut)});
+    out.extra.push_back({uri_filename(uri, req.workspace_roots), std::string(cut)});
   };
   if (req.recent)
     for (const auto& c : req.recent->recent()) add(c.uri, c.text);

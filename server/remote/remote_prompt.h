@@ -9,7 +9,9 @@
 // on models with file-separator tokens): the recently edited or viewed chunks
 // of other documents first (newest first), then the starts of the other open
 // documents (most recently used first), never the document itself, until
-// max_extra_chars is spent. Filenames are the URIs' paths.
+// max_extra_chars is spent. Filenames are the URIs' paths relative to the
+// workspace folder that holds them (the file name alone outside every
+// folder), so a request never shows where on the user's disk the code lives.
 #pragma once
 
 #include <string>
@@ -35,7 +37,8 @@ struct prompt_parts {
 
 prompt_parts build_prompt(const server::completion_request& req, const remote_options& o);
 
-// "file:///a/b.py" -> "/a/b.py" (indexing/file_uri.h); other URIs as they are.
-std::string uri_filename(std::string_view uri);
+// "file:///w/p/b.py" with the folder "/w/p" -> "b.py"; outside every folder
+// "b.py"; URIs of other schemes as they are.
+std::string uri_filename(std::string_view uri, const std::vector<std::string>& roots);
 
 }  // namespace qf::remote
