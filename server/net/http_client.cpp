@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "server/net/name_lookup.h"
 #include "server/net/url.h"
 
 namespace qf::net {
@@ -41,6 +42,13 @@ bool iequals(std::string_view a, std::string_view b) {
 }
 
 bool is_redirect(int s) { return s == 301 || s == 302 || s == 303 || s == 307 || s == 308; }
+
+bool icontains(std::string_view hay, std::string_view needle) {
+  if (needle.size() > hay.size()) return false;
+  for (size_t i = 0; i + needle.size() <= hay.size(); ++i)
+    if (iequals(hay.substr(i, needle.size()), needle)) return true;
+  return false;
+}
 
 bool is_ip_literal(const std::string& host) {
   boost::system::error_code ec;
@@ -84,7 +92,7 @@ class session {
       if (ec) return;
       if (cancel_requested()) {
         cancelled_ = true;
-        if (resolver_) resolver_->cancel();
+        if (lookup_) lookup_->abandon();
         if (tcp_) tcp_->socket().close();
         return;
       }
@@ -113,29 +121,61 @@ class session {
     return ec == beast::error::timeout ? error_kind::timeout : otherwise;
   }
 
-  tcp::resolver::results_type resolve(const url& u, clock::time_point deadline) {
-    tcp::resolver r(io_);
+  // IP literals at once; names through a lookup (name_lookup.h) this request
+  // abandons at the deadline or on cancellation, whatever getaddrinfo does.
+  lookup_results resolve(const url& u, clock::time_point deadline) {
+    boost::system::error_code ec;
+    if (is_ip_literal(u.host)) {
+      tcp::resolver r(io_);
+      lookup_results results =
+          r.resolve(u.host, u.port, tcp::resolver::numeric_host | tcp::resolver::numeric_service, ec);
+      if (ec) fail(error_kind::resolve, "cannot use the address '" + u.host + "': " + ec.message());
+      return results;
+    }
+    check_cancel();
+    bool finished = false;
+    lookup_results results;
+    std::string refused;
+    std::shared_ptr<pending_lookup> lk = start_lookup(
+        io_, u.host, u.port,
+        [&](const boost::system::error_code& e, lookup_results found) {
+          ec = e;
+          results = std::move(found);
+          finished = true;
+        },
+        &refused);
+    if (!lk) fail(error_kind::resolve, "cannot resolve host '" + u.host + "': " + refused);
+    // Until the handler ran, something must keep run_one() waiting: the
+    // guard, since the timer below may already have fired.
+    auto guard = asio::make_work_guard(io_);
     asio::steady_timer t(io_);
     bool timed_out = false;
     t.expires_at(deadline);
-    t.async_wait([&](const boost::system::error_code& ec) {
-      if (!ec) {
+    t.async_wait([&](const boost::system::error_code& e) {
+      if (!e) {
         timed_out = true;
-        r.cancel();
+        lk->abandon();
       }
     });
-    resolver_ = &r;
-    tcp::resolver::results_type results;
-    const boost::system::error_code ec = await([&](auto handler) {
-      r.async_resolve(u.host, u.port,
-                      [&results, handler](const boost::system::error_code& e, tcp::resolver::results_type found) mutable {
-                        results = std::move(found);
-                        handler(e);
-                      });
-    });
-    resolver_ = nullptr;
+    lookup_ = lk.get();
+    if (io_.stopped()) io_.restart();
+    while (!finished && io_.run_one() > 0) {
+    }
+    lookup_ = nullptr;
     t.cancel();
-    if (timed_out) fail(error_kind::timeout, "resolving " + u.host + " took longer than the connect timeout");
+    guard.reset();
+    if (!finished) {  // cannot happen while the guard holds the context; never leave the handler behind
+      lk->abandon();
+      io_.restart();
+      while (!finished && io_.run_one() > 0) {
+      }
+      fail(error_kind::protocol, "internal: the lookup of " + u.host + " never completed");
+    }
+    if (timed_out)
+      fail(error_kind::timeout, "resolving " + u.host + " took longer than the connect timeout (" +
+                                    std::to_string(o_.connect_timeout.count()) +
+                                    " ms): the system's resolver did not answer in time");
+    check_cancel();
     if (ec) fail(error_kind::resolve, "cannot resolve host '" + u.host + "': " + ec.message());
     return results;
   }
@@ -199,7 +239,7 @@ class session {
     req.set(bhttp::field::user_agent, o_.user_agent);
     bool has_encoding = false;
     for (const auto& h : o_.headers) {
-      if (iequals(h.name, "Authorization") && u.host != first_host_) continue;
+      if (!credentials_ && is_credential_header(h.name)) continue;
       if (iequals(h.name, "Accept-Encoding")) has_encoding = true;
       req.insert(h.name, h.value);
     }
@@ -208,6 +248,7 @@ class session {
       req.body() = body_;
       req.prepare_payload();
     }
+    sink_.on_sending(u.str(), body_.size());
     ts.expires_after(o_.read_timeout);
     const auto wec = await([&](auto handler) { bhttp::async_write(stream, req, handler); });
     if (wec) fail(kind_of(wec, error_kind::interrupted), "cannot send the request to " + u.str() + ": " + wec.message());
@@ -240,9 +281,19 @@ class session {
         std::string error;
         std::optional<url> next = resolve_url(u, *loc, &error);
         if (!next) fail(error_kind::bad_url, "bad redirect from " + u.str() + " to '" + *loc + "': " + error);
+        if (u.tls() && !next->tls())
+          fail(error_kind::insecure, "refusing the redirect (HTTP " + std::to_string(status) + ") from " + u.str() +
+                                         " to " + next->str() + ": it leaves https for plain http");
         if (status == 303 || ((status == 301 || status == 302) && v == bhttp::verb::post)) {
           method_ = "GET";
           body_.clear();
+        }
+        if (!same_origin(u, *next)) {
+          if (!body_.empty())
+            fail(error_kind::redirect_refused,
+                 "refusing the redirect (HTTP " + std::to_string(status) + ") from " + u.str() + " to " +
+                     next->str() + ": it would send the request body to another origin");
+          credentials_ = false;  // for the rest of the chain, a hop back included
         }
         return next;
       }
@@ -253,6 +304,9 @@ class session {
     out.url = u.str();
     out.headers = std::move(headers);
     if (auto n = parser.content_length()) out.content_length = *n;
+    if (o_.max_body > 0 && out.content_length && *out.content_length > o_.max_body)
+      fail(error_kind::too_large, "the answer from " + u.str() + " is " + std::to_string(*out.content_length) +
+                                      " bytes, over the limit of " + std::to_string(o_.max_body));
     if (!sink_.on_response(out) || parser.is_done()) return std::nullopt;
 
     std::vector<char> tmp(chunk_bytes);
@@ -264,6 +318,9 @@ class session {
       const auto rec = await([&](auto handler) { bhttp::async_read(stream, buf, parser, handler); });
       const size_t got = tmp.size() - msg.body().size;
       received += got;
+      if (o_.max_body > 0 && received > o_.max_body)
+        fail(error_kind::too_large, "the answer from " + u.str() + " passed the limit of " +
+                                        std::to_string(o_.max_body) + " bytes; the rest was not read");
       if (got > 0 && !sink_.on_data({tmp.data(), got}))
         fail(error_kind::aborted, "the transfer from " + u.str() + " was stopped by its receiver");
       if (rec == bhttp::error::need_buffer) continue;
@@ -291,11 +348,17 @@ class session {
     std::string error;
     std::optional<url> cur = parse_url(start, &error);
     if (!cur) fail(error_kind::bad_url, "bad URL '" + start + "': " + error);
-    first_host_ = cur->host;
     method_ = o_.method;
     body_ = o_.body;
+    credentials_ = true;
     while (cur) {
       check_cancel();
+      if (credentials_ && !cur->tls() && !is_loopback_host(cur->host))
+        for (const auto& h : o_.headers)
+          if (is_credential_header(h.name))
+            fail(error_kind::insecure, "refusing to send credentials (the " + h.name + " header) over plain http to " +
+                                           cur->authority() + ": use https (plain http is allowed only to the "
+                                           "loopback: localhost, 127.0.0.0/8, ::1)");
       const clock::time_point deadline = clock::now() + o_.connect_timeout;
       std::optional<url> next;
       if (cur->tls()) {
@@ -330,10 +393,11 @@ class session {
   body_sink& sink_;
   asio::io_context io_;
   asio::steady_timer poll_;
-  tcp::resolver* resolver_ = nullptr;
+  pending_lookup* lookup_ = nullptr;
   beast::tcp_stream* tcp_ = nullptr;
   bool cancelled_ = false;
-  std::string url_, first_host_, method_, body_;
+  bool credentials_ = true;  // credential headers still go out (no redirect changed origin yet)
+  std::string url_, method_, body_;
 };
 
 class string_sink final : public body_sink {
@@ -359,6 +423,13 @@ const std::string* find_header(const header_list& headers, std::string_view name
   return nullptr;
 }
 
+bool is_credential_header(std::string_view name) {
+  if (iequals(name, "Cookie")) return true;
+  for (std::string_view part : {"auth", "key", "token", "secret", "password"})
+    if (icontains(name, part)) return true;
+  return false;
+}
+
 const char* error_kind_name(error_kind k) {
   switch (k) {
     case error_kind::bad_url: return "bad_url";
@@ -371,6 +442,9 @@ const char* error_kind_name(error_kind k) {
     case error_kind::interrupted: return "interrupted";
     case error_kind::aborted: return "aborted";
     case error_kind::cancelled: return "cancelled";
+    case error_kind::insecure: return "insecure";
+    case error_kind::redirect_refused: return "redirect_refused";
+    case error_kind::too_large: return "too_large";
   }
   return "unknown";
 }
@@ -382,8 +456,10 @@ response fetch(const std::string& url, const request_options& opts, body_sink& s
 
 response fetch_to_string(const std::string& url, const request_options& opts, std::string& body, size_t max_body) {
   body.clear();
+  request_options o = opts;
+  if (o.max_body == 0 || o.max_body > max_body) o.max_body = max_body;
   string_sink sink(body, max_body);
-  return fetch(url, opts, sink);
+  return fetch(url, o, sink);
 }
 
 }  // namespace qf::net

@@ -11,12 +11,28 @@
 // * Redirects (301, 302, 303, 307, 308 with a Location) are followed up to
 //   max_redirects; each followed hop is reported with its headers (some servers
 //   put facts about the final resource on the redirect, such as a hash). 303
-//   turns the request into a GET without a body. The caller's headers go on
-//   every hop, except Authorization, which is dropped when a redirect leaves
-//   the original host.
+//   (and 301/302 after a POST) turns the request into a GET without a body.
+//   Least privilege on every hop:
+//   - a redirect from https to http is refused (error_kind::insecure);
+//   - credentials (the headers is_credential_header() names: Authorization,
+//     Cookie, API key and token headers) go only to the first URL's origin:
+//     the first redirect that changes scheme, host or port drops them for the
+//     rest of the chain, a hop back to the first origin included;
+//   - a redirect that would send the request body to another origin (307 or
+//     308 after a POST) is refused (error_kind::redirect_refused): the body
+//     (a remote completion's is the user's code) goes only where it was sent;
+//   - credentials over plain http are refused (error_kind::insecure) unless
+//     the host is the loopback (is_loopback_host(): localhost, 127.0.0.0/8,
+//     ::1).
 // * Timeouts: connect_timeout bounds name resolution plus the TCP connect plus
 //   the TLS handshake; read_timeout bounds each wait for bytes (the longest
-//   silence tolerated), not the whole transfer.
+//   silence tolerated), not the whole transfer. Names are looked up on a
+//   thread the request can walk away from (name_lookup.h): a resolver that
+//   does not answer costs the request no more than connect_timeout, and a
+//   cancellation is seen while it waits.
+// * Size: max_body caps the final response's body (a Content-Length over it
+//   is refused before any byte is read, a longer stream is cut there), with
+//   error_kind::too_large.
 // * Cancellation: a flag the caller sets from any thread, or a should_cancel
 //   callback (a deadline, a cancel token), or both; they are polled every
 //   poll_interval (50 ms unless set) while connecting and reading, the
@@ -41,6 +57,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -71,6 +88,9 @@ enum class error_kind {
   interrupted,     // the connection closed before the body was complete
   aborted,         // the sink asked to stop
   cancelled,       // the cancel flag was set
+  insecure,        // a redirect from https to http, or credentials over plain http to another machine
+  redirect_refused,  // a redirect would re-send the request body to another origin
+  too_large,       // the body is larger than max_body
 };
 const char* error_kind_name(error_kind k);
 
@@ -97,7 +117,14 @@ struct request_options {
   // Polled on the calling thread with `cancel`; true stops the request.
   std::function<bool()> should_cancel;
   std::chrono::milliseconds poll_interval{50};
+  uint64_t max_body = 0;  // the final response's body at most this many bytes (0: no limit)
 };
+
+// Headers that carry credentials, dropped when a redirect changes origin:
+// Authorization, Proxy-Authorization, Cookie, and any name holding "key",
+// "token", "secret", "password" or "auth" (X-Api-Key, Api-Key, X-Auth-Token,
+// ...). Case-insensitive.
+bool is_credential_header(std::string_view name);
 
 // A redirect response that was followed.
 struct redirect_hop {
@@ -123,12 +150,18 @@ class body_sink {
   virtual bool on_response(const response& head) = 0;
   // A piece of the body. false stops the transfer (http_error aborted).
   virtual bool on_data(std::span<const char> bytes) = 0;
+  // A request (with body_bytes of body) starts going out to `url`: from here
+  // the server may receive it, whatever happens next. Once per hop.
+  virtual void on_sending(const std::string& url, std::size_t body_bytes) {
+    (void)url;
+    (void)body_bytes;
+  }
 };
 
 // Performs the request (following redirects) and streams the final body to sink.
 response fetch(const std::string& url, const request_options& opts, body_sink& sink);
 
-// fetch() into a string; bodies over max_body bytes are refused (aborted).
+// fetch() into a string; bodies over max_body bytes are refused (too_large).
 response fetch_to_string(const std::string& url, const request_options& opts, std::string& body,
                          size_t max_body = 16u << 20);
 

@@ -1,6 +1,7 @@
 // URL parsing and redirect resolution (see url.h).
 #include "server/net/url.h"
 
+#include <boost/asio/ip/address.hpp>
 #include <algorithm>
 #include <cctype>
 
@@ -126,6 +127,22 @@ std::optional<url> resolve_url(const url& base, std::string_view location, std::
   }
   u.target = remove_dot_segments(path) + query;
   return u;
+}
+
+bool same_origin(const url& a, const url& b) {
+  return a.scheme == b.scheme && lower(a.host) == lower(b.host) && a.port == b.port;
+}
+
+bool is_loopback_host(std::string_view host) {
+  std::string h = lower(host);
+  if (!h.empty() && h.back() == '.') h.pop_back();
+  if (h == "localhost") return true;
+  boost::system::error_code ec;
+  const boost::asio::ip::address a = boost::asio::ip::make_address(h, ec);
+  if (ec) return false;
+  if (a.is_v6() && a.to_v6().is_v4_mapped())
+    return boost::asio::ip::make_address_v4(boost::asio::ip::v4_mapped, a.to_v6()).is_loopback();
+  return a.is_loopback();
 }
 
 }  // namespace qf::net

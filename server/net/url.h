@@ -2,7 +2,9 @@
 // request target, parsed strictly (no user info, no spaces or control bytes),
 // and the resolution of a redirect's Location against the URL that sent it
 // (absolute, scheme-relative, absolute path, relative path). The fragment is
-// dropped: it never goes on the wire.
+// dropped: it never goes on the wire. Also the two facts the client's
+// redirect and credential rules need: whether two URLs share an origin, and
+// whether a host is the loopback.
 #pragma once
 
 #include <optional>
@@ -29,5 +31,12 @@ std::optional<url> parse_url(std::string_view text, std::string* error = nullptr
 
 // The URL a Location header value points to, relative to base.
 std::optional<url> resolve_url(const url& base, std::string_view location, std::string* error = nullptr);
+
+// Same scheme, host and port (the origin a browser would compare).
+bool same_origin(const url& a, const url& b);
+
+// "localhost", an address in 127.0.0.0/8, ::1 (or ::ffff:127.x.y.z): the
+// traffic never leaves the machine. By the text alone, nothing is resolved.
+bool is_loopback_host(std::string_view host);
 
 }  // namespace qf::net

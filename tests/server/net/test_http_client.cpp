@@ -195,13 +195,30 @@ TEST_F(HttpClient, CancelFlagStopsTheTransfer) {
 }
 
 TEST_F(HttpClient, SinkCanStopTheTransfer) {
+  struct stop_after_first final : body_sink {
+    bool on_response(const response&) override { return true; }
+    bool on_data(std::span<const char>) override { return ++pieces < 1; }
+    int pieces = 0;
+  } sink;
+  try {
+    fetch(server_->url("/files/data.bin"), {}, sink);
+    FAIL() << "the sink's stop was ignored";
+  } catch (const http_error& e) {
+    EXPECT_EQ(e.kind(), error_kind::aborted);
+  }
+  EXPECT_EQ(sink.pieces, 1);
+}
+
+TEST_F(HttpClient, BodyOverTheCapIsRefused) {
   std::string got;
   try {
     fetch_to_string(server_->url("/files/data.bin"), {}, got, 1000);
     FAIL() << "a body over the cap was accepted";
   } catch (const http_error& e) {
-    EXPECT_EQ(e.kind(), error_kind::aborted);
+    EXPECT_EQ(e.kind(), error_kind::too_large);
+    EXPECT_NE(std::string(e.what()).find("300000 bytes, over the limit of 1000"), std::string::npos) << e.what();
   }
+  EXPECT_TRUE(got.empty());  // refused from its Content-Length, before any byte
 }
 
 TEST_F(HttpClient, BadUrlIsRefusedBeforeAnyConnection) {

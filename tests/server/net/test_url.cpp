@@ -51,5 +51,22 @@ TEST(Url, ResolvesLocations) {
   EXPECT_FALSE(resolve_url(*base, ""));
 }
 
+TEST(Url, Origins) {
+  auto a = parse_url("https://Example.com/x");
+  ASSERT_TRUE(a);
+  EXPECT_TRUE(same_origin(*a, *parse_url("https://example.com:443/other?q")));
+  EXPECT_FALSE(same_origin(*a, *parse_url("http://example.com/x")));        // scheme
+  EXPECT_FALSE(same_origin(*a, *parse_url("https://example.com:8443/x")));  // port
+  EXPECT_FALSE(same_origin(*a, *parse_url("https://cdn.example.com/x")));   // host
+}
+
+TEST(Url, LoopbackHosts) {
+  for (const char* h : {"localhost", "LOCALHOST", "localhost.", "127.0.0.1", "127.8.9.10", "::1", "::ffff:127.0.0.1"})
+    EXPECT_TRUE(is_loopback_host(h)) << h;
+  for (const char* h : {"10.0.0.1", "0.0.0.0", "::", "192.0.2.1", "localhost.example.com", "mylocalhost", "128.0.0.1",
+                        "::ffff:10.0.0.1", "127.0.0.1.nip.io"})
+    EXPECT_FALSE(is_loopback_host(h)) << h;
+}
+
 }  // namespace
 }  // namespace qf::net
