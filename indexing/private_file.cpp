@@ -52,7 +52,10 @@ int open_private_file(const std::string& path, int flags, std::string* error) {
   const int fd = ::open(path.c_str(), flags | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0) {
     const int e = errno;
-    if (e == ELOOP)
+    struct stat st {};
+    if (e != ELOOP && ::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
+      *error = "refusing " + path + ": not a regular file";  // e.g. a FIFO nobody reads (ENXIO)
+    else if (e == ELOOP)
       *error = "refusing " + path + ": it is a symbolic link (quickfill's own files are never followed through links)";
     else if (e == ENOENT && !(flags & O_CREAT))
       *error = "missing: " + path;

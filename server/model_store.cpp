@@ -3,7 +3,6 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <system_error>
 
 namespace qf::server {
 
@@ -22,13 +21,11 @@ bool is_model_name(const std::string& name) {
 }
 
 std::string resolve_model_argument(const std::string& arg) {
-  std::error_code ec;
-  if (!is_model_name(arg) || fs::exists(arg, ec)) return arg;
+  if (!is_model_name(arg)) return arg;
   const std::string dir = models_dir();
-  if (dir.empty()) return arg;
+  if (dir.empty()) return {};
   const bool has_ext = arg.size() > 5 && arg.compare(arg.size() - 5, 5, ".gguf") == 0;
-  fs::path p = fs::path(dir) / (has_ext ? arg : arg + ".gguf");
-  return fs::is_regular_file(p, ec) ? p.string() : arg;
+  return (fs::path(dir) / (has_ext ? arg : arg + ".gguf")).string();
 }
 
 }  // namespace qf::server

@@ -1,6 +1,7 @@
 // The folder of pulled models and the names in it. `quickfill model pull`
-// installs NAME.gguf there; `--model NAME` and the `model` setting accept NAME
-// (or NAME.gguf) for a file there. The folder is $XDG_DATA_HOME/quickfill/models,
+// installs NAME.gguf there; `--model NAME`, the `model` and
+// `completion.draftModel` settings and a local source's `model` accept NAME
+// (or NAME.gguf) for a file there, and a name is never looked up elsewhere. The folder is $XDG_DATA_HOME/quickfill/models,
 // or ~/.local/share/quickfill/models when XDG_DATA_HOME is unset or not absolute
 // (the XDG base directory rule); $QUICKFILL_MODELS_DIR overrides both.
 #pragma once
@@ -16,10 +17,12 @@ std::string models_dir();
 // empty, not "." or "..".
 bool is_model_name(const std::string& name);
 
-// The file a model argument means: the argument itself when it names an
-// existing file or is not a model name, else models_dir()/NAME.gguf (or
-// models_dir()/NAME when NAME already ends in .gguf) when that exists;
-// otherwise the argument unchanged (its load then fails with its own name).
+// The file a model argument means. A path (it contains '/') is used as given.
+// A model name is looked up ONLY in the models folder, never in the working
+// directory (which, for an editor, is often an untrusted repository):
+// models_dir()/NAME.gguf, or models_dir()/NAME when NAME already ends in
+// .gguf, whether or not it exists (a missing one then fails to load with that
+// path in the message); "" when there is no models folder.
 std::string resolve_model_argument(const std::string& arg);
 
 }  // namespace qf::server

@@ -3,6 +3,8 @@
 
 #include <charconv>
 #include <cstring>
+#include <filesystem>
+#include <system_error>
 
 namespace qf::server {
 
@@ -98,6 +100,20 @@ bool parse_server_args(std::span<char*> args, server_args& out, std::string* err
       *error = "unknown option '" + a + "' (see --help)";
       return false;
     }
+  }
+  // Relative paths mean this process's working directory: made absolute here,
+  // before they travel to the daemon (which runs in /). A bare model name
+  // stays a name (looked up in the models folder only).
+  for (std::string* p : {&out.model_path, &out.log_file, &out.socket_dir}) {
+    const bool is_path = p != &out.model_path || p->find('/') != std::string::npos;
+    if (p->empty() || !is_path || (*p)[0] == '/') continue;
+    std::error_code ec;
+    std::filesystem::path abs = std::filesystem::absolute(*p, ec);
+    if (ec) {
+      *error = "cannot make " + *p + " an absolute path: " + ec.message();
+      return false;
+    }
+    *p = abs.lexically_normal().string();
   }
   return true;
 }

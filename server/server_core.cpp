@@ -8,6 +8,7 @@
 #include "indexing/utf8.h"
 #include "server/completion/prompt_layout.h"
 #include "server/model_locator.h"
+#include "server/model_store.h"
 #include "server/routing/make_router.h"
 
 namespace qf::server {
@@ -171,6 +172,7 @@ void server_core::refresh_privacy() {
     } else {
       provider_options po;
       po.model_path = choice.path;
+      po.resolve_model = resolve_model_argument;
       po.completion = completion;
       po.engine = engine;
       po.on_progress = [post, progress](int pct, const std::string& msg) {

@@ -5,6 +5,7 @@
 #include <exception>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
@@ -32,7 +33,10 @@ std::unique_ptr<infer::model> load_model_or_report(const std::string& command, c
     infer::model_options o;
     o.n_threads = n_threads;
     o.device = device;
-    return infer::model::load(server::resolve_model_argument(path), o);  // a pulled model's name too
+    // A pulled model's name too, looked up in the models folder only.
+    const std::string file = server::resolve_model_argument(path);
+    if (file.empty()) throw std::runtime_error("a model name, and no models folder (set XDG_DATA_HOME or HOME)");
+    return infer::model::load(file, o);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s: cannot load model %s: %s\n", command.c_str(), path.c_str(), e.what());
     return nullptr;

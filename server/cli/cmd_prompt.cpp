@@ -32,6 +32,7 @@
 #include "server/completion/provider_factory.h"
 #include "server/explain_json.h"
 #include "server/model_locator.h"
+#include "server/model_store.h"
 #include "server/settings.h"
 
 namespace qf::cli {
@@ -223,6 +224,7 @@ int cmd_prompt(std::span<char*> args) {
   }
   server::provider_options po;
   po.model_path = choice.path;
+  po.resolve_model = server::resolve_model_argument;
   po.completion = settings_defaults.completion;
   po.engine.device = "cpu";
   po.engine.threads = 1;

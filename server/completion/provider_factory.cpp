@@ -47,7 +47,13 @@ std::unique_ptr<completion_provider> make_completion_provider(const provider_opt
     progress(80, "preparing caches");
     auto p = std::make_unique<completion::pipeline>(std::move(backend), opts.completion);
     p->set_model_name(model_name(opts.model_path));
-    p->set_draft_loader([engine = opts.engine](const std::string& path, std::string* err) {
+    p->set_draft_loader([engine = opts.engine, resolve = opts.resolve_model](const std::string& arg, std::string* err)
+                            -> std::unique_ptr<completion::lm_backend> {
+      const std::string path = resolve ? resolve(arg) : arg;
+      if (path.empty() || path.find('/') == std::string::npos) {
+        *err = "'" + arg + "' is a model name and there is no models folder to look it up in";
+        return nullptr;
+      }
       return completion::load_engine_backend(path, engine, err);
     });
     if (!opts.completion.draft_model.empty()) {

@@ -18,6 +18,11 @@ struct provider_options {
   std::string model_path;
   completion::completion_settings completion;  // the pipeline's section of the settings
   completion::engine_options engine;           // device, threads, step graphs
+  // What a model argument means (a pulled model's name -> its file in the
+  // models folder, server/model_store.h); used for the draft model, which the
+  // pipeline may load again when the setting changes. Unset: a bare name
+  // (no '/') is refused rather than opened in the working directory.
+  std::function<std::string(const std::string&)> resolve_model;
   // Progress while loading (0..100 and a message), for $/progress.
   std::function<void(int percent, const std::string& message)> on_progress;
 };

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <thread>
@@ -280,7 +281,12 @@ class daemon_server {
 int run_daemon(const server_args& args) {
   socket_paths paths;
   std::string error;
-  if (!prepare_socket_dir(default_socket_dir(args.socket_dir), paths, &error)) {
+  // The daemon outlives the directory it was started in (often a repository):
+  // it works in / and nothing it opens is relative (clients send absolute paths).
+  std::error_code cwd_ec;
+  const std::string dir = std::filesystem::absolute(default_socket_dir(args.socket_dir), cwd_ec).string();
+  if (::chdir("/") != 0) spdlog::warn("daemon: cannot change directory to /: {}", std::strerror(errno));
+  if (!prepare_socket_dir(dir, paths, &error)) {
     spdlog::error("daemon: {}", error);
     std::fprintf(stderr, "quickfill daemon: %s\n", error.c_str());
     return 2;

@@ -68,6 +68,11 @@ std::optional<hello> decode_hello(const std::string& line, std::string* error) {
   hello h;
   h.version = string_at(*o, "version");
   h.args.model_path = string_at(*o, "model");
+  if (h.args.model_path.find('/') != std::string::npos && h.args.model_path[0] != '/') {
+    // The daemon works in /: the bridge makes a path absolute (server_args.cpp).
+    *error = "the hello's model is a relative path (" + h.args.model_path + "); only names and absolute paths";
+    return std::nullopt;
+  }
   h.args.device = string_at(*o, "device");
   if (const json::value* b = o->if_contains("background"); b && b->is_bool()) h.args.background = b->get_bool();
   if (!read_uint(*o, "pid", h.pid) || !read_uint(*o, "threads", h.args.threads) ||

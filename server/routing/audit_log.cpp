@@ -14,6 +14,8 @@
 #include <boost/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "indexing/install_salt.h"
+#include "indexing/private_file.h"
 #include "indexing/utf8.h"
 #include "server/net/sha256.h"
 
@@ -22,7 +24,11 @@ namespace qf::server::routing {
 namespace json = boost::json;
 
 std::string uri_hash(const std::string& uri) {
+  // Salted per install: the hash of a known path cannot be computed from the log alone.
+  const std::string& salt = index::default_install_salt();
   net::sha256 h;
+  h.update(std::span<const char>(salt.data(), salt.size()));
+  h.update(std::span<const char>("\n", 1));
   h.update(std::span<const char>(uri.data(), uri.size()));
   return h.hex_digest();
 }
@@ -41,16 +47,20 @@ std::string utc_now_iso8601() {
 }
 
 audit_log::audit_log(std::string path, bool include_code) : path_(std::move(path)), include_code_(include_code) {
-  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-  if (fd_ < 0) {
-    error_ = "cannot open the audit log " + path_ + ": " + std::strerror(errno);
+  if (path_.empty() || path_[0] != '/') {  // the daemon works in /: a relative path would mean another file
+    error_ = "the audit log path " + path_ + " is not absolute";
     return;
   }
-  if (::fchmod(fd_, 0600) != 0) {  // an existing file keeps no wider mode
-    error_ = "cannot make the audit log " + path_ + " private (mode 0600): " + std::strerror(errno);
-    ::close(fd_);
-    fd_ = -1;
+  // A private file (indexing/private_file.h): a symbolic link, a FIFO, a
+  // device, another user's file or a hard link at the path is refused.
+  std::string why;
+  fd_ = index::open_private_file(path_, O_WRONLY | O_CREAT | O_APPEND | O_NONBLOCK, &why);
+  if (fd_ < 0) {
+    error_ = "cannot open the audit log " + path_ + " (" + why + ")";
+    return;
   }
+  const int fl = ::fcntl(fd_, F_GETFL);
+  if (fl >= 0) ::fcntl(fd_, F_SETFL, fl & ~O_NONBLOCK);
 }
 
 audit_log::~audit_log() {

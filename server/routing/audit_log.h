@@ -1,8 +1,12 @@
 // The audit log of calls to non-local sources (settings audit.path,
 // audit.includeCode): JSON Lines, one line per call, in a file created with
-// mode 0600 (an existing file is set to 0600 too). A line holds the time
-// (UTC, ISO 8601), the source, the SHA-256 of the document URI (never the URI
-// itself), the token counts, the status ("ok" or the failure kind) and the
+// mode 0600 (an existing file is set to 0600 too). The path must be absolute
+// and is opened as a private file (indexing/private_file.h): a symbolic link,
+// a FIFO or device, another user's file or a file with several hard links
+// there is refused with a message, never followed or appended to. A line
+// holds the time (UTC, ISO 8601), the source, the SHA-256 of the install salt
+// and the document URI (indexing/install_salt.h; never the URI itself), the
+// token counts, the status ("ok" or the failure kind) and the
 // latency; code text (the lines around the cursor and the suggestions) only
 // with includeCode. Writes are serialized; a write error is logged once and
 // the server goes on.
@@ -55,7 +59,7 @@ class audit_log {
   bool write_failed_ = false;
 };
 
-std::string uri_hash(const std::string& uri);  // 64 hex digits
+std::string uri_hash(const std::string& uri);  // 64 hex digits: SHA-256 of the install salt, "\n", the URI
 std::string utc_now_iso8601();                  // "2026-12-02T17:30:00.123Z"
 
 }  // namespace qf::server::routing

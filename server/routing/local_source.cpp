@@ -45,7 +45,10 @@ std::unique_ptr<completion_provider> make_local_source(const local_options& o, c
   provider_options po = ctx.base;
   if (!o.model.empty()) {
     po.model_path = ctx.resolve_model ? ctx.resolve_model(o.model) : o.model;
-    if (po.model_path.empty()) po.model_path = o.model;
+    if (po.model_path.empty()) {  // a name, and no models folder to find it in: never the working directory
+      *error = "source \"" + name + "\": model \"" + o.model + "\" is a model name and there is no models folder";
+      return nullptr;
+    }
   }
   if (o.device) po.engine.device = *o.device;
   if (o.threads) po.engine.threads = *o.threads;

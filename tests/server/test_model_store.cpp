@@ -52,16 +52,30 @@ TEST_F(ModelStore, NamesResolveToPulledFiles) {
   const std::string pulled = dir_ + "/data/quickfill/models/coder.gguf";
   EXPECT_EQ(resolve_model_argument("coder"), pulled);
   EXPECT_EQ(resolve_model_argument("coder.gguf"), pulled);
-  EXPECT_EQ(resolve_model_argument("other"), "other");  // not pulled: left for the loader to report
+  // Not pulled: still the models folder's path, for the loader to report.
+  EXPECT_EQ(resolve_model_argument("other"), dir_ + "/data/quickfill/models/other.gguf");
   EXPECT_EQ(resolve_model_argument("./coder"), "./coder");  // a path stays a path
   EXPECT_EQ(resolve_model_argument(dir_ + "/x.gguf"), dir_ + "/x.gguf");
+  ::unsetenv("XDG_DATA_HOME");
+  ::unsetenv("HOME");
+  EXPECT_EQ(resolve_model_argument("coder"), "");  // no models folder: nothing, never the working directory
 }
 
-TEST_F(ModelStore, AnExistingFileOfThatNameWins) {
+// A repository that plants a file named like a model in the working directory
+// (the editor's, often the repository itself) is never picked up by name.
+TEST_F(ModelStore, AFileOfThatNameInTheWorkingDirectoryIsIgnored) {
   const fs::path old = fs::current_path();
-  fs::current_path(dir_);
-  std::ofstream("coder") << "local";
-  EXPECT_EQ(resolve_model_argument("coder"), "coder");
+  fs::create_directories(dir_ + "/repo");
+  fs::current_path(dir_ + "/repo");
+  std::ofstream("coder") << "planted";
+  std::ofstream("coder.gguf") << "planted";
+  std::ofstream("planted.gguf") << "planted";
+  EXPECT_EQ(resolve_model_argument("coder"), dir_ + "/data/quickfill/models/coder.gguf");
+  EXPECT_EQ(resolve_model_argument("coder.gguf"), dir_ + "/data/quickfill/models/coder.gguf");
+  EXPECT_EQ(resolve_model_argument("planted.gguf"), dir_ + "/data/quickfill/models/planted.gguf");
+  EXPECT_EQ(choose_model("", "planted").path, dir_ + "/data/quickfill/models/planted.gguf");
+  EXPECT_EQ(choose_model("planted.gguf", "").path, dir_ + "/data/quickfill/models/planted.gguf");
+  EXPECT_EQ(resolve_model_argument("./planted.gguf"), "./planted.gguf");  // an explicit path is the user's choice
   fs::current_path(old);
 }
 

@@ -479,6 +479,28 @@ TEST_F(Daemon, IdleTimeoutComesFromTheSettingWithoutTheFlag) {
   EXPECT_TRUE(wait_until([&] { return daemons_of(dir_).empty(); }, 20s));
 }
 
+// The daemon outlives the folder it was started from (an editor's, often a
+// repository): it works in /, and a relative --model reaches it made absolute
+// by the bridge.
+TEST_F(Daemon, WorksInTheRootFolderAndGetsAbsoluteModelPaths) {
+  const fs::path model = fs::absolute(model_path());
+  const fs::path expected = fs::canonical(model.parent_path()) / model.filename();
+  const fs::path old = fs::current_path();
+  fs::current_path(model.parent_path());
+  editor e;
+  const bool started = e.start(dir_, {"--model", "./" + model.filename().string()});
+  fs::current_path(old);
+  ASSERT_TRUE(started);
+  const auto pids = daemons_of(dir_);
+  ASSERT_EQ(pids.size(), 1u);
+  std::error_code ec;
+  EXPECT_EQ(fs::read_symlink("/proc/" + std::to_string(pids[0]) + "/cwd", ec), fs::path("/")) << ec.message();
+  auto st = e.call("quickfill/status", nullptr);
+  ASSERT_TRUE(has_result(st));
+  EXPECT_EQ(std::string(st->at("result").at("modelPath").as_string()), expected.string());
+  e.shutdown();
+}
+
 TEST_F(Daemon, SocketAndDirectoryArePrivate) {
   editor e;
   ASSERT_TRUE(e.start(dir_));

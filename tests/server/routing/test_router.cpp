@@ -3,14 +3,17 @@
 // notice per spend, metering on the board, audit lines and their privacy.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <span>
 #include <sstream>
 
 #include <boost/json.hpp>
 
 #include "server/completion/source_failure.h"
+#include "server/net/sha256.h"
 #include "server/routing/audit_log.h"
 #include "server/routing/make_router.h"
 #include "server/routing/routing_settings.h"
@@ -342,6 +345,60 @@ TEST(Audit, AnAuditLogThatCannotBeOpenedIsToldAndRoutingGoesOn) {
   EXPECT_NE(b.notices[0].find("cannot open the audit log /nonexistent-dir/audit.jsonl"), std::string::npos);
   cancel_token c;
   EXPECT_EQ(first_text(b.router->complete(request(false), c)), "T");
+}
+
+// A repository (or anyone) that plants a symbolic link, a FIFO or a hard
+// link at the audit path gets nothing appended to the file it points at.
+TEST(Audit, ALinkOrAFifoAtTheAuditPathIsRefused) {
+  const std::string target = temp_path("victim-bashrc");
+  const std::string link = temp_path("audit-link.jsonl");
+  const std::string fifo = temp_path("audit-fifo.jsonl");
+  const std::string hard = temp_path("audit-hard.jsonl");
+  for (const auto& p : {target, link, fifo, hard}) std::filesystem::remove(p);
+  { std::ofstream(target) << "export PATH=/usr/bin\n"; }
+  ::chmod(target.c_str(), 0644);
+  ASSERT_EQ(::symlink(target.c_str(), link.c_str()), 0);
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  ASSERT_EQ(::link(target.c_str(), hard.c_str()), 0);
+  for (const auto& [path, why] : {std::pair{link, "symbolic link"}, std::pair{fifo, "not a regular file"},
+                                   std::pair{hard, "hard links"}}) {
+    built b;
+    routing_settings s = settings_of(R"([{"name":"cloud","kind":"test","text":"T"}])");
+    s.audit_path = path;
+    build(b, s);
+    ASSERT_TRUE(b.router);
+    ASSERT_EQ(b.notices.size(), 1u) << path;
+    EXPECT_NE(b.notices[0].find("cannot open the audit log " + path), std::string::npos) << b.notices[0];
+    EXPECT_NE(b.notices[0].find(why), std::string::npos) << b.notices[0];
+    cancel_token c;
+    EXPECT_EQ(first_text(b.router->complete(request(false), c)), "T");
+  }
+  EXPECT_EQ(read_file(target), "export PATH=/usr/bin\n");  // untouched
+  struct stat st{};
+  ASSERT_EQ(::stat(target.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0644u);  // not chmod-ed through the link
+  for (const auto& p : {target, link, fifo, hard}) std::filesystem::remove(p);
+}
+
+TEST(Audit, ARelativeAuditPathIsRefused) {
+  built b;
+  routing_settings s = settings_of(R"([{"name":"cloud","kind":"test","text":"T"}])");
+  s.audit_path = "audit.jsonl";
+  build(b, s);
+  ASSERT_TRUE(b.router);
+  ASSERT_EQ(b.notices.size(), 1u);
+  EXPECT_NE(b.notices[0].find("not absolute"), std::string::npos) << b.notices[0];
+}
+
+// The document hash is salted per install: not the plain SHA-256 of the URI.
+TEST(Audit, DocumentHashesAreSalted) {
+  const std::string uri = "file:///home/someone/secret-project/main.py";
+  const std::string h = uri_hash(uri);
+  EXPECT_EQ(h.size(), 64u);
+  EXPECT_EQ(h, uri_hash(uri));
+  net::sha256 plain;
+  plain.update(std::span<const char>(uri.data(), uri.size()));
+  EXPECT_NE(h, plain.hex_digest());
 }
 
 }  // namespace
