@@ -6,7 +6,14 @@
 // up to N clients typing at once through one daemon, each in its own file
 // (with --files, client i opens file i mod count, then types at its end).
 //
-//   daemon_bench [--model PATH] [--clients N] [--keys K] [--files A,B,...] [--quickfill BIN]
+//   daemon_bench [--model PATH] [--clients N] [--keys K] [--files A,B,...] [--settings JSON] [--explicit]
+//                [--quickfill BIN]
+//
+// --settings merges a JSON object of quickfill settings into every client's
+// initializationOptions (e.g. '{"completion": {"cacheMiB": 72}}'). --explicit
+// asks invoked completions (trigger kind 1: the explicit deadline, one
+// candidate of at most 16 tokens) instead of automatic ones, so that the
+// figure is the time of a whole answer, not the automatic deadline.
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -38,6 +45,8 @@ struct options {
   int clients = 4;
   int keys = 40;
   std::vector<std::string> files;  // each client's document (empty: a short built-in one)
+  json::object settings{{"completion", json::object{{"autoDeadlineMs", 400}}}};
+  bool explicit_trigger = false;
 };
 
 std::string read_file(const std::string& path) {
@@ -82,8 +91,7 @@ class session {
     if (!c_.start(argv, co, &error)) return std::fprintf(stderr, "%s\n", error.c_str()), false;
     const auto id = c_.request("initialize", json::object{{"processId", nullptr},
                                                         {"capabilities", json::object{}},
-                                                        {"initializationOptions",
-                                                         json::object{{"completion", json::object{{"autoDeadlineMs", 400}}}}}});
+                                                        {"initializationOptions", o.settings}});
     if (!c_.wait_response(id, 60s)) return false;
     c_.notify("initialized", json::object{});
     for (int i = 0; i < 600; ++i) {
@@ -99,7 +107,7 @@ class session {
     return true;
   }
   // One keystroke: the character, then an automatic completion at the cursor.
-  double keystroke(char ch) {
+  double keystroke(char ch, bool explicit_trigger) {
     std::int64_t line = 0, col = 0;
     for (char c : text_) c == '\n' ? (++line, col = 0) : ++col;
     json::object pos{{"line", line}, {"character", col}};
@@ -113,7 +121,7 @@ class session {
     const auto id = c_.request("textDocument/completion",
                                json::object{{"textDocument", json::object{{"uri", uri_}}},
                                             {"position", json::object{{"line", line}, {"character", col}}},
-                                            {"context", json::object{{"triggerKind", 2}}}});
+                                            {"context", json::object{{"triggerKind", explicit_trigger ? 1 : 2}}}});
     c_.wait_response(id, 30s);
     return std::chrono::duration<double, std::milli>(clk::now() - t0).count();
   }
@@ -150,7 +158,21 @@ int main(int argc, char** argv) {
     else if (a == "--clients") o.clients = std::atoi(next().c_str());
     else if (a == "--keys") o.keys = std::atoi(next().c_str());
     else if (a == "--quickfill") o.quickfill = next();
-    else if (a == "--files") {
+    else if (a == "--explicit") {
+      o.explicit_trigger = true;
+      o.settings["completion"].as_object()["candidatesExplicit"] = 1;
+      o.settings["completion"].as_object()["maxTokensExplicit"] = 16;
+    } else if (a == "--settings") {
+      boost::system::error_code ec;
+      json::value v = json::parse(next(), ec);
+      if (ec || !v.is_object()) return std::fprintf(stderr, "--settings: not a JSON object\n"), 2;
+      for (auto& [k, x] : v.as_object()) {
+        if (x.is_object() && o.settings.contains(k) && o.settings[k].is_object())
+          for (auto& [k2, x2] : x.as_object()) o.settings[k].as_object()[k2] = x2;
+        else
+          o.settings[k] = x;
+      }
+    } else if (a == "--files") {
       std::string list = next();
       for (size_t b = 0; b <= list.size();) {
         size_t e = list.find(',', b);
@@ -160,7 +182,8 @@ int main(int argc, char** argv) {
       }
     } else {
       std::fprintf(stderr,
-                   "usage: daemon_bench [--model PATH] [--clients N] [--keys K] [--files A,B,...] [--quickfill BIN]\n");
+                   "usage: daemon_bench [--model PATH] [--clients N] [--keys K] [--files A,B,...] [--settings JSON] "
+                   "[--explicit] [--quickfill BIN]\n");
       return 2;
     }
   }
@@ -177,7 +200,7 @@ int main(int argc, char** argv) {
     for (int i = 0; i < o.clients; ++i) {
       s.push_back(std::make_unique<session>());
       if (!s.back()->start(o, {"--no-daemon"}, dir + "/inproc.log")) return 1;
-      s.back()->keystroke(' ');
+      s.back()->keystroke(' ', false);
     }
     long total = 0;
     for (auto& x : s) total += pss_kib(x->pid());
@@ -198,7 +221,7 @@ int main(int argc, char** argv) {
         text += "\n\ndef main():\n    ";
       }
       if (!s.back()->start(o, {"--socket-dir", dir, "--idle-timeout", "5"}, dir + "/bridge.log", text)) return 1;
-      s.back()->keystroke(' ');
+      s.back()->keystroke(' ', false);
     }
     long bridges = 0;
     for (auto& x : s) bridges += pss_kib(x->pid());
@@ -214,7 +237,7 @@ int main(int argc, char** argv) {
       std::vector<std::thread> threads;
       for (int c = 0; c < n; ++c)
         threads.emplace_back([&, c] {
-          for (int k = 0; k < o.keys; ++k) lat[c].push_back(s[c]->keystroke(k_typed[typed[c]++ % 100]));
+          for (int k = 0; k < o.keys; ++k) lat[c].push_back(s[c]->keystroke(k_typed[typed[c]++ % 100], o.explicit_trigger));
         });
       for (auto& t : threads) t.join();
       std::vector<double> all;
