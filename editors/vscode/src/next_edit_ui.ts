@@ -42,7 +42,9 @@ export class NextEditUi {
     backgroundColor: new vscode.ThemeColor('diffEditor.removedTextBackground'),
   });
 
-  constructor(private readonly client: () => LanguageClient | undefined, private readonly log: (s: string) => void) {}
+  // `skip`: documents never asked about (private ones, which the client does not send).
+  constructor(private readonly client: () => LanguageClient | undefined, private readonly log: (s: string) => void,
+              private readonly skip: (d: vscode.TextDocument) => boolean = () => false) {}
 
   register(context: vscode.ExtensionContext): void {
     context.subscriptions.push(
@@ -107,6 +109,7 @@ export class NextEditUi {
     const c = this.client();
     if (!editor || !c || c.state !== State.Running) return;
     const document = editor.document;
+    if (this.skip(document)) return;
     const version = document.version;
     const pos = editor.selection.active;
     const uri = c.code2ProtocolConverter.asUri(document.uri);
