@@ -157,6 +157,39 @@ TEST(engine_pipeline, speculative_output_equals_greedy_output) {
   }
 }
 
+// A draft model given by name goes through the resolver (the server passes
+// the models folder's lookup), never the working directory, which for an
+// editor is often the repository.
+TEST(engine_pipeline, a_draft_model_name_is_not_taken_from_the_working_directory) {
+  const fs::path dir = temp_dir() / "draft_by_name";
+  fs::create_directories(dir / "repo");
+  fs::create_directories(dir / "models");
+  fs::copy_file(draft_model(1), dir / "repo" / "planted.gguf", fs::copy_options::overwrite_existing);
+  const fs::path old = fs::current_path();
+  fs::current_path(dir / "repo");
+  completion_settings s;
+  s.speculative = true;
+  s.draft_max = 4;
+  s.draft_model = "planted.gguf";
+  provider_options o;
+  o.model_path = tiny_model();
+  o.completion = s;
+  o.engine.threads = 1;
+  auto has_draft = [&]() {
+    std::string e;
+    auto p = make_completion_provider(o, &e);
+    EXPECT_TRUE(p) << e;
+    auto* pl = dynamic_cast<pipeline*>(p.get());
+    return pl != nullptr && pl->draft_model() != nullptr;
+  };
+  EXPECT_FALSE(has_draft());  // no resolver: a name is refused
+  o.resolve_model = [&](const std::string& n) { return (dir / "models" / n).string(); };
+  EXPECT_FALSE(has_draft());  // not in the models folder: not loaded from the repository either
+  fs::copy_file(dir / "repo" / "planted.gguf", dir / "models" / "planted.gguf", fs::copy_options::overwrite_existing);
+  EXPECT_TRUE(has_draft());  // from the models folder
+  fs::current_path(old);
+}
+
 TEST(engine_pipeline, a_draft_model_keeps_the_greedy_output) {
   completion_settings common;
   common.type_through = false;
