@@ -2,6 +2,7 @@
 #include "lsp/jsonrpc.h"
 
 #include <cassert>
+#include <cmath>
 
 #include <spdlog/spdlog.h>
 
@@ -62,7 +63,55 @@ std::size_t replace_lone_surrogates(std::string& body) {
 
 namespace {
 
+bool find_non_finite_at(const json::value& v, std::string& path) {
+  switch (v.kind()) {
+    case json::kind::double_:
+      return !std::isfinite(v.get_double());
+    case json::kind::array: {
+      const json::array& a = v.get_array();
+      for (std::size_t i = 0; i < a.size(); ++i) {
+        const std::size_t n = path.size();
+        path += "[" + std::to_string(i) + "]";
+        if (find_non_finite_at(a[i], path)) return true;
+        path.resize(n);
+      }
+      return false;
+    }
+    case json::kind::object:
+      for (const auto& [key, member] : v.get_object()) {
+        const std::size_t n = path.size();
+        if (!path.empty()) path += '.';
+        path += index::utf8_prefix(std::string_view(key.data(), key.size()), 64);
+        if (find_non_finite_at(member, path)) return true;
+        path.resize(n);
+      }
+      return false;
+    default:
+      return false;
+  }
+}
+
 }  // namespace
+
+std::optional<std::string> find_non_finite(const json::value& v) {
+  std::string path;
+  if (!find_non_finite_at(v, path)) return std::nullopt;
+  return path.empty() ? std::string("(the message)") : path;
+}
+
+std::size_t replace_non_finite(json::value& v) {
+  std::size_t n = 0;
+  if (v.is_double()) {
+    if (std::isfinite(v.get_double())) return 0;
+    v = nullptr;
+    return 1;
+  }
+  if (json::array* a = v.if_array())
+    for (json::value& e : *a) n += replace_non_finite(e);
+  if (json::object* o = v.if_object())
+    for (auto& kv : *o) n += replace_non_finite(kv.value());
+  return n;
+}
 
 namespace {
 
@@ -127,6 +176,14 @@ incoming classify(std::string_view raw) {
   if (!v.is_object()) {
     m.invalid_reason = std::string("a message must be a JSON object, got ") + kind_name(v.kind());
     return m;
+  }
+  // Read "1e400" as null (kept as +-Infinity it would be written back out as
+  // "Infinity", which is not JSON: on a replay, in an echoed value).
+  if (std::optional<std::string> at = find_non_finite(v)) {
+    m.non_finite_at = *at;
+    m.replaced_non_finite = replace_non_finite(v);
+    spdlog::warn("{} number(s) out of range in a message read as null (the first at {})", m.replaced_non_finite,
+                 m.non_finite_at);
   }
   json::object& o = v.get_object();
   const json::value* id = o.if_contains("id");
@@ -200,7 +257,18 @@ std::string id_to_string(const json::value& id) {
 
 void outbox::send(const json::value& message) {
   if (closed_.load()) return;
-  std::string text = json::serialize(message);
+  std::string text;
+  // Never "Infinity" or "NaN" on the wire: incoming non-finite numbers are
+  // refused by classify(), so one here (a remote answer's, a computed value)
+  // is a bug: logged, and written as null.
+  if (std::optional<std::string> at = find_non_finite(message)) {
+    spdlog::error("outgoing message with a non-finite number at {}; written as null", *at);
+    json::value copy = message;
+    replace_non_finite(copy);
+    text = json::serialize(copy);
+  } else {
+    text = json::serialize(message);
+  }
   // The single write point: every message is valid UTF-8. Text is repaired
   // where it enters the server, so a failure here is a bug: fatal in debug
   // builds, repaired (U+FFFD) and logged in release builds.

@@ -21,6 +21,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
@@ -49,6 +50,8 @@ struct incoming {
   error_code invalid_code = error_code::invalid_request;  // invalid only
   std::string invalid_reason;                             // invalid only
   std::size_t replaced_surrogates = 0;  // lone UTF-16 surrogate escapes read as U+FFFD
+  std::size_t replaced_non_finite = 0;  // numbers out of the double range ("1e400") read as null
+  std::string non_finite_at;            // the JSON path of the first of them
 };
 
 // Input text: a body that is not valid UTF-8 is a parse error (-32700) that
@@ -69,6 +72,16 @@ struct message_peek {
   bool has_content_changes = false;  // a "contentChanges" member was seen
 };
 message_peek peek_message(std::string_view text);
+
+// Numbers out of the double range ("1e400") parse as +-Infinity, which is not
+// JSON and must never be written back out. The JSON path of the first
+// non-finite number in `v` ("params.contentChanges[0].x"), nullopt if none.
+// classify() reads such numbers as null (the message is kept; a typed
+// handler then reports a null where it needed a number, naming the path),
+// and outbox::send writes any left as null, so no "Infinity" is ever sent.
+std::optional<std::string> find_non_finite(const json::value& v);
+// Replaces every non-finite number in `v` with null; how many there were.
+std::size_t replace_non_finite(json::value& v);
 
 // Rewrites lone surrogate escapes in raw JSON text to "\uFFFD" (the same
 // length); returns how many there were.

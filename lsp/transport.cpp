@@ -380,13 +380,25 @@ read_result fd_reader::read_message() {
 bool fd_writer::write_message(std::string_view body) {
   std::string framed = frame_message(body);
   std::lock_guard<std::mutex> lock(mu_);
+  if (timed_out_.load()) return false;
   const char* p = framed.data();
   std::size_t left = framed.size();
   while (left > 0) {
     ssize_t n = ::write(fd_, p, left);
     if (n < 0) {
-      if (errno == EINTR || errno == EAGAIN) continue;
-      return false;
+      if (errno == EINTR) continue;
+      if (errno != EAGAIN && errno != EWOULDBLOCK) return false;
+      // Full: sleep until the peer makes room (a busy retry would spin a core).
+      pollfd pfd{fd_, POLLOUT, 0};
+      const int r = ::poll(&pfd, 1, timeout_ms_);
+      if (r < 0 && errno != EINTR) return false;
+      if (r == 0) {
+        timed_out_.store(true);
+        errno = ETIMEDOUT;
+        return false;
+      }
+      if (r > 0 && (pfd.revents & (POLLERR | POLLNVAL))) return false;
+      continue;
     }
     p += n;
     left -= static_cast<std::size_t>(n);

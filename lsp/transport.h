@@ -27,9 +27,12 @@
 //    was found, or the input ended), with its size and its first bytes, so the
 //    owner can tell which document a lost message was about.
 // The writer frames and writes whole messages under a mutex, retrying short
-// writes.
+// writes. On a non-blocking descriptor (a daemon session's socket) it waits
+// in poll() for room (never spins on EAGAIN); with a timeout, a peer that
+// takes nothing for that long makes the write fail for good (timed_out()).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <mutex>
 #include <string>
@@ -89,12 +92,17 @@ class fd_reader {
 
 class fd_writer {
  public:
-  explicit fd_writer(int fd) : fd_(fd) {}
-  // Writes one framed message; false when the descriptor is gone.
+  // timeout_ms < 0: wait for room as long as it takes.
+  explicit fd_writer(int fd, int timeout_ms = -1) : fd_(fd), timeout_ms_(timeout_ms) {}
+  // Writes one framed message; false when the descriptor is gone, or when
+  // the peer took no byte for timeout_ms (then every later call fails at once).
   bool write_message(std::string_view body);
+  bool timed_out() const { return timed_out_.load(); }
 
  private:
   int fd_;
+  int timeout_ms_;
+  std::atomic<bool> timed_out_{false};
   std::mutex mu_;
 };
 

@@ -96,6 +96,14 @@ bool parse_server_args(std::span<char*> args, server_args& out, std::string* err
         *error = "--idle-timeout: expected a non-negative number of seconds, got '" + v + "'";
         return false;
       }
+    } else if (a == "--client-timeout" || a == "--max-sessions") {
+      std::string v;
+      if (!need_value(v)) return false;
+      int& dst = a == "--client-timeout" ? out.client_timeout_s : out.max_sessions;
+      if (!parse_number(v.c_str(), dst) || dst <= 0) {
+        *error = a + ": expected a positive number, got '" + v + "'";
+        return false;
+      }
     } else {
       *error = "unknown option '" + a + "' (see --help)";
       return false;
@@ -126,7 +134,7 @@ const char* server_usage() {
          "       quickfill settings --markdown            the settings reference (docs/configuration.md)\n"
          "       quickfill prompt FILE LINE COL           the prompt a completion there would use, part by part\n"
          "       quickfill model pull REF | list          download a GGUF model (owner/repo:file.gguf or a URL)\n"
-         "       quickfill daemon [--socket-dir DIR] [--idle-timeout S]\n"
+         "       quickfill daemon [--socket-dir DIR] [--idle-timeout S] [--client-timeout S] [--max-sessions N]\n"
          "                                               the per-user daemon in the foreground (debugging)\n"
          "       quickfill report --from-stats FILE [--out FILE.html]\n"
          "                                               the dashboard page from quickfill/stats JSON\n"
@@ -149,6 +157,8 @@ const char* server_usage() {
          "  --socket-dir DIR         the daemon's directory (default $XDG_RUNTIME_DIR/quickfill,\n"
          "                           else /tmp/quickfill-UID)\n"
          "  --idle-timeout SECONDS   a daemon started from here exits this long after its last client\n"
+         "  --client-timeout SECONDS (daemon) drop a client that reads nothing this long (default 60)\n"
+         "  --max-sessions N         (daemon) clients served at once; more are refused (default 64)\n"
          "  --version, --help\n";
 }
 

@@ -21,6 +21,8 @@ struct server_args {
   // The per-user daemon (docs/daemon.md).
   bool no_daemon = false;       // --no-daemon (or QUICKFILL_NO_DAEMON=1): the model lives in this process
   std::string socket_dir;       // --socket-dir ("" = $QUICKFILL_SOCKET_DIR, $XDG_RUNTIME_DIR/quickfill, /tmp/quickfill-UID)
+  int client_timeout_s = 60;    // daemon --client-timeout: a client that reads nothing this long is dropped
+  int max_sessions = 64;        // daemon --max-sessions: clients served at once (more are refused)
   int idle_timeout_s = -1;      // --idle-timeout (-1 = the daemon.idleTimeoutSeconds setting)
   bool help = false;
   bool version = false;

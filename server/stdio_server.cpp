@@ -1,6 +1,9 @@
 // stdin/stdout wiring of the LSP server (see stdio_server.h).
 #include "server/stdio_server.h"
 
+#include <sys/socket.h>
+
+#include <atomic>
 #include <optional>
 #include <thread>
 
@@ -30,10 +33,18 @@ stdio_options stdio_options_of(const server_args& a) {
 
 int run_stdio_server(stdio_options opts, const std::function<void(lsp_server&)>& on_ready) {
   event_loop loop(opts.input);
-  lsp::fd_writer writer(opts.out_fd);
+  lsp::fd_writer writer(opts.out_fd, opts.write_timeout_ms);
   // The one place that writes to stdout.
-  auto out = std::make_shared<lsp::outbox>([&writer](const std::string& body) {
-    if (!writer.write_message(body)) spdlog::error("cannot write to the client (stdout closed)");
+  auto out = std::make_shared<lsp::outbox>([&writer, fd = opts.out_fd, ms = opts.write_timeout_ms,
+                                            dropped = std::make_shared<std::atomic<bool>>(false)](
+                                               const std::string& body) {
+    if (writer.write_message(body)) return;
+    if (!writer.timed_out()) {
+      spdlog::error("cannot write to the client (stdout closed)");
+    } else if (!dropped->exchange(true)) {
+      spdlog::warn("the client has read nothing for {:g} s; dropping it", ms / 1000.0);
+      ::shutdown(fd, SHUT_RDWR);  // the reader sees the end: the session ends
+    }
   });
   std::optional<lsp::fd_reader> own_reader;
   if (!opts.reader) own_reader.emplace(opts.in_fd, opts.max_message_bytes);

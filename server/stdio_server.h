@@ -27,6 +27,10 @@ struct stdio_options {
   input_limits input;
   int in_fd = 0;
   int out_fd = 1;
+  // How long a write may wait for the client to take any byte (-1: forever).
+  // Past it the client is dropped: the descriptor is shut down both ways, so
+  // the session ends as if its input had ended (a daemon session's socket).
+  int write_timeout_ms = -1;
   input_queue_stats* input_stats = nullptr;  // filled in when the session ends (tests)
   // Messages already read from in_fd (the bridge reads the first one to
   // choose between the daemon and this process), handled first, and the

@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -90,6 +91,10 @@ bool spawn_daemon(const socket_paths& paths, const server_args& a, int idle_s, s
   return true;
 }
 
+// How long the daemon has to answer the hello (it answers at once from its
+// accept loop; no model is loaded before).
+constexpr std::chrono::seconds handshake_timeout{5};
+
 // A connected, greeted daemon socket, or -1 with *error.
 int connect_daemon(const server_args& a, int idle_s, std::string* error) {
   socket_paths paths;
@@ -112,6 +117,13 @@ int connect_daemon(const server_args& a, int idle_s, std::string* error) {
         }
       }
     }
+    // The daemon must be our own user's, whoever managed to bind the path.
+    if (const long uid = peer_uid(fd); uid != static_cast<long>(::geteuid())) {
+      ::close(fd);
+      *error = "refusing " + paths.socket + ": it is served by uid " + std::to_string(uid) + ", not by uid " +
+               std::to_string(::geteuid());
+      return -1;
+    }
     hello h;
     h.version = protocol_version();
     h.pid = getpid();
@@ -119,9 +131,22 @@ int connect_daemon(const server_args& a, int idle_s, std::string* error) {
     const std::string line = encode_hello(h);
     std::string reply;
     bool ok = ::send(fd, line.data(), line.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(line.size());
+    bool timed_out = false;
+    const auto answer_by = std::chrono::steady_clock::now() + handshake_timeout;
     char c = 0;
     // Byte by byte: nothing may be read past the reply line (LSP frames follow).
+    // A daemon that accepts and never answers must not hang the editor.
     while (ok && reply.size() < 4096) {
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(answer_by - std::chrono::steady_clock::now()).count();
+      pollfd pfd{fd, POLLIN, 0};
+      const int p = left > 0 ? ::poll(&pfd, 1, static_cast<int>(left)) : 0;
+      if (p < 0 && errno == EINTR) continue;
+      if (p == 0) {
+        ok = false;
+        timed_out = true;
+        break;
+      }
       const ssize_t n = ::recv(fd, &c, 1, 0);
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) {
@@ -130,6 +155,12 @@ int connect_daemon(const server_args& a, int idle_s, std::string* error) {
       }
       if (c == '\n') break;
       reply.push_back(c);
+    }
+    if (timed_out) {
+      ::close(fd);
+      *error = "the daemon on " + paths.socket + " accepted the connection but did not answer the handshake within " +
+               std::to_string(handshake_timeout.count()) + " s";
+      return -1;
     }
     std::optional<hello_reply> r = ok ? decode_reply(reply, error) : std::nullopt;
     if (r && r->ok) {
@@ -235,6 +266,7 @@ class bridge {
 
   void on_client(std::string body) {
     if (std::optional<std::string> fwd = state_.from_client(body)) send_daemon(std::move(*fwd));
+    for (const std::string& m : state_.take_for_client()) out_.write_message(m);  // about quarantined documents
   }
 
   void on_client_end() {
@@ -296,6 +328,9 @@ class bridge {
     }
     spdlog::warn("the quickfill daemon went away ({}); starting it again", ec.message());
     for (const std::string& m : state_.daemon_lost()) out_.write_message(m);
+    if (state_.quarantined_count() != 0)
+      spdlog::warn("{} document(s) quarantined: open through two daemon stops, no longer sent to it",
+                   state_.quarantined_count());
     ++generation_;
     boost::system::error_code ignored;
     sock_.close(ignored);

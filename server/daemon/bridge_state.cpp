@@ -36,13 +36,37 @@ const index::document* bridge_state::document(const std::string& uri) const {
   return it == docs_.end() ? nullptr : &it->second.d;
 }
 
+std::vector<std::string> bridge_state::take_for_client() {
+  std::vector<std::string> out;
+  out.swap(for_client_);
+  return out;
+}
+
+bool bridge_state::held_back(const std::string& method, const json::value& id, const json::value& params) {
+  if (quarantined_.empty() || method.rfind("textDocument/", 0) != 0) return false;
+  const std::string uri = str_at(params, "textDocument.uri");
+  if (uri.empty() || !quarantined(uri)) return false;
+  if (!id.is_null())
+    for_client_.push_back(json::serialize(lsp::make_error_response(
+        id, lsp::error_code::request_failed,
+        "quickfill: " + uri + " is not sent to the daemon any more: the daemon stopped twice while it was open")));
+  return true;
+}
+
 std::optional<std::string> bridge_state::from_client(const std::string& body) {
   lsp::incoming m = lsp::classify(body);
   using kind = lsp::incoming::kind;
   switch (m.what) {
-    case kind::invalid:
-      return body;  // the daemon answers it (and marks what it was about out of sync)
+    case kind::invalid: {
+      // The daemon answers it and marks what it was about out of sync; so
+      // does our copy (it is not replayed until sent in full again).
+      const lsp::message_peek peek = lsp::peek_message(body);
+      if (peek.method == "textDocument/didChange" || peek.has_content_changes)
+        if (auto it = docs_.find(peek.uri); it != docs_.end()) it->second.in_sync = false;
+      return body;
+    }
     case kind::request:
+      if (held_back(m.method, m.id, m.params)) return std::nullopt;
       in_flight_[lsp::id_to_string(m.id)] = {json::serialize(m.id), m.method};
       if (m.method == "initialize" && !initialize_) {
         initialize_ = body;
@@ -64,6 +88,7 @@ std::optional<std::string> bridge_state::from_client(const std::string& body) {
       return json::serialize(o);
     }
     case kind::notification:
+      if (held_back(m.method, nullptr, m.params)) return std::nullopt;
       break;
   }
   const json::value& p = m.params;
@@ -157,6 +182,23 @@ std::vector<std::string> bridge_state::daemon_lost() {
         "$/progress", json::object{{"token", json::parse(tok)},
                                    {"value", json::object{{"kind", "end"}, {"message", "the quickfill daemon restarted"}}}})));
   progress_.clear();
+  std::string newly;
+  for (auto it = docs_.begin(); it != docs_.end();) {
+    if (++it->second.crashes < crashes_to_quarantine) {
+      ++it;
+      continue;
+    }
+    quarantined_.insert(it->first);
+    newly += (newly.empty() ? "" : ", ") + it->first;
+    it = docs_.erase(it);
+  }
+  if (!newly.empty())
+    out.push_back(json::serialize(lsp::make_notification(
+        "window/showMessage",
+        json::object{{"type", static_cast<int>(lsp::message_type::error)},
+                     {"message", "quickfill: the daemon stopped twice while " + newly +
+                                     " was open; it is no longer sent to the daemon (no completions for it in this "
+                                     "session)"}})));
   for (auto it = in_flight_.begin(); it != in_flight_.end();)
     it = it->first == initialize_id_ && !initialize_answered_ ? std::next(it) : in_flight_.erase(it);
   ++generation_;
@@ -167,7 +209,9 @@ std::vector<std::string> bridge_state::replay() {
   std::vector<std::string> out;
   if (!initialize_) return out;
   if (initialize_answered_) {
-    json::object o = json::parse(*initialize_).as_object();
+    json::value v = json::parse(*initialize_);
+    lsp::replace_non_finite(v);  // "1e400" would come out as "Infinity" (read as null, as classify does)
+    json::object o = v.as_object();
     const std::string id = "quickfill-bridge-replay-" + std::to_string(generation_);
     o["id"] = id;
     replay_id_ = lsp::id_to_string(json::value(id));

@@ -8,6 +8,13 @@
 // (their ids carry a generation, so a late answer never reaches a new daemon)
 // and open work-done progress tokens (ended when the daemon goes away).
 //
+// Quarantine: a document that was open when the daemon stopped twice (so it
+// was replayed to the daemon that stopped the second time) may be what kills
+// it; it is then never sent to a daemon again in this session: not replayed,
+// its notifications are dropped, requests about it are answered here with an
+// error, and the editor is told which document (window/showMessage). Without
+// this a crashing document would be replayed until the bridge gives up.
+//
 // No I/O: bodies in, bodies out; bridge.cpp moves the bytes.
 #pragma once
 
@@ -16,6 +23,8 @@
 #include <set>
 #include <string>
 #include <vector>
+
+#include <boost/json/value.hpp>
 
 #include "indexing/document.h"
 #include "indexing/text_position.h"
@@ -28,10 +37,13 @@ class bridge_state {
   std::optional<std::string> from_client(const std::string& body);
   // A message from the daemon; what to send to the editor (nullopt: nothing).
   std::optional<std::string> from_daemon(const std::string& body);
-  // The daemon is gone: one error response per client request in flight and
-  // an end for each open progress token, for the editor. Starts a new
-  // generation.
+  // The daemon is gone: one error response per client request in flight, an
+  // end for each open progress token, and a showMessage naming the documents
+  // quarantined now, for the editor. Starts a new generation.
   std::vector<std::string> daemon_lost();
+  // Answers the bridge made itself (requests about a quarantined document),
+  // for the editor; emptied by the call.
+  std::vector<std::string> take_for_client();
   // The messages that rebuild the session on a new daemon (empty before
   // initialize).
   std::vector<std::string> replay();
@@ -41,12 +53,20 @@ class bridge_state {
   std::size_t open_documents() const { return docs_.size(); }
   std::size_t in_flight() const { return in_flight_.size(); }
   const index::document* document(const std::string& uri) const;
+  bool quarantined(const std::string& uri) const { return quarantined_.count(uri) != 0; }
+  std::size_t quarantined_count() const { return quarantined_.size(); }
+  // A document open through this many daemon stops is quarantined.
+  static constexpr int crashes_to_quarantine = 2;
 
  private:
   struct doc {
     index::document d;
     bool in_sync = true;  // false after an edit that did not apply: not replayed
+    int crashes = 0;      // daemon stops while it was open
   };
+  // Drops a notification about a quarantined document, or answers a request
+  // about one; true when the message must not reach the daemon.
+  bool held_back(const std::string& method, const boost::json::value& id, const boost::json::value& params);
   std::optional<std::string> initialize_;     // the editor's initialize body
   std::string initialize_id_;                 // its id (id_to_string)
   bool initialize_answered_ = false;
@@ -54,6 +74,8 @@ class bridge_state {
   std::optional<std::string> settings_, trace_;
   std::vector<std::string> folder_changes_;
   std::map<std::string, doc> docs_;
+  std::set<std::string> quarantined_;
+  std::vector<std::string> for_client_;
   std::map<std::string, std::pair<std::string, std::string>> in_flight_;  // id key -> (id JSON, method)
   std::set<std::string> progress_;  // tokens (JSON) begun and not ended
   index::position_encoding enc_ = index::position_encoding::utf16;

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
@@ -45,12 +46,14 @@ class daemon_server {
         idle_(io_),
         pool_(make_completion_provider) {
     idle_s_ = args.idle_timeout_s >= 0 ? args.idle_timeout_s : server_settings{}.daemon_idle_timeout_s;
+    client_timeout_ms_ = std::min(args.client_timeout_s, 86400) * 1000;
   }
 
   int run() {
     if (!listen()) return 1;
-    spdlog::info("daemon {} (pid {}) listening on {}, idle timeout {} s", protocol_version(), getpid(),
-                 paths_.socket, idle_s_);
+    spdlog::info("daemon {} (pid {}) listening on {}, idle timeout {} s, at most {} session(s), clients dropped "
+                 "after {} s without reading",
+                 protocol_version(), getpid(), paths_.socket, idle_s_, args_.max_sessions, args_.client_timeout_s);
     signals_.async_wait([this](const boost::system::error_code& ec, int sig) {
       if (ec) return;
       spdlog::info("daemon: signal {}, ending {} session(s)", sig, sessions_.size());
@@ -73,6 +76,8 @@ class daemon_server {
     int fd = -1;
     std::thread thread;
   };
+  // Connections that have not sent their hello yet, each held up to 10 s.
+  static constexpr int max_handshakes = 16;
 
   bool listen() {
     if (int fd = connect_unix(paths_.socket); fd >= 0) {
@@ -145,14 +150,27 @@ class daemon_server {
       reply_and_close(sock, hello_reply{false, protocol_version(), getpid(), "refused: another user"});
       return;
     }
-    auto buf = std::make_shared<asio::streambuf>(64 * 1024);
+    if (handshaking_ >= max_handshakes) {
+      spdlog::warn("daemon: refused a connection: {} handshakes already pending", handshaking_);
+      reply_and_close(sock, hello_reply{false, protocol_version(), getpid(), "refused: too many pending handshakes"});
+      return;
+    }
+    ++handshaking_;
+    auto buf = std::make_shared<asio::streambuf>(max_hello_bytes);
     auto timer = std::make_shared<asio::steady_timer>(io_, std::chrono::seconds(10));
     timer->async_wait([sock](const boost::system::error_code& ec) {
       if (!ec) sock->close();  // no hello in time
     });
     asio::async_read_until(*sock, *buf, '\n',
                            [this, sock, buf, timer](const boost::system::error_code& ec, std::size_t n) {
+                             --handshaking_;
                              timer->cancel();
+                             if (ec == asio::error::not_found) {  // the buffer's cap: no line end in it
+                               const std::string e = "the hello is longer than " + std::to_string(max_hello_bytes) + " bytes";
+                               spdlog::warn("daemon: bad handshake: {}", e);
+                               reply_and_close(sock, hello_reply{false, protocol_version(), getpid(), e});
+                               return;
+                             }
                              if (ec) return;
                              std::string line(asio::buffers_begin(buf->data()), asio::buffers_begin(buf->data()) + n);
                              buf->consume(n);
@@ -192,6 +210,14 @@ class daemon_server {
       reply_and_close(sock, hello_reply{false, protocol_version(), getpid(), "the daemon is shutting down"});
       return;
     }
+    if (sessions_.size() >= static_cast<std::size_t>(args_.max_sessions)) {
+      spdlog::warn("daemon: refused the bridge of pid {}: {} session(s), the cap (--max-sessions)", h->pid,
+                   sessions_.size());
+      reply_and_close(sock, hello_reply{false, protocol_version(), getpid(),
+                                        "refused: the daemon serves " + std::to_string(sessions_.size()) +
+                                            " sessions already, its cap (--max-sessions)"});
+      return;
+    }
     // Send the reply synchronously: the session thread owns the socket next.
     boost::system::error_code ec;
     asio::write(*sock, asio::buffer(encode_reply(hello_reply{true, protocol_version(), getpid(), ""})), ec);
@@ -214,6 +240,9 @@ class daemon_server {
       };
       so.in_fd = fd;
       so.out_fd = fd;
+      // The socket stays non-blocking (Asio's release()): the writer waits in
+      // poll() for room, and drops a client that reads nothing for this long.
+      so.write_timeout_ms = client_timeout_ms_;
       const int code = run_stdio_server(std::move(so), [this, id](lsp_server& server) {
         server.set_daemon_status([this, id] { return status_of(id); });
       });
@@ -268,6 +297,8 @@ class daemon_server {
   asio::steady_timer idle_;
   engine_pool pool_;
   int idle_s_ = 300;
+  int client_timeout_ms_ = 60000;
+  int handshaking_ = 0;
   dev_t sock_dev_ = 0;
   ino_t sock_ino_ = 0;
   std::map<std::uint64_t, session> sessions_;

@@ -2,6 +2,7 @@
 #include "server/daemon/handshake.h"
 
 #include <cstdlib>
+#include <limits>
 
 #include <boost/json.hpp>
 
@@ -35,10 +36,13 @@ template <class T>
 bool read_uint(const json::object& o, const char* key, T& out) {
   const json::value* v = o.if_contains(key);
   if (!v) return true;
-  if (v->is_uint64()) out = static_cast<T>(v->get_uint64());
-  else if (v->is_int64() && v->get_int64() >= 0) out = static_cast<T>(v->get_int64());
+  std::uint64_t u = 0;
+  if (v->is_uint64()) u = v->get_uint64();
+  else if (v->is_int64() && v->get_int64() >= 0) u = static_cast<std::uint64_t>(v->get_int64());
   else return false;
   return true;
+  if (u > static_cast<std::uint64_t>(std::numeric_limits<T>::max())) return false;  // never wrapped
+  out = static_cast<T>(u);
 }
 
 std::optional<json::object> parse_object(const std::string& line, std::string* error) {
@@ -60,12 +64,25 @@ std::string string_at(const json::object& o, const char* key) {
 
 std::optional<hello> decode_hello(const std::string& line, std::string* error) {
   auto o = parse_object(line, error);
+  if (line.size() > max_hello_bytes) {
+    *error = "the hello is longer than " + std::to_string(max_hello_bytes) + " bytes";
+    return std::nullopt;
+  }
   if (!o) return std::nullopt;
   if (string_at(*o, "quickfill") != "hello") {
     *error = "the first line is not a quickfill hello";
     return std::nullopt;
   }
   hello h;
+  if (o->size() > max_hello_members) {
+    *error = "the hello has " + std::to_string(o->size()) + " members, more than " + std::to_string(max_hello_members);
+    return std::nullopt;
+  }
+  for (const auto& [key, v] : *o)
+    if (v.is_string() && v.get_string().size() > max_hello_string) {
+      *error = "the hello's \"" + std::string(key) + "\" is longer than " + std::to_string(max_hello_string) + " bytes";
+      return std::nullopt;
+    }
   h.version = string_at(*o, "version");
   h.args.model_path = string_at(*o, "model");
   if (h.args.model_path.find('/') != std::string::npos && h.args.model_path[0] != '/') {
@@ -92,6 +109,17 @@ std::optional<hello> decode_hello(const std::string& line, std::string* error) {
 std::string encode_reply(const hello_reply& r) {
   json::object o{{"ok", r.ok}, {"version", r.version}, {"pid", r.pid}};
   if (!r.error.empty()) o["error"] = r.error;
+  auto over = [&](const char* name, std::size_t v, std::size_t cap) {
+    if (v <= cap) return false;
+    *error = std::string("the hello's ") + name + " " + std::to_string(v) + " is over the daemon's cap of " +
+             std::to_string(cap);
+    return true;
+  };
+  if (over("threads", static_cast<std::size_t>(h.args.threads), max_hello_threads) ||
+      over("maxMessageSize", h.args.max_message_bytes, max_hello_message_bytes) ||
+      over("maxOpenDocuments", h.args.max_open_documents, max_hello_open_documents) ||
+      over("maxDocumentBytes", h.args.max_document_bytes, max_hello_document_bytes))
+    return std::nullopt;
   return json::serialize(o) + "\n";
 }
 

@@ -11,6 +11,7 @@
 // left. After the reply, the connection carries LSP frames both ways.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -18,6 +19,16 @@
 #include "server/server_args.h"
 
 namespace qf::server::daemon {
+
+// Caps on a hello (a client of our uid is still not trusted to be sane):
+// over any of them the daemon answers {"ok":false,"error":...} naming it.
+inline constexpr std::size_t max_hello_bytes = 16 * 1024;    // the line, '\n' included
+inline constexpr std::size_t max_hello_members = 32;
+inline constexpr std::size_t max_hello_string = 4096;        // model path, device, version
+inline constexpr int max_hello_threads = 256;
+inline constexpr std::size_t max_hello_message_bytes = std::size_t{1} << 30;      // maxMessageSize
+inline constexpr std::size_t max_hello_open_documents = 1'000'000;               // maxOpenDocuments
+inline constexpr std::size_t max_hello_document_bytes = std::size_t{16} << 30;   // maxDocumentBytes
 
 // The version both sides compare: QUICKFILL_VERSION, or
 // $QUICKFILL_DAEMON_VERSION when set (tests start daemons of another version).

@@ -2,6 +2,7 @@
 // that name the JSON path.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <vector>
 
 #include "lsp/jsonrpc.h"
@@ -171,3 +172,38 @@ TEST(Outbox, NeverWritesInvalidUtf8) {
   EXPECT_EQ(written, "{\"message\":\"bad \xEF\xBF\xBD byte\"}");
 }
 #endif
+
+TEST(Classify, NumbersOutOfRangeAreReadAsNullAndNeverWrittenAsInfinity) {
+  incoming m = classify(
+      R"({"jsonrpc":"2.0","id":4,"method":"m","params":{"a":1e400,"b":[1,-1e400],"c":1e308,"d":{"e":"1e400"}}})");
+  ASSERT_EQ(m.what, incoming::kind::request) << m.invalid_reason;
+  EXPECT_EQ(m.replaced_non_finite, 2u);
+  EXPECT_EQ(m.non_finite_at, "params.a");
+  EXPECT_TRUE(m.params.at("a").is_null());
+  EXPECT_TRUE(m.params.at("b").at(1).is_null());
+  EXPECT_EQ(m.params.at("c").as_double(), 1e308);       // large but finite: kept
+  EXPECT_EQ(m.params.at("d").at("e").as_string(), "1e400");  // a string, not a number
+  EXPECT_FALSE(find_non_finite(m.params));
+  // Whatever is echoed from it is JSON again.
+  const std::string text = json::serialize(m.params);
+  boost::system::error_code ec;
+  json::parse(text, ec);
+  EXPECT_FALSE(ec) << text;
+
+  json::value v = json::object{{"x", json::array{1.5, std::numeric_limits<double>::infinity()}}};
+  EXPECT_EQ(find_non_finite(v).value_or(""), "x[1]");
+}
+
+TEST(Outbox, NeverWritesANonFiniteNumber) {
+  std::string written;
+  outbox out([&](const std::string& s) { written = s; });
+  out.send(json::object{{"a", std::numeric_limits<double>::infinity()},
+                        {"b", std::numeric_limits<double>::quiet_NaN()},
+                        {"c", 2.5}});
+  boost::system::error_code ec;
+  const json::value back = json::parse(written, ec);
+  ASSERT_FALSE(ec) << written;
+  EXPECT_TRUE(back.at("a").is_null());
+  EXPECT_TRUE(back.at("b").is_null());
+  EXPECT_EQ(back.at("c").as_double(), 2.5);
+}

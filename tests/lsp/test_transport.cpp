@@ -1,8 +1,13 @@
 // Content-Length framing: partial reads, ignored headers, size limit, bad
 // headers, end of input, and interruption of a blocked reader.
 #include <gtest/gtest.h>
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <string>
 #include <thread>
 
 #include "lsp/transport.h"
@@ -247,4 +252,42 @@ TEST(Transport, WriterFramesMessages) {
   char buf[128];
   ssize_t n = ::read(p.r, buf, sizeof buf);
   EXPECT_EQ(std::string(buf, static_cast<std::size_t>(n)), "Content-Length: 10\r\n\r\n{\"x\":\"\xC3\xA9\"}");
+}
+
+// A peer that takes nothing: the writer sleeps in poll() for room instead of
+// retrying EAGAIN (which spun a core in each daemon session with such a
+// client), and gives up after its timeout.
+TEST(Transport, WriterToAPeerThatDoesNotReadWaitsWithoutSpinningAndTimesOut) {
+  int sv[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+  ASSERT_EQ(::fcntl(sv[0], F_SETFL, ::fcntl(sv[0], F_GETFL) | O_NONBLOCK), 0);  // as after Asio's release()
+  fd_writer w(sv[0], 1500);
+  const std::string body(64 * 1024, 'x');
+  rusage before{}, after{};
+  ::getrusage(RUSAGE_THREAD, &before);
+  const auto start = std::chrono::steady_clock::now();
+  int written = 0;
+  while (w.write_message(body)) ++written;  // fills the socket's buffers, then waits
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ::getrusage(RUSAGE_THREAD, &after);
+  auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec / 1e6; };
+  const double cpu = seconds(after.ru_utime) - seconds(before.ru_utime) + seconds(after.ru_stime) -
+                     seconds(before.ru_stime);
+  EXPECT_TRUE(w.timed_out());
+  EXPECT_GE(wall, 1.4);   // it waited for the timeout...
+  EXPECT_LT(cpu, 0.2 * wall) << "cpu " << cpu << " s of " << wall << " s";  // ...asleep
+  EXPECT_FALSE(w.write_message("{}"));  // and stays failed
+  // A reader that takes the bytes lets a writer without timeout finish.
+  fd_writer patient(sv[0]);
+  std::thread drain([&] {
+    char buf[65536];
+    while (::read(sv[1], buf, sizeof buf) > 0) {
+    }
+  });
+  EXPECT_TRUE(patient.write_message(body));
+  ::shutdown(sv[0], SHUT_WR);  // the drain sees the end
+  drain.join();
+  ::close(sv[0]);
+  ::close(sv[1]);
+  EXPECT_GT(written, 0);
 }

@@ -128,3 +128,90 @@ TEST(BridgeState, UnansweredInitializeIsReplayedWithTheEditorsId) {
   EXPECT_EQ(json::parse(r[0]).at("id"), json::value(1));
   EXPECT_TRUE(s.from_daemon(msg({{"id", 1}, {"result", json::object{}}})));
 }
+
+namespace {
+
+std::string did_open(const std::string& uri, const std::string& text) {
+  return msg({{"method", "textDocument/didOpen"},
+              {"params", json::object{{"textDocument", json::object{{"uri", uri},
+                                                                    {"languageId", "python"},
+                                                                    {"version", 1},
+                                                                    {"text", text}}}}}});
+}
+
+std::vector<std::string> opened_in(const std::vector<std::string>& replay) {
+  std::vector<std::string> uris;
+  for (const auto& m : replay) {
+    json::value v = json::parse(m);
+    if (v.at("method").as_string() == "textDocument/didOpen")
+      uris.emplace_back(v.at("params").at("textDocument").at("uri").as_string());
+  }
+  return uris;
+}
+
+}  // namespace
+
+TEST(BridgeState, DocumentOpenThroughTwoDaemonStopsIsQuarantined) {
+  bridge_state s;
+  initialize(s);
+  s.from_client(did_open("file:///crash.py", "boom"));
+  // First stop: replayed.
+  std::vector<std::string> lost = s.daemon_lost();
+  EXPECT_TRUE(lost.empty());
+  EXPECT_EQ(opened_in(s.replay()), std::vector<std::string>{"file:///crash.py"});
+  s.from_client(did_open("file:///new.py", "fine"));  // opened after the first stop
+  // Second stop with it replayed: quarantined, and the editor is told which.
+  lost = s.daemon_lost();
+  ASSERT_EQ(lost.size(), 1u);
+  json::value shown = json::parse(lost[0]);
+  EXPECT_EQ(shown.at("method").as_string(), "window/showMessage");
+  EXPECT_EQ(shown.at("params").at("type").as_int64(), 1);
+  const std::string text(shown.at("params").at("message").as_string());
+  EXPECT_NE(text.find("file:///crash.py"), std::string::npos) << text;
+  EXPECT_EQ(text.find("file:///new.py"), std::string::npos) << text;
+  EXPECT_TRUE(s.quarantined("file:///crash.py"));
+  EXPECT_FALSE(s.quarantined("file:///new.py"));
+  EXPECT_EQ(opened_in(s.replay()), std::vector<std::string>{"file:///new.py"});
+  // Nothing about it reaches a daemon again; a request about it is answered here.
+  EXPECT_FALSE(s.from_client(did_change("file:///crash.py", 2, 0, 0, "x")));
+  EXPECT_FALSE(s.from_client(did_open("file:///crash.py", "again")));
+  json::object at{{"textDocument", json::object{{"uri", "file:///crash.py"}}},
+                  {"position", json::object{{"line", 0}, {"character", 0}}}};
+  EXPECT_FALSE(s.from_client(msg({{"id", 9}, {"method", "textDocument/completion"}, {"params", at}})));
+  const std::vector<std::string> answers = s.take_for_client();
+  ASSERT_EQ(answers.size(), 1u);
+  json::value a = json::parse(answers[0]);
+  EXPECT_EQ(a.at("id"), json::value(9));
+  EXPECT_EQ(a.at("error").at("code").as_int64(), -32803);
+  EXPECT_NE(std::string(a.at("error").at("message").as_string()).find("file:///crash.py"), std::string::npos);
+  EXPECT_TRUE(s.take_for_client().empty());
+  EXPECT_EQ(s.in_flight(), 0u);
+  // The rest of the session goes on.
+  EXPECT_TRUE(s.from_client(did_change("file:///new.py", 2, 0, 0, "y")));
+  EXPECT_EQ(s.document("file:///new.py")->text, "yfine");
+}
+
+TEST(BridgeState, NumberOutOfRangeInInitializeIsNotReplayedAsInfinity) {
+  bridge_state s;
+  ASSERT_TRUE(s.from_client(
+      R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{},"initializationOptions":{"x":1e400}}})"));
+  ASSERT_TRUE(s.from_daemon(msg({{"id", 1}, {"result", json::object{{"capabilities", json::object{}}}}})));
+  s.daemon_lost();
+  const std::vector<std::string> r = s.replay();
+  ASSERT_FALSE(r.empty());
+  EXPECT_EQ(r[0].find("Infinity"), std::string::npos) << r[0];
+  boost::system::error_code ec;
+  const json::value v = json::parse(r[0], ec);
+  ASSERT_FALSE(ec) << r[0];
+  EXPECT_TRUE(v.at("params").at("initializationOptions").at("x").is_null());
+}
+
+TEST(BridgeState, UnreadableEditMarksTheCopyOutOfSync) {
+  bridge_state s;
+  initialize(s);
+  s.from_client(did_open("file:///a.py", "abc"));
+  // Not JSON: the daemon answers it; our copy is no longer the editor's.
+  EXPECT_TRUE(s.from_client(R"({"jsonrpc":"2.0","method":"textDocument/didChange","params":{"textDocument":{"uri":"file:///a.py"},"contentChanges":[{"text":"x"}]},)"));
+  s.daemon_lost();
+  EXPECT_TRUE(opened_in(s.replay()).empty());
+}
