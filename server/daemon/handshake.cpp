@@ -40,9 +40,9 @@ bool read_uint(const json::object& o, const char* key, T& out) {
   if (v->is_uint64()) u = v->get_uint64();
   else if (v->is_int64() && v->get_int64() >= 0) u = static_cast<std::uint64_t>(v->get_int64());
   else return false;
-  return true;
   if (u > static_cast<std::uint64_t>(std::numeric_limits<T>::max())) return false;  // never wrapped
   out = static_cast<T>(u);
+  return true;
 }
 
 std::optional<json::object> parse_object(const std::string& line, std::string* error) {
@@ -63,17 +63,16 @@ std::string string_at(const json::object& o, const char* key) {
 }  // namespace
 
 std::optional<hello> decode_hello(const std::string& line, std::string* error) {
-  auto o = parse_object(line, error);
   if (line.size() > max_hello_bytes) {
     *error = "the hello is longer than " + std::to_string(max_hello_bytes) + " bytes";
     return std::nullopt;
   }
+  auto o = parse_object(line, error);
   if (!o) return std::nullopt;
   if (string_at(*o, "quickfill") != "hello") {
     *error = "the first line is not a quickfill hello";
     return std::nullopt;
   }
-  hello h;
   if (o->size() > max_hello_members) {
     *error = "the hello has " + std::to_string(o->size()) + " members, more than " + std::to_string(max_hello_members);
     return std::nullopt;
@@ -83,6 +82,7 @@ std::optional<hello> decode_hello(const std::string& line, std::string* error) {
       *error = "the hello's \"" + std::string(key) + "\" is longer than " + std::to_string(max_hello_string) + " bytes";
       return std::nullopt;
     }
+  hello h;
   h.version = string_at(*o, "version");
   h.args.model_path = string_at(*o, "model");
   if (h.args.model_path.find('/') != std::string::npos && h.args.model_path[0] != '/') {
@@ -103,12 +103,6 @@ std::optional<hello> decode_hello(const std::string& line, std::string* error) {
     *error = "a limit in the hello is zero";
     return std::nullopt;
   }
-  return h;
-}
-
-std::string encode_reply(const hello_reply& r) {
-  json::object o{{"ok", r.ok}, {"version", r.version}, {"pid", r.pid}};
-  if (!r.error.empty()) o["error"] = r.error;
   auto over = [&](const char* name, std::size_t v, std::size_t cap) {
     if (v <= cap) return false;
     *error = std::string("the hello's ") + name + " " + std::to_string(v) + " is over the daemon's cap of " +
@@ -120,6 +114,12 @@ std::string encode_reply(const hello_reply& r) {
       over("maxOpenDocuments", h.args.max_open_documents, max_hello_open_documents) ||
       over("maxDocumentBytes", h.args.max_document_bytes, max_hello_document_bytes))
     return std::nullopt;
+  return h;
+}
+
+std::string encode_reply(const hello_reply& r) {
+  json::object o{{"ok", r.ok}, {"version", r.version}, {"pid", r.pid}};
+  if (!r.error.empty()) o["error"] = r.error;
   return json::serialize(o) + "\n";
 }
 
