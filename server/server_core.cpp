@@ -178,6 +178,7 @@ void server_core::refresh_privacy() {
       po.on_progress = [post, progress](int pct, const std::string& msg) {
         if (progress) post([progress, pct, msg] { progress(pct, msg); });
       };
+      if (notice) po.on_notice = [post, notice](const std::string& m) { post([notice, m] { notice(m); }); };
       std::string error;
       std::unique_ptr<completion_provider> p;
       try {

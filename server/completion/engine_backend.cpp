@@ -3,11 +3,17 @@
 #include "server/completion/engine_backend.h"
 
 #include <new>
+#include <optional>
 
+#include <spdlog/spdlog.h>
+
+#include "inference/backend/backend.h"
 #include "inference/gguf/gguf.h"
 #include "inference/model/context.h"
+#include "inference/model/device_check.h"
 #include "inference/model/model.h"
 #include "inference/tokenizer/tokenizer.h"
+#include "server/completion/device_verdicts.h"
 
 namespace qf::server::completion {
 namespace {
@@ -98,7 +104,7 @@ std::unique_ptr<lm_backend> make_engine_backend(std::unique_ptr<infer::model> m,
 }
 
 std::unique_ptr<lm_backend> load_engine_backend(const std::string& path, const engine_options& engine,
-                                                std::string* error) {
+                                                std::string* error, const device_check_policy& checks) {
   auto fail = [&](const std::string& msg) -> std::unique_ptr<lm_backend> {
     if (error) *error = msg;
     return nullptr;
@@ -107,7 +113,42 @@ std::unique_ptr<lm_backend> load_engine_backend(const std::string& path, const e
     infer::model_options o;
     o.n_threads = engine.threads;
     o.device = engine.device;
-    return make_engine_backend(infer::model::load(path, o), engine.step_graphs);
+    std::unique_ptr<infer::model> m =
+        checks.make_backend ? infer::model::load(path, checks.make_backend(engine)) : infer::model::load(path, o);
+    if (m->be().name() != "cpu") {
+      const std::string device = m->be().describe();
+      const std::string file =
+          checks.verdicts_file == "default" ? default_device_verdicts_file() : checks.verdicts_file;
+      const std::string key = device_check_key(device, path);
+      std::optional<device_verdict> v = file.empty() ? std::nullopt : find_device_verdict(file, key);
+      if (!v) {
+        spdlog::info("device self-check of {} on {}", path, device);
+        infer::device_check_options co;
+        co.n_threads = engine.threads;
+        const infer::device_check_report r = infer::check_against_cpu(*m, path, co);
+        v = device_verdict{r.passed, r.failure, r.worst_nmse, device, path, {}};
+        std::string err;
+        // An out-of-memory may pass (another process held the device): not kept, so checked again.
+        const bool keep = r.passed || r.failure.rfind("out of memory", 0) != 0;
+        if (keep && !file.empty() && !record_device_verdict(file, key, *v, &err))
+          spdlog::warn("device self-check: the verdict is not kept ({}); the check runs again next time", err);
+        if (r.positions > 0)
+          spdlog::info("device self-check: {} (worst normalized squared error {:.3g} over {} positions)",
+                       r.passed ? "passed" : "FAILED: " + r.failure, r.worst_nmse, r.positions);
+        else
+          spdlog::info("device self-check: FAILED: {}", r.failure);
+      }
+      if (!v->passed) {
+        const std::string msg = "quickfill: the GPU self-check failed on " + device + ": " + v->failure +
+                                ". Completions run on the CPU instead (`quickfill doctor` shows the check).";
+        spdlog::warn("{}", msg);
+        if (checks.notice) checks.notice(msg);
+        m.reset();  // the device's memory goes before the CPU copy is made
+        o.device = "cpu";
+        m = infer::model::load(path, o);
+      }
+    }
+    return make_engine_backend(std::move(m), engine.step_graphs);
   } catch (const infer::gguf::gguf_error& e) {
     return fail(std::string("cannot read the model file: ") + e.what());
   } catch (const infer::model_error& e) {

@@ -42,7 +42,10 @@ std::unique_ptr<completion_provider> make_completion_provider(const provider_opt
   try {
     progress(0, "loading " + opts.model_path);
     std::string err;
-    std::unique_ptr<completion::lm_backend> backend = completion::load_engine_backend(opts.model_path, opts.engine, &err);
+    completion::device_check_policy checks;
+    checks.notice = opts.on_notice;
+    std::unique_ptr<completion::lm_backend> backend =
+        completion::load_engine_backend(opts.model_path, opts.engine, &err, checks);
     if (!backend) return fail(err);
     progress(80, "preparing caches");
     auto p = std::make_unique<completion::pipeline>(std::move(backend), opts.completion);

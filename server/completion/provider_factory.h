@@ -25,6 +25,9 @@ struct provider_options {
   std::function<std::string(const std::string&)> resolve_model;
   // Progress while loading (0..100 and a message), for $/progress.
   std::function<void(int percent, const std::string& message)> on_progress;
+  // One message for the user about the load (the device self-check fell back
+  // to the CPU: engine_backend.h), for window/showMessage.
+  std::function<void(const std::string& message)> on_notice;
 };
 
 // Returns nullptr and sets *error (a message fit for the user) on failure:

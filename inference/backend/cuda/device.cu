@@ -23,9 +23,12 @@ const char* device_description() {
     if (device_count() == 0) return std::string("no CUDA device");
     cudaDeviceProp p{};
     if (cudaGetDeviceProperties(&p, 0) != cudaSuccess) return std::string("unknown CUDA device");
-    char buf[640];  // the name is up to 256 bytes
-    std::snprintf(buf, sizeof buf, "%s, sm_%d%d, %.0f GiB", p.name, p.major, p.minor,
-                  double(p.totalGlobalMem) / (1024.0 * 1024.0 * 1024.0));
+    int driver = 0;  // e.g. 13000 for 13.0; part of the description so that a
+                     // new driver re-runs the device self-check (device_check.h)
+    if (cudaDriverGetVersion(&driver) != cudaSuccess) driver = 0;
+    char buf[700];  // the name is up to 256 bytes
+    std::snprintf(buf, sizeof buf, "%s, sm_%d%d, %.0f GiB, driver %d.%d", p.name, p.major, p.minor,
+                  double(p.totalGlobalMem) / (1024.0 * 1024.0 * 1024.0), driver / 1000, (driver % 1000) / 10);
     return std::string(buf);
   }();
   return desc.c_str();

@@ -12,6 +12,7 @@
 
 #include "inference/backend/cuda/cuda_ops.h"
 #include "inference/convert/llama2c.h"
+#include "inference/convert/quantize_model.h"
 #include "inference/convert/synth_model.h"
 #include "inference/model/context.h"
 #include "inference/model/model.h"
@@ -119,7 +120,8 @@ TEST(CudaModel, StepGraphsMatchDirectLaunches) {
     auto spec = convert::synth_preset("tiny", arch);
     spec.init_std = 0.2f;
     const auto path = (dir / (arch + "_graphs.gguf")).string();
-    convert::write_synth_model(spec, ggml_type::q8_0, path);
+    convert::write_synth_model(spec, ggml_type::f16, path + ".f16");  // synthetic files are float
+    gguf::quantize_model(path + ".f16", path, "q8_0", 2);
     model_options gpu;
     gpu.device = "cuda";
     auto m = model::load(path, gpu);
