@@ -4,8 +4,9 @@
 // a body; 200 "ok" by default). It binds port 0, so the port is its own from
 // the start, and can bind any address of 127.0.0.0/8 (127.0.0.2 plays
 // "another host" on one machine). One request per connection (it answers with
-// Connection: close). For the HTTP client's redirect and credential rules:
-// what reached which origin is read from requests().
+// Connection: close), one connection at a time. For the HTTP client's
+// redirect and credential rules and the remote sources' metering: what
+// reached which origin is read from requests().
 #pragma once
 
 #include <arpa/inet.h>
@@ -48,6 +49,7 @@ struct canned_response {
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body = "ok";
   bool content_length = true;  // false: the body ends when the connection closes
+  bool hold_open = false;      // after the body, wait (up to 30 s) for the client to close: a stalled stream
 };
 
 class recording_http_server {
@@ -90,6 +92,12 @@ class recording_http_server {
     r.headers.push_back({"Location", location});
     r.body.clear();
     answer(path, std::move(r));
+  }
+
+  // Held-open answers whose client closed the connection (or that ran out).
+  int held_closed() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return closed_by_client_;
   }
 
   std::vector<recorded_request> requests() const {
@@ -173,6 +181,16 @@ class recording_http_server {
       if (n <= 0) break;
       sent += static_cast<size_t>(n);
     }
+    if (r.hold_open) {
+      const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+      char tmp[256];
+      while (!stop_ && std::chrono::steady_clock::now() < until) {
+        pollfd p{c, POLLIN, 0};
+        if (::poll(&p, 1, 20) > 0 && ::read(c, tmp, sizeof tmp) <= 0) break;  // the client closed
+      }
+      std::lock_guard<std::mutex> lock(mu_);
+      ++closed_by_client_;
+    }
   }
 
   std::string address_;
@@ -184,6 +202,7 @@ class recording_http_server {
   mutable std::mutex mu_;
   std::map<std::string, canned_response> routes_;
   std::vector<recorded_request> requests_;
+  int closed_by_client_ = 0;
 };
 
 }  // namespace qf::test

@@ -4,9 +4,12 @@
 // spent quota), as opposed to an answer with no items. A router catches it and
 // tries the next source; without one the server answers an empty list and
 // records the request as failed. The message must be fit to show a user: it
-// never holds credentials or document text.
+// never holds credentials or document text. A failure after the request went
+// out carries the tokens it spent anyway (spent()), which the router counts
+// against the source's quota.
 #pragma once
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -21,13 +24,21 @@ enum class failure_kind {
   quota,        // the source's token quota is spent
 };
 
+struct token_usage {
+  int64_t prompt_tokens = 0;
+  int64_t completion_tokens = 0;
+};
+
 class source_failure : public std::runtime_error {
  public:
-  source_failure(failure_kind kind, const std::string& what) : std::runtime_error(what), kind_(kind) {}
+  source_failure(failure_kind kind, const std::string& what, token_usage spent = {})
+      : std::runtime_error(what), kind_(kind), spent_(spent) {}
   failure_kind kind() const { return kind_; }
+  const token_usage& spent() const { return spent_; }
 
  private:
   failure_kind kind_;
+  token_usage spent_;
 };
 
 inline const char* failure_kind_name(failure_kind k) {

@@ -2,6 +2,8 @@
 #include "server/remote/remote_api.h"
 
 #include <boost/json.hpp>
+#include <algorithm>
+#include <cstdint>
 
 #include "server/completion/source_failure.h"
 
@@ -43,6 +45,15 @@ std::string cut(std::string s, std::size_t n) {
 
 [[noreturn]] void bad_event(const std::string& why) { throw source_failure(failure_kind::protocol, why); }
 
+// A non-negative integer member, when there is one.
+std::optional<int64_t> count_of(const json::object& o, const char* key) {
+  const json::value* v = o.if_contains(key);
+  if (!v) return std::nullopt;
+  if (v->is_int64() && v->get_int64() >= 0) return v->get_int64();
+  if (v->is_uint64()) return static_cast<int64_t>(std::min<std::uint64_t>(v->get_uint64(), INT64_MAX));
+  return std::nullopt;
+}
+
 // The error object of an error event or body, as one line.
 std::string error_text(const json::value& err) {
   if (err.is_string()) return cut(std::string(err.as_string()), 200);
@@ -64,8 +75,11 @@ api_request make_api_request(const remote_options& o, const prompt_parts& p, int
     if (o.fim_template.empty()) {
       b["prompt"] = p.prefix;
       b["suffix"] = p.suffix;
+      r.prompt_bytes = p.prefix.size() + p.suffix.size();
     } else {
-      b["prompt"] = fill_template(o.fim_template, p.prefix, p.suffix);
+      std::string prompt = fill_template(o.fim_template, p.prefix, p.suffix);
+      r.prompt_bytes = prompt.size();
+      b["prompt"] = std::move(prompt);
     }
     b["max_tokens"] = o.max_tokens;
   } else {
@@ -73,7 +87,11 @@ api_request make_api_request(const remote_options& o, const prompt_parts& p, int
     b["input_prefix"] = p.prefix;
     b["input_suffix"] = p.suffix;
     json::array extra;
-    for (const auto& c : p.extra) extra.push_back(json::object{{"filename", c.filename}, {"text", c.text}});
+    r.prompt_bytes = p.prefix.size() + p.suffix.size();
+    for (const auto& c : p.extra) {
+      extra.push_back(json::object{{"filename", c.filename}, {"text", c.text}});
+      r.prompt_bytes += c.filename.size() + c.text.size();
+    }
     b["input_extra"] = std::move(extra);
     b["n_predict"] = o.max_tokens;
     b["cache_prompt"] = true;
@@ -82,6 +100,7 @@ api_request make_api_request(const remote_options& o, const prompt_parts& p, int
   b["temperature"] = o.temperature;
   if (!o.stop.empty()) b["stop"] = stop_array(o);
   b["stream"] = true;
+  if (o.protocol == remote_protocol::openai) b["stream_options"] = json::object{{"include_usage", true}};
   r.body = json::serialize(b);
   return r;
 }
@@ -100,6 +119,10 @@ stream_piece parse_event(remote_protocol protocol, const sse_event& e) {
   if (const auto* err = o.if_contains("error"))
     throw source_failure(failure_kind::unavailable, "the server failed while answering: " + error_text(*err));
   if (protocol == remote_protocol::openai) {
+    if (const auto* usage = o.if_contains("usage"); usage && usage->is_object()) {
+      out.prompt_tokens = count_of(usage->as_object(), "prompt_tokens");
+      out.completion_tokens = count_of(usage->as_object(), "completion_tokens");
+    }
     const auto* choices = o.if_contains("choices");
     if (!choices || !choices->is_array()) bad_event("an event has no \"choices\" array");
     if (choices->as_array().empty()) return out;  // e.g. a usage-only event
@@ -116,6 +139,8 @@ stream_piece parse_event(remote_protocol protocol, const sse_event& e) {
   if (!content || !content->is_string()) bad_event("an event has no \"content\" string");
   out.text = std::string(content->as_string());
   if (const auto* stop = o.if_contains("stop"); stop && stop->is_bool()) out.done = stop->as_bool();
+  out.prompt_tokens = count_of(o, "tokens_evaluated");
+  out.completion_tokens = count_of(o, "tokens_predicted");
   if (const auto* st = o.if_contains("stop_type"); st && st->is_string()) out.finish_reason = std::string(st->as_string());
   return out;
 }

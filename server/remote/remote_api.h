@@ -3,16 +3,19 @@
 //
 // openai: POST {base}/v1/completions (vLLM, SGLang, TGI, llama-server, OpenAI)
 //   {"model", "prompt", "suffix", "max_tokens", "temperature", "stop",
-//    "stream": true}. With a fimTemplate the FIM prompt is formatted here
+//    "stream": true, "stream_options": {"include_usage": true}}. With a fimTemplate the FIM prompt is formatted here
 //   ({prefix}/{suffix} substituted) and "suffix" is not sent. The stream is
 //   `data: {"choices":[{"text":..., "finish_reason":...}]}` events ending in
-//   `data: [DONE]`.
+//   `data: [DONE]`; with include_usage the last event before it holds
+//   "usage": {"prompt_tokens", "completion_tokens"} (servers that do not know
+//   the option ignore it and send no usage).
 // llama-infill: POST {base}/infill (llama-server)
 //   {"input_prefix", "input_suffix", "input_extra": [{"filename","text"}],
 //    "n_predict", "temperature", "stop", "cache_prompt": true,
 //    "id_slot" (when the source pins documents to slots), "stream": true}.
 //   The stream is `data: {"content": ..., "stop": bool}` events; the one
-//   with "stop": true is the last.
+//   with "stop": true is the last, and holds "tokens_evaluated" (the prompt's
+//   tokens) and "tokens_predicted".
 // Both: an event {"error": {...}} is the server's failure mid-stream.
 //
 // parse_event() turns one event into a piece of text; it throws
@@ -20,6 +23,9 @@
 // protocol sends, and (unavailable) for an error event.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -32,6 +38,7 @@ namespace qf::remote {
 struct api_request {
   std::string path;  // appended to the endpoint's base URL
   std::string body;  // JSON
+  std::size_t prompt_bytes = 0;  // the prompt text in it (prefix, suffix, extra chunks or the filled template)
 };
 
 // `slot`: llama-server's id_slot, or -1 to let the server pick.
@@ -41,6 +48,8 @@ struct stream_piece {
   std::string text;
   bool done = false;          // the last event of the answer
   std::string finish_reason;  // "stop", "length", ... when the server said
+  // Token counts when the server reported them (on the last events).
+  std::optional<int64_t> prompt_tokens, completion_tokens;
 };
 
 stream_piece parse_event(remote_protocol protocol, const sse_event& e);

@@ -11,6 +11,7 @@
 #include "server/completion/postprocess.h"
 #include "server/completion/source_failure.h"
 #include "server/net/http_client.h"
+#include "server/net/url.h"
 #include "server/remote/api_key.h"
 #include "server/remote/remote_api.h"
 #include "server/remote/remote_prompt.h"
@@ -26,6 +27,15 @@ using server::source_failure;
 namespace {
 
 constexpr std::size_t max_error_body = 4096;
+// A streamed answer larger than this is cut with a protocol failure: even
+// 4096 tokens of events stay far below it.
+constexpr std::uint64_t max_answer_bytes = 8u << 20;
+
+// Prompt tokens when the server does not report them: about 3 bytes a token,
+// on the high side for code, since a quota should not undercount.
+std::int64_t estimate_prompt_tokens(std::size_t prompt_bytes) {
+  return static_cast<std::int64_t>((prompt_bytes + 2) / 3);
+}
 
 double ms_between(clock::time_point a, clock::time_point b) {
   return std::chrono::duration<double, std::milli>(b - a).count();
@@ -37,6 +47,8 @@ bool retryable_status(int s) { return s == 429 || s == 500 || s == 502 || s == 5
 class stream_sink final : public net::body_sink {
  public:
   stream_sink(remote_protocol p, cmp::stop_checker& stops) : protocol_(p), stops_(stops) {}
+
+  void on_sending(const std::string&, std::size_t) override { sent = true; }
 
   bool on_response(const net::response& head) override {
     status = head.status;
@@ -55,6 +67,8 @@ class stream_sink final : public net::body_sink {
       sse_.feed({bytes.data(), bytes.size()}, events_);
       for (const sse_event& e : events_) {
         const stream_piece piece = parse_event(protocol_, e);
+        if (piece.prompt_tokens) prompt_tokens = piece.prompt_tokens;
+        if (piece.completion_tokens) completion_tokens = piece.completion_tokens;
         if (!piece.text.empty()) {
           if (pieces++ == 0) first_text = clock::now();
           if (stops_.push(piece.text)) {
@@ -87,7 +101,9 @@ class stream_sink final : public net::body_sink {
     }
   }
 
+  bool sent = false;  // the request went out (the server may have received it)
   int status = 0;
+  std::optional<std::int64_t> prompt_tokens, completion_tokens;  // as the server reported them
   std::string content_type;
   std::string error_body;
   bool data_arrived = false;  // any body byte of a 200 answer
@@ -114,6 +130,7 @@ struct attempt_result {
   std::string text;
   int pieces = 0;
   clock::time_point first_text{};
+  server::token_usage spent;  // what this attempt cost, when the server may have taken the request
 };
 
 // Sleeps up to `d`, in short steps, unless the request is cancelled or its deadline comes first.
@@ -148,6 +165,18 @@ std::unique_ptr<server::completion_provider> make_remote_source(const remote_opt
   if (!key) {
     if (error) *error = who + why;
     return nullptr;
+  }
+  if (!key->empty()) {
+    // The key goes only over https, or to this machine.
+    for (std::size_t i = 0; i < o.endpoints.size(); ++i) {
+      std::optional<net::url> u = net::parse_url(o.endpoints[i]);
+      if (u && !u->tls() && !net::is_loopback_host(u->host)) {
+        if (error)
+          *error = who + "refusing to send the API key over plain http to " + u->authority() + " (endpoints[" +
+                   std::to_string(i) + "]): use https, or an endpoint on this machine (localhost, 127.0.0.1, ::1)";
+        return nullptr;
+      }
+    }
   }
   if (!o.ca_file.empty()) {
     std::ifstream in(o.ca_file);
@@ -210,6 +239,13 @@ server::completion_result remote_source::complete(const server::completion_reque
   const prompt_parts parts = build_prompt(req, o_);
   const int slot = o_.slots > 0 ? static_cast<int>(ring_hash(req.uri) % static_cast<std::uint64_t>(o_.slots)) : -1;
   const api_request call = make_api_request(o_, parts, slot);
+  const std::int64_t prompt_estimate = estimate_prompt_tokens(call.prompt_bytes);
+  server::token_usage spent;  // all attempts together
+  auto with_spent = [&](server::completion_result& out) -> server::completion_result& {
+    out.metrics.tokens_evaluated = spent.prompt_tokens;
+    out.metrics.tokens_generated = spent.completion_tokens;
+    return out;
+  };
 
   net::request_options ro;
   ro.method = "POST";
@@ -219,13 +255,12 @@ server::completion_result remote_source::complete(const server::completion_reque
   ro.read_timeout = o_.read_timeout;
   ro.ca_file = o_.ca_file;
   ro.max_redirects = 3;
+  ro.max_body = max_answer_bytes;
   ro.poll_interval = std::chrono::milliseconds(5);
   ro.should_cancel = [&] { return cancel.is_cancelled() || clock::now() >= deadline; };
 
-  auto run_once = [&](std::size_t e) {
+  auto exchange = [&](std::size_t e, cmp::stop_checker& stops, stream_sink& sink) {
     attempt_result r;
-    cmp::stop_checker stops(cx, dec, settings_.stop_rules);
-    stream_sink sink(o_.protocol, stops);
     const auto left = deadline - clock::now();
     ro.connect_timeout = std::min<std::chrono::milliseconds>(
         o_.connect_timeout, std::chrono::duration_cast<std::chrono::milliseconds>(left) + std::chrono::milliseconds(1));
@@ -243,6 +278,12 @@ server::completion_result remote_source::complete(const server::completion_reque
           return r;
         }
         r.deadline_hit = true;
+      } else if (err.kind() == net::error_kind::too_large || err.kind() == net::error_kind::insecure ||
+                 err.kind() == net::error_kind::redirect_refused) {
+        // The answer or the endpoint's redirect breaks a rule: neither retried nor a transport failure.
+        r.kind = err.kind() == net::error_kind::too_large ? failure_kind::protocol : failure_kind::unavailable;
+        r.message = err.what();
+        return r;
       } else {
         const bool before_data = sink.status == 0;
         r.kind = err.kind() == net::error_kind::timeout ? failure_kind::timeout : failure_kind::unavailable;
@@ -281,12 +322,25 @@ server::completion_result remote_source::complete(const server::completion_reque
     r.first_text = sink.first_text;
     return r;
   };
+  // One attempt, and what it cost: nothing until the request went out,
+  // nothing when the server refused it with an error status; else the prompt
+  // (as reported, or estimated from what was sent) and what came back.
+  auto run_once = [&](std::size_t e) {
+    cmp::stop_checker stops(cx, dec, settings_.stop_rules);
+    stream_sink sink(o_.protocol, stops);
+    attempt_result r = exchange(e, stops, sink);
+    if (sink.sent && (sink.status == 0 || sink.status == 200)) {
+      r.spent.prompt_tokens = sink.prompt_tokens.value_or(prompt_estimate);
+      r.spent.completion_tokens = sink.completion_tokens.value_or(sink.pieces);
+    }
+    return r;
+  };
 
   const auto order = ring_.order(req.uri);
   std::optional<attempt_result> last;
   std::size_t skipped = 0;
   for (std::size_t e : order) {
-    if (cancel.is_cancelled() && cancel.reason() != cancel_reason::deadline) return res;
+    if (cancel.is_cancelled() && cancel.reason() != cancel_reason::deadline) return with_spent(res);
     if (clock::now() >= deadline) break;
     circuit_breaker& br = breakers_[e];
     if (!br.allow(clock::now())) {
@@ -297,6 +351,8 @@ server::completion_result remote_source::complete(const server::completion_reque
     std::chrono::milliseconds wait = o_.retry_backoff;
     for (int a = 0;; ++a) {
       r = run_once(e);
+      spent.prompt_tokens += r.spent.prompt_tokens;
+      spent.completion_tokens += r.spent.completion_tokens;
       if (r.v != verdict::failed || !r.retryable || a >= o_.retries) break;
       spdlog::debug("remote: {} (attempt {} of {}), retrying in {} ms", scrub(r.message, key_), a + 1,
                     o_.retries + 1, wait.count());
@@ -305,13 +361,13 @@ server::completion_result remote_source::complete(const server::completion_reque
     }
     if (r.v == verdict::cancelled) {
       br.record_abandoned();
-      return res;
+      return with_spent(res);
     }
     if (r.v == verdict::answered) {
       br.record_success();
       const auto t1 = clock::now();
       res.metrics.total_ms = ms_between(t0, t1);
-      res.metrics.tokens_generated = r.pieces;
+      with_spent(res);
       if (r.pieces > 0) {
         res.metrics.ttft_ms = ms_between(t0, r.first_text);
         if (r.pieces > 1) res.metrics.tpot_ms = ms_between(r.first_text, t1) / (r.pieces - 1);
@@ -326,7 +382,7 @@ server::completion_result remote_source::complete(const server::completion_reque
     if (r.kind == failure_kind::refused) {
       br.record_abandoned();
       last_failure_ = r.message;
-      throw source_failure(r.kind, r.message);
+      throw source_failure(r.kind, r.message, spent);
     }
     br.record_failure(clock::now());
     spdlog::warn("remote: {} ({}); endpoint breaker {}", r.message, server::failure_kind_name(r.kind),
@@ -335,11 +391,11 @@ server::completion_result remote_source::complete(const server::completion_reque
     last = std::move(r);
   }
   const std::string who = o_.name.empty() ? "remote source" : "remote source '" + o_.name + "'";
-  if (last) throw source_failure(last->kind, who + ": " + last->message);
+  if (last) throw source_failure(last->kind, who + ": " + last->message, spent);
   if (skipped == order.size())
     throw source_failure(failure_kind::circuit_open,
-                         who + ": every endpoint's circuit breaker is open after recent failures");
-  throw source_failure(failure_kind::timeout, who + ": the deadline passed before a request could be sent");
+                         who + ": every endpoint's circuit breaker is open after recent failures", spent);
+  throw source_failure(failure_kind::timeout, who + ": the deadline passed before a request could be sent", spent);
 }
 
 }  // namespace qf::remote

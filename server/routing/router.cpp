@@ -137,14 +137,17 @@ completion_result router::complete(const completion_request& req, const cancel_t
     try {
       completion_result r = s->provider->complete(req, cancel);
       const double took = ms_between(start, clock::now());
-      if (cancel.is_cancelled()) {
-        audit(*s, req, &r, "cancelled", took);
-        return r;
-      }
       call_record c;
       c.latency_ms = took;
       c.prompt_tokens = prompt_tokens(r.metrics);
       c.completion_tokens = r.metrics.tokens_generated;
+      if (cancel.is_cancelled()) {
+        // What was sent before the cancellation still counts.
+        c.cancelled = true;
+        hooks_.board->record_call(s->name, c, hooks_.now());
+        audit(*s, req, &r, "cancelled", took);
+        return r;
+      }
       hooks_.board->record_call(s->name, c, hooks_.now());
       update_health(*s, true, {});
       audit(*s, req, &r, "ok", took);
@@ -153,8 +156,11 @@ completion_result router::complete(const completion_request& req, const cancel_t
       const double took = ms_between(start, clock::now());
       call_record c;
       c.ok = false;
+      c.cancelled = cancel.is_cancelled();
       c.latency_ms = took;
       c.error = f.what();
+      c.prompt_tokens = f.spent().prompt_tokens;  // a failure after the request went out
+      c.completion_tokens = f.spent().completion_tokens;
       hooks_.board->record_call(s->name, c, hooks_.now());
       update_health(*s, false, f.what());
       audit(*s, req, nullptr, failure_kind_name(f.kind()), took);

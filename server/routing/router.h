@@ -10,6 +10,11 @@
 // they did without a router. When no source could answer, complete() throws
 // source_failure naming each source's reason.
 //
+// Every call is metered on the board, a cancelled or failed one included:
+// its prompt and completion tokens (a result's metrics, or a failure's
+// spent()) count against the source's quota, so a cancelled remote call
+// counts the prompt that went out.
+//
 // Everything runs on the inference worker, like any provider; the board
 // (source_board.h) is how the dispatcher sees the sources. Calls to
 // non-local sources each write one audit line (audit_log.h).

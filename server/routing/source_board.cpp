@@ -84,7 +84,9 @@ void source_board::record_call(const std::string& name, const call_record& c, cl
   e->prompt_tokens += c.prompt_tokens;
   e->completion_tokens += c.completion_tokens;
   e->quota.record(c.prompt_tokens + c.completion_tokens, now);
-  if (c.ok) {
+  if (c.cancelled) {
+    ++e->cancelled;
+  } else if (c.ok) {
     ++e->answered;
     e->latencies.push_back(c.latency_ms);
     while (e->latencies.size() > k_latency_history) e->latencies.pop_front();
@@ -164,6 +166,7 @@ json::value source_board::stats_json(clock::time_point now) {
         {"requests", e.requests},
         {"answered", e.answered},
         {"errors", e.errors},
+        {"cancelled", e.cancelled},
         {"skipped", json::object{{"down", e.skipped_down}, {"deadline", e.skipped_deadline}, {"quota", e.skipped_quota}}},
         {"promptTokens", e.prompt_tokens},
         {"completionTokens", e.completion_tokens},

@@ -29,9 +29,12 @@ struct board_source {
   quota_limits quota;
 };
 
-// One call to a source, as the meter sees it.
+// One call to a source, as the meter sees it. Its tokens count against the
+// quota whatever the outcome: a cancelled or failed call counts what the
+// source reports it sent and received.
 struct call_record {
   bool ok = true;
+  bool cancelled = false;  // the request was cancelled (counted apart from errors)
   double latency_ms = 0;
   std::int64_t prompt_tokens = 0;
   std::int64_t completion_tokens = 0;
@@ -60,7 +63,7 @@ class source_board {
 
   // quickfill/status: [{"name","kind","local","state","detail","lastError"}], and the routes.
   boost::json::value status_json() const;
-  // quickfill/stats: [{"name","kind","requests","answered","errors","skipped":{..},
+  // quickfill/stats: [{"name","kind","requests","answered","errors","cancelled","skipped":{..},
   //  "promptTokens","completionTokens","latencyMs":{p50..},"quota":{..}}]
   boost::json::value stats_json(clock::time_point now = clock::now());
 
@@ -70,7 +73,7 @@ class source_board {
     std::string state = "starting";
     std::string detail;
     std::string last_error;
-    std::uint64_t requests = 0, answered = 0, errors = 0;
+    std::uint64_t requests = 0, answered = 0, errors = 0, cancelled = 0;
     std::uint64_t skipped_down = 0, skipped_deadline = 0, skipped_quota = 0;
     std::int64_t prompt_tokens = 0, completion_tokens = 0;
     std::deque<double> latencies;  // answered calls, newest last, bounded
