@@ -13,6 +13,7 @@
 #include "server/completion/provider_factory.h"
 #include "server/logging.h"
 #include "server/settings.h"
+#include "server/user_config.h"
 #include "server/daemon/bridge.h"
 #include "server/daemon/daemon_server.h"
 
@@ -55,5 +56,6 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (daemon_mode) return qf::server::daemon::run_daemon(opts);
+  opts.user_config = qf::server::default_user_config_path();  // of the editor's environment
   return qf::server::daemon::run_stdio_entry(opts);
 }

@@ -46,8 +46,9 @@ struct core_options {
   index::store_limits documents;  // --max-open-documents, --max-document-bytes
   index::workspace_options workspace;  // the workspace index (on_progress is set by the caller)
   // The user config file (user_config.h; read by the LSP binding): unset, the
-  // one of this process's environment (the daemon's is that of the editor
-  // that started it); "" reads none.
+  // one of this process's environment; "" reads none. The binary sets it from
+  // the editor's environment (server_args::user_config; the daemon's sessions
+  // get it in the hello).
   std::optional<std::string> user_config_path;
 };
 

@@ -28,6 +28,7 @@ stdio_options stdio_options_of(const server_args& a) {
   so.core.documents.max_documents = a.max_open_documents;
   so.core.documents.max_total_bytes = a.max_document_bytes;
   so.max_message_bytes = a.max_message_bytes;
+  so.core.user_config_path = a.user_config;
   return so;
 }
 

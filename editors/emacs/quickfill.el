@@ -16,6 +16,16 @@
 ;;   (quickfill-eglot-setup)                  ; register with eglot
 ;;   (add-hook 'python-mode-hook #'eglot-ensure)
 ;;
+;; Trust (docs/security.md): the model, the program and the log file are on
+;; the server's command line, which only your init file sets; the settings
+;; object carries no file path.  A repository's .dir-locals.el can set
+;; `eglot-workspace-configuration' without a prompt, and eglot sends it to
+;; the server with workspace/didChangeConfiguration: the server ignores the
+;; privileged keys in it (remote sources, API keys, the audit log, model
+;; paths: they come from ~/.config/quickfill/config.json only) and says so.
+;; The quickfill-* variables are marked risky, so a file or directory local
+;; setting of them is never applied without asking.
+;;
 ;; Design: a subclass of `eglot-lsp-server' carries the settings.  Its
 ;; `eglot-initialization-options' method sends {"quickfill": {...}} built from
 ;; the quickfill-* variables, it answers workspace/configuration for the
@@ -48,7 +58,8 @@
   :type 'string)
 
 (defcustom quickfill-model nil
-  "GGUF model file for the server, or nil for the server's default model."
+  "GGUF model file for the server (--model), or nil for the server's default model.
+A change applies when the server starts again (`quickfill-restart')."
   :type '(choice (const :tag "Server default" nil) file))
 
 (defcustom quickfill-log-level nil
@@ -71,6 +82,11 @@ Example: (:completion (:autoDeadlineMs 150 :explicitDeadlineMs 2000))."
   "Major modes whose buffers `quickfill-eglot-setup' hands to quickfill."
   :type '(repeat symbol))
 
+;; Never taken from file or directory local variables without asking: they
+;; choose a program to run, a file to load or write, or the settings sent.
+(dolist (v '(quickfill-program quickfill-model quickfill-log-level quickfill-log-file quickfill-settings))
+  (put v 'risky-local-variable t))
+
 (defclass quickfill-eglot-server (eglot-lsp-server) ()
   :documentation "The quickfill language server.")
 
@@ -87,10 +103,9 @@ Example: (:completion (:autoDeadlineMs 150 :explicitDeadlineMs 2000))."
     out))
 
 (defun quickfill-server-settings ()
-  "The \"quickfill\" settings object (a plist) sent to the server."
-  (let ((dedicated (and quickfill-model
-                        (list :model (expand-file-name quickfill-model)))))
-    (quickfill--plist-merge (copy-tree quickfill-settings) dedicated)))
+  "The \"quickfill\" settings object (a plist) sent to the server.
+The model is not in it: it goes on the command line (`quickfill-command')."
+  (copy-tree quickfill-settings))
 
 (defun quickfill-command ()
   "The command line that starts the server over stdio."
@@ -98,6 +113,7 @@ Example: (:completion (:autoDeadlineMs 150 :explicitDeadlineMs 2000))."
                     (expand-file-name quickfill-program)
                   quickfill-program)
                 "--stdio")
+          (and quickfill-model (list "--model" (expand-file-name quickfill-model)))
           (and quickfill-log-level (list "--log-level" quickfill-log-level))
           (and quickfill-log-file (list "--log-file" (expand-file-name quickfill-log-file)))))
 
@@ -143,12 +159,21 @@ Call `eglot' or `eglot-ensure' in such a buffer to start it."
     out))
 
 (defun quickfill-update-settings ()
-  "Send the current quickfill-* settings to every running quickfill server."
+  "Send the current `quickfill-settings' to every running quickfill server.
+`quickfill-model', `quickfill-program' and the log options are on the command
+line: they apply when the server starts again (`quickfill-restart')."
   (interactive)
   (dolist (s (quickfill--servers))
     (jsonrpc-notify s :workspace/didChangeConfiguration
                     (list :settings (list :quickfill (or (quickfill-server-settings)
                                                          (make-hash-table)))))))
+
+(defun quickfill-restart ()
+  "Restart the quickfill server of this buffer with the current quickfill-* settings."
+  (interactive)
+  (let ((server (quickfill--current-server)))
+    (eglot-shutdown server)
+    (apply #'eglot (eglot--guess-contact))))
 
 (defun quickfill--current-server ()
   (let ((s (eglot-current-server)))

@@ -22,6 +22,7 @@ std::string encode_hello(const hello& h) {
                  {"pid", h.pid},
                  {"model", a.model_path},
                  {"device", a.device},
+                 {"userConfig", a.user_config},
                  {"threads", a.threads},
                  {"background", a.background},
                  {"maxOpenDocuments", a.max_open_documents},
@@ -91,6 +92,11 @@ std::optional<hello> decode_hello(const std::string& line, std::string* error) {
     return std::nullopt;
   }
   h.args.device = string_at(*o, "device");
+  h.args.user_config = string_at(*o, "userConfig");  // "": the session reads no user config file
+  if (!h.args.user_config.empty() && h.args.user_config[0] != '/') {
+    *error = "the hello's userConfig is not an absolute path";
+    return std::nullopt;
+  }
   if (const json::value* b = o->if_contains("background"); b && b->is_bool()) h.args.background = b->get_bool();
   if (!read_uint(*o, "pid", h.pid) || !read_uint(*o, "threads", h.args.threads) ||
       !read_uint(*o, "maxOpenDocuments", h.args.max_open_documents) ||

@@ -127,11 +127,15 @@
     ;; Without a model there is no prompt to explain: an error saying so.
     (let ((err (should-error (quickfill-explain) :type 'jsonrpc-error)))
       (should (string-match-p "no model is loaded" (format "%S" err))))
-    ;; quickfill-update-settings sends the settings to the running server,
-    ;; which then loads the model it names.
+    ;; The model is on the command line (never in the settings object, which
+    ;; the server takes no file path from): quickfill-restart starts a server
+    ;; that loads the model quickfill-model names.
+    (should (null (plist-get (plist-get (eglot-initialization-options (eglot-current-server)) :quickfill)
+                             :model)))
     (when qf-test-model
       (let ((quickfill-model qf-test-model))
-        (quickfill-update-settings)
+        (quickfill-restart)
+        (should (member "--model" (quickfill-command)))
         (should (qf-test--wait (lambda ()
                                  (let ((st (quickfill-status)))
                                    (and (eq (plist-get st :modelLoaded) t)

@@ -1,10 +1,16 @@
 // Turns the extension's settings into what the quickfill server is given:
 // the command line (binary, --log-level, --log-file) and the "quickfill"
 // settings object that travels as initializationOptions at start-up and in
-// workspace/didChangeConfiguration afterwards. serverPath, modelPath and
-// logFile are machine-scoped settings (package.json): VS Code ignores them in
-// workspace settings, so a workspace cannot pick the executable to run, the
-// model to load or a file to write.
+// workspace/didChangeConfiguration afterwards. serverPath, modelPath, logLevel
+// and logFile are machine-scoped settings (package.json): VS Code ignores them
+// in workspace settings, so a workspace cannot pick the executable to run, the
+// model to load or a file to write. The model travels as `--model` on the
+// command line: the server takes file paths only from the user (its command
+// line and its user config file), never from the settings object, which a
+// repository's .vscode/settings.json may shape (docs/security.md). For the
+// same reason the privileged keys of the free-form `quickfill.server` object
+// are taken from the User settings only, never from workspace settings
+// (serverObject); the server refuses them from any editor anyway.
 //
 // Pure: no `vscode` import, so node's test runner can check it directly and
 // the protocol test can start the real binary exactly the way the extension
@@ -91,6 +97,7 @@ export interface ServerCommand {
 export function serverCommand(s: ExtensionSettings, env: NodeJS.ProcessEnv = process.env,
                               home: string = env.HOME ?? ''): ServerCommand {
   const args = ['--stdio'];
+  if (s.modelPath) args.push('--model', expandPath(s.modelPath, env, home));
   if (s.logLevel) args.push('--log-level', s.logLevel);
   if (s.logFile) args.push('--log-file', expandPath(s.logFile, env, home));
   return { command: expandPath(s.serverPath, env, home), args };
@@ -111,18 +118,56 @@ export function mergeSettings(base: Record<string, unknown>, over: Record<string
   return out;
 }
 
+// The keys of the server's settings that only the user may set
+// (docs/security.md), as dotted paths.
+export const privilegedKeys = ['model', 'completion.draftModel', 'sources', 'audit.path', 'audit.includeCode'];
+
+// A copy of a settings object without the privileged keys, nested
+// ({"audit": {"path": ...}}) or dotted ({"audit.path": ...}).
+export function withoutPrivileged(o: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(o)) {
+    if (privilegedKeys.includes(k)) continue;
+    const under = privilegedKeys.filter((p) => p.startsWith(k + '.')).map((p) => p.slice(k.length + 1));
+    if (under.length > 0 && isPlainObject(v)) {
+      const inner: Record<string, unknown> = {};
+      for (const [ik, iv] of Object.entries(v)) if (!under.includes(ik)) inner[ik] = iv;
+      out[k] = inner;
+    } else {
+      out[k] = v;
+    }
+  }
+  return out;
+}
+
+// The levels of one setting, as vscode.WorkspaceConfiguration.inspect gives them.
+export interface SettingLevels {
+  defaultValue?: unknown;
+  globalValue?: unknown;
+  workspaceValue?: unknown;
+  workspaceFolderValue?: unknown;
+}
+
+// The effective `quickfill.server` object: the User settings' value, with the
+// workspace's and the folder's merged over it without their privileged keys
+// (a repository's .vscode/settings.json must not name hosts, keys or files).
+export function serverObject(levels: SettingLevels | undefined): Record<string, unknown> {
+  const obj = (v: unknown): Record<string, unknown> => (isPlainObject(v) ? v : {});
+  let out = mergeSettings(obj(levels?.defaultValue), obj(levels?.globalValue));
+  out = mergeSettings(out, withoutPrivileged(obj(levels?.workspaceValue)));
+  return mergeSettings(out, withoutPrivileged(obj(levels?.workspaceFolderValue)));
+}
+
 // The "quickfill" settings object the server reads: always complete (the
-// server takes a key left out as its default, so clearing modelPath goes back
-// to the server's default model). The free-form `server` object goes first so
-// that the dedicated settings win over it; a `model` in it is dropped, because
-// modelPath is machine-scoped (package.json) and a workspace's
-// `quickfill.server` must not choose the model file either.
-export function serverSettings(s: ExtensionSettings, env: NodeJS.ProcessEnv = process.env,
-                               home: string = env.HOME ?? ''): Record<string, unknown> {
+// server takes a key left out as its default). The free-form `server` object
+// goes first so that the dedicated settings win over it; a `model` in it is
+// dropped: the model file comes from modelPath, which is machine-scoped
+// (package.json) and goes on the command line (serverCommand).
+export function serverSettings(s: ExtensionSettings, _env: NodeJS.ProcessEnv = process.env,
+                               _home: string = _env.HOME ?? ''): Record<string, unknown> {
   const free: Record<string, unknown> = { ...s.server };
   delete free.model;
   const dedicated: Record<string, unknown> = {};
-  if (s.modelPath) dedicated.model = expandPath(s.modelPath, env, home);
   const completion: Record<string, unknown> = {};
   if (s.autoDeadlineMs !== null) completion.autoDeadlineMs = s.autoDeadlineMs;
   if (s.explicitDeadlineMs !== null) completion.explicitDeadlineMs = s.explicitDeadlineMs;
@@ -149,9 +194,9 @@ export function classifyChange(before: ExtensionSettings, after: ExtensionSettin
   if (before.enable !== after.enable) return after.enable ? 'start' : 'stop';
   if (!after.enable) return 'none';
   if (before.serverPath !== after.serverPath || before.logLevel !== after.logLevel ||
-      before.logFile !== after.logFile) return 'restart';
+      before.logFile !== after.logFile || before.modelPath !== after.modelPath) return 'restart';
   const raw = (x: ExtensionSettings) =>
-    JSON.stringify([x.modelPath, x.autoDeadlineMs, x.explicitDeadlineMs, x.server]);
+    JSON.stringify([x.autoDeadlineMs, x.explicitDeadlineMs, x.server]);
   if (raw(before) !== raw(after)) return 'notify';
   return 'none';
 }

@@ -24,7 +24,7 @@ import {
 } from 'vscode-languageclient/node';
 
 import {
-  ExtensionSettings, readSettings, serverCommand, initializationOptions, serverSettings,
+  ExtensionSettings, readSettings, serverCommand, initializationOptions, serverSettings, serverObject,
   didChangeConfigurationParams, classifyChange, whereToSet,
 } from './config';
 import {
@@ -52,7 +52,8 @@ let nextEdits: NextEditUi | undefined;
 
 function currentSettings(): ExtensionSettings {
   const cfg = vscode.workspace.getConfiguration('quickfill');
-  return readSettings((key) => cfg.get(key));
+  // quickfill.server: privileged keys from the User settings only (serverObject).
+  return readSettings((key) => (key === 'server' ? serverObject(cfg.inspect('server')) : cfg.get(key)));
 }
 
 function setState(next: ServerState, detail?: string): void {

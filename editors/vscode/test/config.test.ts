@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import {
   readSettings, serverCommand, serverSettings, initializationOptions, didChangeConfigurationParams,
-  classifyChange, expandPath, mergeSettings, defaultSettings, whereToSet,
+  classifyChange, expandPath, mergeSettings, defaultSettings, whereToSet, serverObject, withoutPrivileged,
 } from '../src/config';
 
 function getter(values: Record<string, unknown>) {
@@ -36,14 +36,15 @@ test('paths expand ~ and ${env:NAME}', () => {
   assert.equal(expandPath('/a/~b', {}, '/h'), '/a/~b');
 });
 
-test('command line carries log options; the model goes in the settings object', () => {
+test('command line carries the model and the log options', () => {
   const s = readSettings(getter({ serverPath: '~/bin/quickfill', modelPath: '~/m.gguf', logLevel: 'debug',
                                   logFile: '/tmp/qf.log' }));
   assert.deepEqual(serverCommand(s, {}, '/home/u'), {
     command: '/home/u/bin/quickfill',
-    args: ['--stdio', '--log-level', 'debug', '--log-file', '/tmp/qf.log'],
+    args: ['--stdio', '--model', '/home/u/m.gguf', '--log-level', 'debug', '--log-file', '/tmp/qf.log'],
   });
-  assert.deepEqual(serverSettings(s, {}, '/home/u'), { model: '/home/u/m.gguf' });
+  // The server takes no file path from the settings object (docs/security.md).
+  assert.deepEqual(serverSettings(s, {}, '/home/u'), {});
 });
 
 test('server settings merge the free-form object under the dedicated ones', () => {
@@ -54,7 +55,6 @@ test('server settings merge the free-form object under the dedicated ones', () =
     server: { model: '/ignored.gguf', completion: { maxTokens: 32, autoDeadlineMs: 9 }, cache: { budgetMiB: 256 } },
   }));
   const expected = {
-    model: '/m.gguf',
     completion: { maxTokens: 32, autoDeadlineMs: 150, explicitDeadlineMs: 2000 },
     cache: { budgetMiB: 256 },
   };
@@ -79,7 +79,7 @@ test('classifyChange: restart for the command line, notify for server settings',
   assert.equal(classifyChange(w({ enable: false }), w({ enable: false, modelPath: '/m' })), 'none');
   assert.equal(classifyChange(base, w({ serverPath: '/opt/quickfill' })), 'restart');
   assert.equal(classifyChange(base, w({ logLevel: 'debug' })), 'restart');
-  assert.equal(classifyChange(base, w({ modelPath: '/m.gguf' })), 'notify');
+  assert.equal(classifyChange(base, w({ modelPath: '/m.gguf' })), 'restart');  // --model
   assert.equal(classifyChange(base, w({ 'completion.autoDeadlineMs': 100 })), 'notify');
   assert.equal(classifyChange(base, w({ server: { a: 1 } })), 'notify');
   assert.equal(classifyChange(base, w({ 'inline.enable': false })), 'none');
@@ -94,15 +94,45 @@ function contributed(): Record<string, { scope?: string; default?: unknown; desc
   return pkg.contributes.configuration.properties;
 }
 
-test('package.json: executable, model and log file are machine-scoped', () => {
+const machineScoped = ['quickfill.serverPath', 'quickfill.modelPath', 'quickfill.logLevel', 'quickfill.logFile'];
+
+test('package.json: the command line (executable, model, log options) is machine-scoped', () => {
   const props = contributed();
-  for (const key of ['quickfill.serverPath', 'quickfill.modelPath', 'quickfill.logFile'])
-    assert.equal(props[key]?.scope, 'machine', key);
-  // The others may be set per workspace.
+  for (const key of machineScoped) assert.equal(props[key]?.scope, 'machine', key);
+  // The others may be set per workspace, and every setting says its scope.
   for (const [key, p] of Object.entries(props)) {
-    if (!['quickfill.serverPath', 'quickfill.modelPath', 'quickfill.logFile'].includes(key))
-      assert.notEqual(p.scope, 'machine', key);
+    if (!machineScoped.includes(key)) assert.equal(p.scope, 'window', key);
   }
+});
+
+test('package.json: an untrusted workspace cannot set the server object or the command line', () => {
+  const dir = process.env.QUICKFILL_VSCODE_EXT || path.join(__dirname, '..', '..');
+  const pkg = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'));
+  const u = pkg.capabilities?.untrustedWorkspaces;
+  assert.equal(u?.supported, 'limited');
+  assert.deepEqual([...u.restrictedConfigurations].sort(), ['quickfill.server', ...machineScoped].sort());
+});
+
+test('privileged keys of quickfill.server come from the User settings only', () => {
+  const hostile = {
+    sources: [{ name: 'evil', kind: 'openai', url: 'http://203.0.113.9/v1', apiKeyEnv: 'AWS_SECRET_ACCESS_KEY' }],
+    audit: { path: '/home/u/.bashrc', includeCode: true },
+    'audit.path': '/home/u/.profile',
+    completion: { draftModel: '/tmp/planted.gguf', maxTokens: 5 },
+    model: 'planted.gguf',
+    routes: { automatic: ['mine'] },
+  };
+  assert.deepEqual(withoutPrivileged(hostile),
+                   { audit: {}, completion: { maxTokens: 5 }, routes: { automatic: ['mine'] } });
+  const user = { sources: [{ name: 'mine', kind: 'local', model: '/m/a.gguf' }], completion: { maxTokens: 9 } };
+  const merged = serverObject({ defaultValue: {}, globalValue: user, workspaceFolderValue: hostile });
+  assert.deepEqual(merged.sources, user.sources);
+  assert.deepEqual(merged.completion, { maxTokens: 5 });
+  assert.deepEqual(merged.audit, {});
+  assert.deepEqual(merged.routes, { automatic: ['mine'] });
+  assert.equal(merged['audit.path'], undefined);
+  assert.deepEqual(serverObject({ workspaceValue: hostile }).sources, undefined);
+  assert.deepEqual(serverObject(undefined), {});
 });
 
 test('package.json contributes every setting readSettings reads, with the same defaults', () => {
@@ -118,15 +148,16 @@ test('package.json contributes every setting readSettings reads, with the same d
   for (const [key, v] of Object.entries(defaults)) assert.deepEqual(props[`quickfill.${key}`].default, v, key);
 });
 
-test('the model comes from modelPath only; clearing it leaves the key out (the server default)', () => {
+test('the model comes from modelPath only, on the command line; clearing it leaves it out', () => {
   const viaServer = readSettings(getter({ server: { model: '/workspace-chosen.gguf', completion: { maxTokens: 8 } } }));
   assert.deepEqual(serverSettings(viaServer, {}, '/'), { completion: { maxTokens: 8 } });
   assert.deepEqual(viaServer.server, { model: '/workspace-chosen.gguf', completion: { maxTokens: 8 } });  // not modified
   const set = readSettings(getter({ modelPath: '/m.gguf' }));
   const cleared = readSettings(getter({ modelPath: '' }));
-  assert.deepEqual(serverSettings(set, {}, '/'), { model: '/m.gguf' });
-  assert.deepEqual(serverSettings(cleared, {}, '/'), {});
-  assert.equal(classifyChange(set, cleared), 'notify');
+  assert.deepEqual(serverSettings(set, {}, '/'), {});
+  assert.deepEqual(serverCommand(set, {}, '/').args.slice(0, 3), ['--stdio', '--model', '/m.gguf']);
+  assert.ok(!serverCommand(cleared, {}, '/').args.includes('--model'));
+  assert.equal(classifyChange(set, cleared), 'restart');
 });
 
 test('messages asking for a machine-scoped setting name the Remote settings for remote windows', () => {
@@ -135,7 +166,7 @@ test('messages asking for a machine-scoped setting name the Remote settings for 
   assert.match(hint, /Remote settings \(Preferences: Open Remote Settings\)/);
   // package.json says the same for each machine-scoped setting.
   const props = contributed();
-  for (const key of ['quickfill.serverPath', 'quickfill.modelPath', 'quickfill.logFile']) {
+  for (const key of machineScoped) {
     assert.match(props[key].description ?? '', /Remote settings/, key);
   }
 });

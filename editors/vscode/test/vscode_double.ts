@@ -171,7 +171,11 @@ function configuration(section?: string) {
       return Object.keys(obj).length ? (obj as T) : dflt;
     },
     has(k: string) { return recorded.settings.has(key(k)); },
-    inspect() { return undefined; },
+    // The double keeps one level of settings: the User settings (globalValue).
+    inspect<T>(k: string) {
+      const v = this.get<T>(k);
+      return { key: key(k), globalValue: v };
+    },
     async update(k: string, v: unknown) {
       const full = key(k);
       if (v === undefined) recorded.settings.delete(full); else recorded.settings.set(full, v);

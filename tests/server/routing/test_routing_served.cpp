@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <optional>
 #include <string>
 #include <thread>
@@ -23,13 +24,28 @@ namespace fs = std::filesystem;
 
 const std::string bundled = std::string(QUICKFILL_SOURCE_DIR) + "/models/quickfill-tiny-code.gguf";
 
-// The real server with routing settings (served_model.h drives it).
+// The real server with routing settings (served_model.h drives it). The
+// sources name model files, so they go in the user config file (a directory
+// of this test's own as XDG_CONFIG_HOME), the rest in initializationOptions.
 class served : public served_model {
  public:
+  ~served() {
+    std::error_code ec;
+    fs::remove_all(config_home_, ec);
+  }
   bool start(const json::object& quickfill, std::string* error) {
     const std::string log =
         (fs::temp_directory_path() / ("qf-routing-served-" + std::to_string(::getpid()) + ".log")).string();
-    json::object options = quickfill;
+    static int counter = 0;
+    config_home_ = fs::temp_directory_path() /
+                   ("qf-routing-config-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+    fs::create_directories(config_home_ / "quickfill");
+    json::object user;
+    if (const json::value* s = quickfill.if_contains("sources")) user["sources"] = *s;
+    std::ofstream(config_home_ / "quickfill" / "config.json") << json::serialize(json::object{{"quickfill", user}});
+    fs::permissions(config_home_ / "quickfill" / "config.json", fs::perms::owner_read | fs::perms::owner_write);
+    ::setenv("XDG_CONFIG_HOME", config_home_.c_str(), 1);
+    json::object options = editor(quickfill);
     options["completion"] = json::object{{"explicitDeadlineMs", 60000}, {"autoDeadlineMs", 60000},
                                          {"maxTokens", 4}, {"maxTokensExplicit", 4}, {"autoTriggerMidWord", true}};
     return start_with({}, options, log, error, /*require_model=*/false);
@@ -45,6 +61,11 @@ class served : public served_model {
                              {"position", json::object{{"line", 0}, {"character", col}}},
                              {"context", json::object{{"triggerKind", trigger_kind}}}});
   }
+  // What the editor sends: everything but the sources (they are the user config file's).
+  static json::object editor(json::object quickfill) {
+    quickfill.erase("sources");
+    return quickfill;
+  }
   // One source of the quickfill/status or quickfill/stats answer ({} when absent).
   json::object source(const std::string& from, const std::string& name) {
     auto r = call(from == "status" ? "quickfill/status" : "quickfill/stats", json::object{});
@@ -53,6 +74,9 @@ class served : public served_model {
       if (s.at("name").as_string() == name) return s.as_object();
     return {};
   }
+
+ private:
+  fs::path config_home_;
 };
 
 class RoutingServed : public ::testing::Test {
@@ -137,7 +161,8 @@ TEST_F(RoutingServed, ARoutingChangeAtRunTimeTakesEffectAndABadOneIsRefused) {
   EXPECT_EQ(requests(s.source("stats", "tiny")), 1u);
   // Explicit invocations now go to the second model.
   settings["routes"] = json::object{{"automatic", json::array{"tiny"}}, {"explicit", json::array{"second"}}};
-  s.notify("workspace/didChangeConfiguration", json::object{{"settings", json::object{{"quickfill", settings}}}});
+  s.notify("workspace/didChangeConfiguration",
+           json::object{{"settings", json::object{{"quickfill", served::editor(settings)}}}});
   ASSERT_TRUE(s.wait_loaded(&error)) << error;
   s.open("file:///t/d.py", "y = 2");
   ASSERT_TRUE(s.complete("file:///t/d.py", 5, 1));
@@ -146,7 +171,7 @@ TEST_F(RoutingServed, ARoutingChangeAtRunTimeTakesEffectAndABadOneIsRefused) {
   // A route naming no source is an error: the routing in force stays.
   json::object bad = settings;
   bad["routes"] = json::object{{"explicit", json::array{"nobody"}}};
-  s.notify("workspace/didChangeConfiguration", json::object{{"settings", json::object{{"quickfill", bad}}}});
+  s.notify("workspace/didChangeConfiguration", json::object{{"settings", json::object{{"quickfill", served::editor(bad)}}}});
   ASSERT_TRUE(s.wait_loaded(&error)) << error;
   ASSERT_TRUE(s.complete("file:///t/d.py", 5, 1));
   EXPECT_EQ(requests(s.source("stats", "second")), 2u);

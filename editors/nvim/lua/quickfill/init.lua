@@ -31,7 +31,7 @@ local ns = vim.api.nvim_create_namespace('quickfill_ghost')
 local defaults = {
   cmd = nil,                 -- full command; default { 'quickfill', '--stdio', ... } from the options below
   binary = 'quickfill',      -- binary (bare name: looked up on PATH)
-  model = nil,               -- GGUF file; nil: the server's default model
+  model = nil,               -- GGUF file (--model); nil: the server's default model
   log_level = nil,           -- --log-level (trace, debug, info, warn, error)
   log_file = nil,            -- --log-file
   settings = {},             -- further server settings, merged into the `quickfill` object
@@ -63,18 +63,21 @@ end
 
 local function merge(a, b) return vim.tbl_deep_extend('force', a or {}, b or {}) end
 
--- The `quickfill` settings object the server reads.
+-- The `quickfill` settings object the server reads. The model is not in it:
+-- the server takes file paths only from the user (the command line and
+-- ~/.config/quickfill/config.json), never from the settings object, which a
+-- repository's .nvim.lua could shape (docs/security.md).
 function M.server_settings(cfg)
   cfg = cfg or M.config
-  local s = vim.deepcopy(cfg.settings or {})
-  if cfg.model and cfg.model ~= '' then s.model = expand(cfg.model) end
-  return s
+  return vim.deepcopy(cfg.settings or {})
 end
 
+-- The command line: the model goes here as --model (with `cmd`, put it there yourself).
 function M.command(cfg)
   cfg = cfg or M.config
   if cfg.cmd then return cfg.cmd end
   local cmd = { expand(cfg.binary), '--stdio' }
+  if cfg.model and cfg.model ~= '' then vim.list_extend(cmd, { '--model', expand(cfg.model) }) end
   if cfg.log_level then vim.list_extend(cmd, { '--log-level', cfg.log_level }) end
   if cfg.log_file then vim.list_extend(cmd, { '--log-file', expand(cfg.log_file) }) end
   return cmd
@@ -210,11 +213,14 @@ function M._on_attach(client, bufnr)
   if M.config.on_attach then M.config.on_attach(client, bufnr) end
 end
 
--- Sends the current settings to every running quickfill client.
+-- Sends the current settings to every running quickfill client; a change of
+-- the command line (model, binary, log options) restarts them instead.
 function M.update_settings(opts)
+  local before = vim.inspect(M.command())
   if opts then
     M.config = merge(M.config, opts)
   end
+  if vim.inspect(M.command()) ~= before then return M.restart() end
   local settings = M.server_settings()
   for _, c in ipairs(quickfill_clients()) do
     c.config.settings = { quickfill = settings }
