@@ -27,7 +27,7 @@ model_choice choose_model(const std::string& cli_path, const std::string& settin
     return c;
   }
   if (!setting_path.empty()) {
-    c.path = resolve_model_argument(setting_path);
+    c.path = resolve_model_setting(setting_path, &c.error);
     c.source = "setting";
     return c;
   }

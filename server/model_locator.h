@@ -1,5 +1,6 @@
 // Where the model comes from: --model, else the "model" setting (either may be
-// the name of a pulled model, see model_store.h), else the
+// the name of a pulled model, see model_store.h; the setting may not be a
+// relative path: resolve_model_setting), else the
 // default embedded model `quickfill-tiny-code.gguf` looked up next to the
 // installed binary (<exe dir>/../share/quickfill/models/) and then in the
 // source tree's models/ folder (QUICKFILL_SOURCE_DIR).
@@ -16,6 +17,7 @@ struct model_choice {
   std::string path;    // "" when nothing was found
   std::string source;  // "--model", "setting", "default"
   std::vector<std::string> searched;  // default locations tried, for messages
+  std::string error;                  // why the setting's model was refused ("" when it was not)
 };
 
 std::string executable_dir();

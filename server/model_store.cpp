@@ -28,4 +28,22 @@ std::string resolve_model_argument(const std::string& arg) {
   return (fs::path(dir) / (has_ext ? arg : arg + ".gguf")).string();
 }
 
+std::string resolve_model_setting(const std::string& arg, std::string* error) {
+  if (is_model_name(arg)) {
+    std::string p = resolve_model_argument(arg);
+    if (p.empty()) *error = "the model " + arg + " is a name, and there is no models folder (set XDG_DATA_HOME or HOME)";
+    return p;
+  }
+  if (!arg.empty() && arg[0] == '/') return arg;
+  if (arg.rfind("~/", 0) == 0) {
+    const char* home = std::getenv("HOME");
+    if (home && home[0] == '/') return (fs::path(home) / arg.substr(2)).string();
+    *error = "the model path " + arg + " starts with ~/ and HOME is not set";
+    return {};
+  }
+  *error = "the model path " + arg +
+           " is relative: a setting names a model by its name (in the models folder) or by an absolute path";
+  return {};
+}
+
 }  // namespace qf::server

@@ -25,4 +25,11 @@ bool is_model_name(const std::string& name);
 // path in the message); "" when there is no models folder.
 std::string resolve_model_argument(const std::string& arg);
 
+// A model named by a setting (`model`, `completion.draftModel`, a local
+// source's `model`): a name as above, an absolute path, or a path starting
+// with `~/` (the home folder). A relative path is refused ("" with *error):
+// the server's working directory is the editor's, often the repository, and
+// the daemon's is /.
+std::string resolve_model_setting(const std::string& arg, std::string* error);
+
 }  // namespace qf::server

@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <system_error>
 
+#include "server/model_store.h"
+
 namespace qf::server {
 
 namespace {
@@ -110,11 +112,14 @@ bool parse_server_args(std::span<char*> args, server_args& out, std::string* err
     }
   }
   // Relative paths mean this process's working directory: made absolute here,
-  // before they travel to the daemon (which runs in /). A bare model name
-  // stays a name (looked up in the models folder only).
+  // before they travel to the daemon (which runs in /). A model name becomes
+  // its file in this process's models folder (model_store.h), the folder of
+  // the environment the editor started quickfill with, not the daemon's.
+  if (is_model_name(out.model_path)) {
+    if (std::string file = resolve_model_argument(out.model_path); !file.empty()) out.model_path = file;
+  }
   for (std::string* p : {&out.model_path, &out.log_file, &out.socket_dir}) {
-    const bool is_path = p != &out.model_path || p->find('/') != std::string::npos;
-    if (p->empty() || !is_path || (*p)[0] == '/') continue;
+    if (p->empty() || (p == &out.model_path && is_model_name(*p)) || (*p)[0] == '/') continue;
     std::error_code ec;
     std::filesystem::path abs = std::filesystem::absolute(*p, ec);
     if (ec) {

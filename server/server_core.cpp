@@ -161,7 +161,9 @@ void server_core::refresh_privacy() {
     model_state st;
     st.path = choice.path;
     st.source = choice.source;
-    if (choice.path.empty() && routes.sources.empty()) {
+    if (!choice.error.empty()) {
+      st.error = choice.error;
+    } else if (choice.path.empty() && routes.sources.empty()) {
       st.error = "no model file was given (--model or the quickfill.model setting) and the default model " +
                  std::string(default_model_name) + " was not found";
       if (!choice.searched.empty()) {
@@ -172,7 +174,10 @@ void server_core::refresh_privacy() {
     } else {
       provider_options po;
       po.model_path = choice.path;
-      po.resolve_model = resolve_model_argument;
+      po.resolve_model = [](const std::string& m) {
+        std::string why;
+        return resolve_model_setting(m, &why);  // "" refuses: never relative to the working directory
+      };
       po.completion = completion;
       po.engine = engine;
       po.on_progress = [post, progress](int pct, const std::string& msg) {

@@ -53,8 +53,8 @@ std::unique_ptr<completion_provider> make_completion_provider(const provider_opt
     p->set_draft_loader([engine = opts.engine, resolve = opts.resolve_model](const std::string& arg, std::string* err)
                             -> std::unique_ptr<completion::lm_backend> {
       const std::string path = resolve ? resolve(arg) : arg;
-      if (path.empty() || path.find('/') == std::string::npos) {
-        *err = "'" + arg + "' is a model name and there is no models folder to look it up in";
+      if (path.empty() || path[0] != '/') {
+        *err = "'" + arg + "' is neither a model in the models folder nor an absolute path";
         return nullptr;
       }
       return completion::load_engine_backend(path, engine, err);

@@ -20,8 +20,9 @@ struct provider_options {
   completion::engine_options engine;           // device, threads, step graphs
   // What a model argument means (a pulled model's name -> its file in the
   // models folder, server/model_store.h); used for the draft model, which the
-  // pipeline may load again when the setting changes. Unset: a bare name
-  // (no '/') is refused rather than opened in the working directory.
+  // pipeline may load again when the setting changes. It must give an
+  // absolute path ("" refuses); unset, only an absolute path is loaded,
+  // never a name or a path relative to the working directory.
   std::function<std::string(const std::string&)> resolve_model;
   // Progress while loading (0..100 and a message), for $/progress.
   std::function<void(int percent, const std::string& message)> on_progress;

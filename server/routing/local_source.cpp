@@ -45,8 +45,9 @@ std::unique_ptr<completion_provider> make_local_source(const local_options& o, c
   provider_options po = ctx.base;
   if (!o.model.empty()) {
     po.model_path = ctx.resolve_model ? ctx.resolve_model(o.model) : o.model;
-    if (po.model_path.empty()) {  // a name, and no models folder to find it in: never the working directory
-      *error = "source \"" + name + "\": model \"" + o.model + "\" is a model name and there is no models folder";
+    if (po.model_path.empty()) {  // refused (a relative path, no models folder): never the working directory
+      *error = "source \"" + name + "\": model \"" + o.model +
+               "\" is neither a model in the models folder nor an absolute path";
       return nullptr;
     }
   }

@@ -9,6 +9,7 @@
 
 #include "server/model_locator.h"
 #include "server/model_store.h"
+#include "server/server_args.h"
 
 namespace qf::server {
 namespace {
@@ -76,6 +77,52 @@ TEST_F(ModelStore, AFileOfThatNameInTheWorkingDirectoryIsIgnored) {
   EXPECT_EQ(choose_model("", "planted").path, dir_ + "/data/quickfill/models/planted.gguf");
   EXPECT_EQ(choose_model("planted.gguf", "").path, dir_ + "/data/quickfill/models/planted.gguf");
   EXPECT_EQ(resolve_model_argument("./planted.gguf"), "./planted.gguf");  // an explicit path is the user's choice
+  fs::current_path(old);
+}
+
+// A setting names a model by name or absolute path (or ~/): a relative path
+// would mean the server's working directory, the editor's repository.
+TEST_F(ModelStore, SettingsRefuseRelativePaths) {
+  std::string error;
+  EXPECT_EQ(resolve_model_setting("coder", &error), dir_ + "/data/quickfill/models/coder.gguf");
+  EXPECT_EQ(resolve_model_setting("/srv/m.gguf", &error), "/srv/m.gguf");
+  ::setenv("HOME", "/home/someone", 1);
+  EXPECT_EQ(resolve_model_setting("~/m/x.gguf", &error), "/home/someone/m/x.gguf");
+  for (const char* rel : {"./planted.gguf", "models/planted.gguf", "../planted.gguf", ".", ".."}) {
+    error.clear();
+    EXPECT_EQ(resolve_model_setting(rel, &error), "") << rel;
+    EXPECT_NE(error.find("relative"), std::string::npos) << rel << ": " << error;
+  }
+  model_choice c = choose_model("", "models/planted.gguf");
+  EXPECT_EQ(c.path, "");
+  EXPECT_NE(c.error.find("models/planted.gguf"), std::string::npos) << c.error;
+  c = choose_model("./cli.gguf", "");  // the command line is the user's: as given
+  EXPECT_EQ(c.path, "./cli.gguf");
+  EXPECT_TRUE(c.error.empty());
+}
+
+// The command line is resolved where it is given: a name against this
+// process's models folder, a relative path against its working directory, so
+// the daemon (in /, with its own environment) gets absolute paths.
+TEST_F(ModelStore, TheCommandLineArrivesAbsolute) {
+  const fs::path old = fs::current_path();
+  fs::current_path(dir_);
+  auto parse = [](std::vector<std::string> args) {
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    server_args out;
+    std::string error;
+    EXPECT_TRUE(parse_server_args(std::span<char*>(argv), out, &error)) << error;
+    return out;
+  };
+  EXPECT_EQ(parse({"--model", "coder"}).model_path, dir_ + "/data/quickfill/models/coder.gguf");
+  EXPECT_EQ(parse({"--model", "absent"}).model_path, dir_ + "/data/quickfill/models/absent.gguf");
+  EXPECT_EQ(parse({"--model", "./x.gguf"}).model_path, dir_ + "/x.gguf");
+  EXPECT_EQ(parse({"--model", "sub/../x.gguf"}).model_path, dir_ + "/x.gguf");
+  EXPECT_EQ(parse({"--model", "/abs/x.gguf"}).model_path, "/abs/x.gguf");
+  const server_args a = parse({"--log-file", "q.log", "--socket-dir", "sock"});
+  EXPECT_EQ(a.log_file, dir_ + "/q.log");
+  EXPECT_EQ(a.socket_dir, dir_ + "/sock");
   fs::current_path(old);
 }
 

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -209,6 +210,60 @@ TEST_F(ModelPull, ThePulledNameIsAModelForTheServer) {
   c.send(json::object{{"jsonrpc", "2.0"}, {"method", "exit"}});
   bool timed_out = false;
   EXPECT_EQ(c.wait_exit(milliseconds(60000), &timed_out), 0);
+}
+
+// A repository that plants a model file named like a model in the folder the
+// editor starts the server in gets nothing loaded: a name means the models
+// folder only, in-process and through the daemon (which works in /).
+TEST_F(ModelPull, AModelNamedLikeAFileInTheWorkingDirectoryIsNotTakenFromIt) {
+  const std::string repo = dir_ + "/repo";
+  fs::create_directories(repo);
+  fs::copy_file(model_, repo + "/planted.gguf");
+  fs::copy_file(model_, repo + "/planted");
+  namespace json = boost::json;
+  for (const bool daemon : {false, true}) {
+    qf::lsp::lsp_client c;
+    std::string error;
+    qf::lsp::client_options co;
+    co.answer_server_requests = true;
+    co.stderr_path = dir_ + "/server.log";
+    std::vector<std::string> argv{QUICKFILL_BIN, "--stdio", "--threads", "1", "--no-background"};
+    if (daemon) argv.insert(argv.end(), {"--socket-dir", dir_ + "/sock"});
+    else argv.push_back("--no-daemon");
+    const fs::path old = fs::current_path();
+    fs::current_path(repo);
+    const bool started = c.start(argv, co, &error);
+    fs::current_path(old);
+    ASSERT_TRUE(started) << error;
+    auto call = [&](const std::string& m, json::value p) -> std::optional<json::value> {
+      auto id = c.request(m, std::move(p));
+      auto r = c.wait_response(id, milliseconds(60000));
+      if (!r) return std::nullopt;
+      return r->body;
+    };
+    ASSERT_TRUE(call("initialize", json::object{{"processId", nullptr}, {"rootUri", nullptr},
+                                                {"capabilities", json::object{}},
+                                                {"initializationOptions", json::object{{"model", "planted"}}}}));
+    c.send(json::object{{"jsonrpc", "2.0"}, {"method", "initialized"}, {"params", json::object{}}});
+    json::object st;
+    for (int i = 0; i < 600; ++i) {
+      auto s = call("quickfill/status", nullptr);
+      ASSERT_TRUE(s);
+      st = s->as_object().at("result").as_object();
+      if (!st.at("modelLoading").as_bool()) break;
+      std::this_thread::sleep_for(milliseconds(100));
+    }
+    EXPECT_FALSE(st.at("modelLoaded").as_bool()) << daemon << " " << json::serialize(st);
+    EXPECT_EQ(std::string(st.at("modelPath").as_string()), models_ + "/planted.gguf") << json::serialize(st);
+    call("shutdown", nullptr);
+    c.send(json::object{{"jsonrpc", "2.0"}, {"method", "exit"}});
+    bool timed_out = false;
+    EXPECT_EQ(c.wait_exit(milliseconds(60000), &timed_out), 0);
+  }
+  // The daemon this test started goes with it.
+  std::ifstream pid_file(dir_ + "/sock/daemon.pid");
+  long pid = 0;
+  if (pid_file >> pid && pid > 0) ::kill(static_cast<pid_t>(pid), SIGTERM);
 }
 
 TEST_F(ModelPull, WrongHashIsRejectedAndNothingIsInstalled) {
