@@ -168,13 +168,6 @@ line: they apply when the server starts again (`quickfill-restart')."
                     (list :settings (list :quickfill (or (quickfill-server-settings)
                                                          (make-hash-table)))))))
 
-(defun quickfill-restart ()
-  "Restart the quickfill server of this buffer with the current quickfill-* settings."
-  (interactive)
-  (let ((server (quickfill--current-server)))
-    (eglot-shutdown server)
-    (apply #'eglot (eglot--guess-contact))))
-
 (defun quickfill--current-server ()
   (let ((s (eglot-current-server)))
     (unless (cl-typep s 'quickfill-eglot-server)
@@ -439,9 +432,13 @@ After the last comes the first.  Returns the text now shown."
       (find-file-other-window (expand-file-name quickfill-log-file)))))
 
 (defun quickfill-restart ()
-  "Restart the quickfill server of this buffer."
+  "Restart the quickfill server of this buffer with the current quickfill-* settings.
+The command line is made again, so a new `quickfill-model' applies (where
+`eglot-reconnect' would start the old command line)."
   (interactive)
-  (eglot-reconnect (quickfill--current-server)))
+  (let ((server (quickfill--current-server)))
+    (eglot-shutdown server)
+    (apply #'eglot (eglot--guess-contact))))
 
 (provide 'quickfill)
 ;;; quickfill.el ends here
