@@ -100,7 +100,8 @@ api_request make_api_request(const remote_options& o, const prompt_parts& p, int
   b["temperature"] = o.temperature;
   if (!o.stop.empty()) b["stop"] = stop_array(o);
   b["stream"] = true;
-  if (o.protocol == remote_protocol::openai) b["stream_options"] = json::object{{"include_usage", true}};
+  if (o.protocol == remote_protocol::openai && o.stream_usage)
+    b["stream_options"] = json::object{{"include_usage", true}};
   r.body = json::serialize(b);
   return r;
 }

@@ -3,7 +3,8 @@
 //
 // openai: POST {base}/v1/completions (vLLM, SGLang, TGI, llama-server, OpenAI)
 //   {"model", "prompt", "suffix", "max_tokens", "temperature", "stop",
-//    "stream": true, "stream_options": {"include_usage": true}}. With a fimTemplate the FIM prompt is formatted here
+//    "stream": true, "stream_options": {"include_usage": true}} (the last
+//    unless the source's streamUsage is false). With a fimTemplate the FIM prompt is formatted here
 //   ({prefix}/{suffix} substituted) and "suffix" is not sent. The stream is
 //   `data: {"choices":[{"text":..., "finish_reason":...}]}` events ending in
 //   `data: [DONE]`; with include_usage the last event before it holds

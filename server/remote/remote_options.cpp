@@ -120,7 +120,7 @@ const std::set<std::string>& known_members() {
   static const std::set<std::string> k{
       "name", "kind", "quota", "endpoints", "model", "apiKeyEnv", "apiKeyFile", "caFile", "connectTimeoutMs",
       "readTimeoutMs", "maxTokens", "temperature", "retries", "retryBackoffMs", "stop", "fimTemplate", "slots",
-      "maxPrefixChars", "maxSuffixChars", "maxExtraChars", "breakerFailures", "breakerCoolDownMs"};
+      "maxPrefixChars", "maxSuffixChars", "maxExtraChars", "breakerFailures", "breakerCoolDownMs", "streamUsage"};
   return k;
 }
 
@@ -222,6 +222,12 @@ std::optional<remote_options> parse_remote_source(const json::object& o, std::st
   if (!r.key.env.empty() && !r.key.file.empty()) return v.fail("give either apiKeyEnv or apiKeyFile, not both"), std::nullopt;
   if (r.slots > 0 && r.protocol != remote_protocol::llama_infill)
     return v.fail("slots applies to kind \"llama-infill\" only"), std::nullopt;
+  if (const json::value* su = v.get("streamUsage")) {
+    if (!su->is_bool()) return v.fail("streamUsage must be true or false"), std::nullopt;
+    if (r.protocol != remote_protocol::openai)
+      return v.fail("streamUsage applies to kind \"openai\" only (llama-infill reports its tokens anyway)"), std::nullopt;
+    r.stream_usage = su->as_bool();
+  }
   if (!r.key.env.empty()) {
     for (char c : r.key.env)
       if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_'))

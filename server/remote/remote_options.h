@@ -40,6 +40,10 @@
 //   maxExtraChars      other files' chunks, llama-infill's input_extra (default 4096)
 //   breakerFailures    1..100 failures in a row that open an endpoint's breaker (default 3)
 //   breakerCoolDownMs  100..3600000 (default 5000)
+//   streamUsage        openai only: ask for the token usage in the stream
+//                      (stream_options.include_usage; default true); false
+//                      for a server that refuses the option (the prompt's
+//                      tokens are then estimated)
 #pragma once
 
 #include <chrono>
@@ -78,6 +82,7 @@ struct remote_options {
   std::size_t max_extra_chars = 4096;
   int breaker_failures = 3;
   std::chrono::milliseconds breaker_cool_down{5000};
+  bool stream_usage = true;
 };
 
 // Validates one source object; nullopt with *error (fit for a user, no secrets).

@@ -37,7 +37,31 @@ TEST(RemoteApi, OpenAiSendsPromptAndSuffix) {
   EXPECT_EQ(b.at("suffix").as_string(), "\n\nprint(add(1, 2))\n");
   EXPECT_EQ(b.at("max_tokens").as_int64(), 32);
   EXPECT_EQ(b.at("stream").as_bool(), true);
+  EXPECT_EQ(b.at("stream_options").at("include_usage").as_bool(), true);  // the tokens, for the quota
   EXPECT_EQ(b.at("stop").as_array().size(), 1u);
+  EXPECT_EQ(r.prompt_bytes, std::string("def add(a, b):\n    return \n\nprint(add(1, 2))\n").size());
+  o.stream_usage = false;  // for a server that refuses the option
+  EXPECT_FALSE(body_of(make_api_request(o, parts(), -1)).contains("stream_options"));
+}
+
+TEST(RemoteApi, EventsCarryTheReportedTokens) {
+  sse_event usage;
+  usage.data = R"({"choices":[],"usage":{"prompt_tokens":120,"completion_tokens":7}})";
+  stream_piece p = parse_event(remote_protocol::openai, usage);
+  ASSERT_TRUE(p.prompt_tokens && p.completion_tokens);
+  EXPECT_EQ(*p.prompt_tokens, 120);
+  EXPECT_EQ(*p.completion_tokens, 7);
+  sse_event no_usage;
+  no_usage.data = R"({"choices":[{"text":"x"}],"usage":null})";
+  EXPECT_FALSE(parse_event(remote_protocol::openai, no_usage).prompt_tokens);
+  sse_event last;
+  last.data = R"({"content":"","stop":true,"tokens_evaluated":300,"tokens_predicted":4})";
+  p = parse_event(remote_protocol::llama_infill, last);
+  EXPECT_EQ(p.prompt_tokens.value_or(-1), 300);
+  EXPECT_EQ(p.completion_tokens.value_or(-1), 4);
+  sse_event negative;
+  negative.data = R"({"content":"a","stop":false,"tokens_evaluated":-5})";
+  EXPECT_FALSE(parse_event(remote_protocol::llama_infill, negative).prompt_tokens);
 }
 
 TEST(RemoteApi, OpenAiWithATemplateFormatsTheFimPrompt) {

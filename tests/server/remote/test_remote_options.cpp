@@ -54,6 +54,16 @@ TEST(RemoteOptions, ALlamaInfillSourceWithDefaults) {
   EXPECT_TRUE(r->key.env.empty() && r->key.file.empty());
 }
 
+TEST(RemoteOptions, StreamUsageIsOnUnlessTurnedOff) {
+  std::string err;
+  auto on = parse_remote_source(obj(R"({"kind": "openai", "endpoints": ["http://a"]})"), &err);
+  ASSERT_TRUE(on) << err;
+  EXPECT_TRUE(on->stream_usage);
+  auto off = parse_remote_source(obj(R"({"kind": "openai", "endpoints": ["http://a"], "streamUsage": false})"), &err);
+  ASSERT_TRUE(off) << err;
+  EXPECT_FALSE(off->stream_usage);
+}
+
 TEST(RemoteOptions, BadValuesNameTheMember) {
   EXPECT_NE(error_of(R"({"kind": "openai"})").find("endpoints is required"), std::string::npos);
   EXPECT_NE(error_of(R"({"kind": "openai", "endpoints": []})").find("non-empty"), std::string::npos);
@@ -80,6 +90,10 @@ TEST(RemoteOptions, BadValuesNameTheMember) {
                 .find("openai"),
             std::string::npos);
   EXPECT_NE(error_of(R"({"kind": "openai", "endpoints": ["http://a"], "slots": 2})").find("llama-infill"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"kind": "openai", "endpoints": ["http://a"], "streamUsage": "no"})").find("true or false"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"kind": "llama-infill", "endpoints": ["http://a"], "streamUsage": false})").find("openai"),
             std::string::npos);
   EXPECT_NE(error_of(R"({"kind": "openai", "endpoints": ["http://a"], "apiKeyEnv": "A", "apiKeyFile": "/k"})")
                 .find("not both"),
