@@ -104,8 +104,15 @@ Example: (:completion (:autoDeadlineMs 150 :explicitDeadlineMs 2000))."
 
 (defun quickfill-server-settings ()
   "The \"quickfill\" settings object (a plist) sent to the server.
-The model is not in it: it goes on the command line (`quickfill-command')."
-  (copy-tree quickfill-settings))
+The model is not in it: it goes on the command line (`quickfill-command').
+`quickfill-exclude' goes in privacy.exclude (the server adds it to its list)."
+  (let ((s (copy-tree quickfill-settings)))
+    (if (null quickfill-exclude)
+        s
+      (let* ((privacy (plist-get s :privacy))
+             (given (plist-get privacy :exclude)))
+        (plist-put s :privacy (plist-put (copy-sequence privacy) :exclude
+                                         (vconcat given quickfill-exclude)))))))
 
 (defun quickfill-command ()
   "The command line that starts the server over stdio."
@@ -439,6 +446,8 @@ The command line is made again, so a new `quickfill-model' applies (where
   (let ((server (quickfill--current-server)))
     (eglot-shutdown server)
     (apply #'eglot (eglot--guess-contact))))
+
+(require 'quickfill-privacy)  ; private buffers are never managed for quickfill
 
 (provide 'quickfill)
 ;;; quickfill.el ends here

@@ -141,6 +141,56 @@
                                    (and (eq (plist-get st :modelLoaded) t)
                                         (equal (plist-get st :modelPath) (expand-file-name qf-test-model)))))))))))
 
+;; Privacy (docs/security.md): the globs as the server reads them, and private
+;; files in the project that eglot never hands to the quickfill server.
+(ert-deftest quickfill-privacy-globs ()
+  "Basename patterns at any depth, anchored ones from the start, `**', folders."
+  (let ((m (lambda (patterns path) (quickfill-privacy-matching-pattern patterns path "/home/u"))))
+    (should (equal (funcall m quickfill-default-exclude "/home/u/p/.env") ".env"))
+    (should (equal (funcall m quickfill-default-exclude "/w/p/secrets/db.py") "**/secrets/**"))
+    (should (equal (funcall m quickfill-default-exclude "/home/u/.aws/credentials") "**/.aws/credentials"))
+    (should-not (funcall m quickfill-default-exclude "/w/src/main.py"))
+    (should-not (funcall m quickfill-default-exclude "p/secrets"))
+    (should (equal (funcall m '("config/prod/*.yaml") "config/prod/a.yaml") "config/prod/*.yaml"))
+    (should-not (funcall m '("config/prod/*.yaml") "x/config/prod/a.yaml"))
+    (should (equal (funcall m '("vault/") "a/vault/x.py") "vault/"))
+    (should-not (funcall m '("vault/") "a/vault"))
+    (should (equal (funcall m '("~/notes.txt") "/home/u/notes.txt") "~/notes.txt"))
+    (should-not (funcall m '("a.b") "axb"))))
+
+(ert-deftest quickfill-eglot-private-files ()
+  "A .env and a file matching `quickfill-exclude' are never managed for quickfill, so never sent."
+  (skip-unless qf-test-bin)
+  (let ((quickfill-exclude '("local_secret.py")))
+    (qf-test--with-server (expand-file-name "no-such-model.gguf" temporary-file-directory)
+      ;; The option also reaches the server, which adds it to its own list.
+      (should (equal (plist-get (plist-get (plist-get (eglot-initialization-options (eglot-current-server))
+                                                      :quickfill)
+                                           :privacy)
+                                :exclude)
+                     ["local_secret.py"]))
+      (let* ((dir (file-name-directory buffer-file-name))
+             (env (expand-file-name ".env" dir))
+             (secret (expand-file-name "local_secret.py" dir))
+             (bufs nil))
+        (with-temp-file env (insert "API_KEY=sk-live-EMACSSECRET\n"))
+        (with-temp-file secret (insert "TOKEN = 'EMACSSECRET2'\n"))
+        (unwind-protect
+            (progn
+              (push (find-file-noselect secret) bufs)
+              (push (find-file-noselect env) bufs)
+              (with-current-buffer (car bufs) (python-mode))  ; a mode quickfill serves
+              (dolist (b bufs)
+                (with-current-buffer b
+                  (should (eq major-mode 'python-mode))
+                  (should (quickfill-private-reason))
+                  (should-not eglot--managed-mode)))
+              ;; The server holds only sample.py.
+              (should (= (plist-get (quickfill-status) :openDocuments) 1)))
+          (dolist (b bufs)
+            (with-current-buffer b (set-buffer-modified-p nil))
+            (kill-buffer b)))))))
+
 (ert-deftest quickfill-eglot-next-edit ()
   "quickfill/nextEdit answers through eglot; an edit is shown as an overlay at its
 target, jumped to and accepted, and the acceptance reaches quickfill/stats."

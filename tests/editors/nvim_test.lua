@@ -75,6 +75,7 @@ local function run()
     log_level = 'debug',
     log_file = log_file,
     filetypes = { 'python' },
+    exclude = { 'local_secret.py' },  -- added to the built-in list (.env, keys, ...)
     -- Budgets far beyond what a tiny model needs (not a timing assert).
     settings = { completion = { autoDeadlineMs = 60000, explicitDeadlineMs = 60000 } },
     ghost_text = { debounce_ms = 10 },
@@ -127,6 +128,27 @@ local function run()
   check(opened ~= nil and vim.fn.filereadable(opened) == 1, ':QuickfillDashboard writes the page and opens it')
   os.remove(page_path)
   os.remove(opened)
+
+  -- Privacy: a .env (the built-in list) and a file matching the `exclude`
+  -- option are never attached, so never sent, even with a filetype quickfill
+  -- attaches to; the option also reaches the server's settings.
+  local env_path = dir .. '/.env'
+  vim.fn.writefile({ 'API_KEY=sk-live-NVIMSECRET' }, env_path)
+  vim.cmd('edit ' .. vim.fn.fnameescape(env_path))
+  local env_buf = vim.api.nvim_get_current_buf()
+  vim.bo[env_buf].filetype = 'python'
+  check(qf.private_reason(env_buf) ~= nil and qf.get_client(env_buf) == nil, 'a .env buffer is not attached')
+  local secret_path = dir .. '/local_secret.py'
+  vim.fn.writefile({ 'TOKEN = "NVIMSECRET2"' }, secret_path)
+  vim.cmd('edit ' .. vim.fn.fnameescape(secret_path))
+  local secret_buf = vim.api.nvim_get_current_buf()
+  check(vim.bo[secret_buf].filetype == 'python' and qf.get_client(secret_buf) == nil,
+        'a buffer matching the exclude option is not attached')
+  check(vim.deep_equal(qf.server_settings().privacy, { exclude = { 'local_secret.py' } }),
+        'the exclude option is sent to the server: ' .. vim.inspect(qf.server_settings().privacy))
+  local st = qf.status(bufnr)
+  check(type(st) == 'table' and st.openDocuments == 1, 'the server holds only the sample: ' .. vim.inspect(st and st.openDocuments))
+  vim.cmd('buffer ' .. bufnr)
 
   -- Wait for the model load to finish (quickfill/status).
   local status

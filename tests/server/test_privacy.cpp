@@ -4,13 +4,16 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <fstream>
 #include <future>
+#include <iterator>
 #include <mutex>
 
 #include <boost/json.hpp>
 
 #include "indexing/file_uri.h"
 #include "indexing/syntax_language.h"
+#include "server/remote/remote_prompt.h"
 #include "server/server_core.h"
 #include "server/settings.h"
 #include "tests/indexing/temp_tree.h"
@@ -72,6 +75,37 @@ TEST(PrivacyFilter, LanguagesAndOtherSchemes) {
   EXPECT_TRUE(f.is_private("untitled:.env", ""));
   EXPECT_FALSE(f.is_private("untitled:Untitled-1", "python"));
   EXPECT_FALSE(privacy_filter().is_private("file:///w/.env", ""));  // an empty filter keeps nothing out
+}
+
+TEST(PrivacyFilter, TheEditorSetupsCarryTheDefaultList) {
+  // The editors keep private files from being sent with the same default list (a second line).
+  for (const auto& [file, quote] : std::vector<std::pair<std::string, char>>{
+           {"/editors/vscode/src/privacy.ts", '\''},
+           {"/editors/nvim/lua/quickfill/privacy.lua", '\''},
+           {"/editors/emacs/quickfill-privacy.el", '"'}}) {
+    std::ifstream in(std::string(QUICKFILL_SOURCE_DIR) + file);
+    ASSERT_TRUE(in) << file;
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    for (const std::string& p : default_privacy_exclude())
+      EXPECT_NE(text.find(quote + p + quote), std::string::npos) << p << " is missing from " << file;
+  }
+}
+
+TEST(PrivacyFilter, RemoteSourcesNameFilesInsideTheWorkspace) {
+  completion_request req;
+  req.uri = "file:///home/alice/work/proj/app.py";
+  req.text = std::string("x = 1\n");
+  req.workspace_roots = {"/home/alice/work/proj"};
+  req.context_docs.push_back({"file:///home/alice/work/proj/lib/util.py", index::shared_text(std::string("a\n"))});
+  req.context_docs.push_back({"file:///home/alice/elsewhere/notes.py", index::shared_text(std::string("b\n"))});
+  req.context_docs.push_back({"untitled:Untitled-1", index::shared_text(std::string("c\n"))});
+  remote::remote_options o;
+  const remote::prompt_parts p = remote::build_prompt(req, o);
+  EXPECT_EQ(p.filename, "app.py");
+  ASSERT_EQ(p.extra.size(), 3u);
+  EXPECT_EQ(p.extra[0].filename, "lib/util.py");
+  EXPECT_EQ(p.extra[1].filename, "notes.py");  // outside every folder: the name alone
+  EXPECT_EQ(p.extra[2].filename, "untitled:Untitled-1");
 }
 
 // ---------------------------------------------------------------- the settings

@@ -35,6 +35,8 @@ export interface ExtensionSettings {
   suggestEnable: boolean;
   autoDeadlineMs: number | null;
   explicitDeadlineMs: number | null;
+  privacyExclude: string[];     // quickfill.privacy.exclude (privacy.ts)
+  disabledLanguages: string[];  // quickfill.privacy.disabledLanguages
   server: Record<string, unknown>;
 }
 
@@ -48,6 +50,8 @@ export const defaultSettings: ExtensionSettings = {
   suggestEnable: false,
   autoDeadlineMs: null,
   explicitDeadlineMs: null,
+  privacyExclude: [],
+  disabledLanguages: [],
   server: {},
 };
 
@@ -66,6 +70,10 @@ export function readSettings(get: (key: string) => unknown): ExtensionSettings {
     const v = get(key);
     return typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : null;
   };
+  const strs = (key: string): string[] => {
+    const v = get(key);
+    return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string' && x !== '') : [];
+  };
   const obj = get('server');
   return {
     enable: bool('enable', defaultSettings.enable),
@@ -77,6 +85,8 @@ export function readSettings(get: (key: string) => unknown): ExtensionSettings {
     suggestEnable: bool('suggest.enable', defaultSettings.suggestEnable),
     autoDeadlineMs: num('completion.autoDeadlineMs'),
     explicitDeadlineMs: num('completion.explicitDeadlineMs'),
+    privacyExclude: strs('privacy.exclude'),
+    disabledLanguages: strs('privacy.disabledLanguages'),
     server: obj && typeof obj === 'object' && !Array.isArray(obj) ? (obj as Record<string, unknown>) : {},
   };
 }
@@ -172,6 +182,16 @@ export function serverSettings(s: ExtensionSettings, _env: NodeJS.ProcessEnv = p
   if (s.autoDeadlineMs !== null) completion.autoDeadlineMs = s.autoDeadlineMs;
   if (s.explicitDeadlineMs !== null) completion.explicitDeadlineMs = s.explicitDeadlineMs;
   if (Object.keys(completion).length > 0) dedicated.completion = completion;
+  // The privacy lists: the server adds them to its own (they can only exclude more).
+  const privacy: Record<string, unknown> = {};
+  const freeList = (key: string): unknown[] => {
+    const p = free.privacy;
+    const v = isPlainObject(p) ? p[key] : undefined;
+    return Array.isArray(v) ? v : [];
+  };
+  if (s.privacyExclude.length > 0) privacy.exclude = [...freeList('exclude'), ...s.privacyExclude];
+  if (s.disabledLanguages.length > 0) privacy.disabledLanguages = [...freeList('disabledLanguages'), ...s.disabledLanguages];
+  if (Object.keys(privacy).length > 0) dedicated.privacy = privacy;
   return mergeSettings(free, dedicated);
 }
 
@@ -195,6 +215,9 @@ export function classifyChange(before: ExtensionSettings, after: ExtensionSettin
   if (!after.enable) return 'none';
   if (before.serverPath !== after.serverPath || before.logLevel !== after.logLevel ||
       before.logFile !== after.logFile || before.modelPath !== after.modelPath) return 'restart';
+  // The documents the client sends change: a restart sends every document that is not private (again).
+  if (JSON.stringify([before.privacyExclude, before.disabledLanguages]) !==
+      JSON.stringify([after.privacyExclude, after.disabledLanguages])) return 'restart';
   const raw = (x: ExtensionSettings) =>
     JSON.stringify([x.autoDeadlineMs, x.explicitDeadlineMs, x.server]);
   if (raw(before) !== raw(after)) return 'notify';

@@ -35,6 +35,7 @@ import { ServerState, parseStats, parseSources, sourcesText, statusText, stateFr
 import { ReportMethod, DashboardViewType, DashboardTitle, dashboardWebviewOptions, parseReport } from './dashboard';
 import { ExplainMethod, ExplainScheme, explainParams, parseExplanation, explanationText } from './explain';
 import { NextEditUi, AcceptInlineCommand } from './next_edit_ui';
+import { whyPrivate } from './privacy';
 
 const ContentModified = -32801;
 const RequestCancelled = -32800;
@@ -97,9 +98,20 @@ function isCancellation(err: unknown): boolean {
 // Documents the server sees (the client's document selector) and gets asked about.
 const documentSelector = [{ scheme: 'file' }, { scheme: 'untitled' }];
 
+// Private documents (privacy.ts: the default privacy.exclude list,
+// quickfill.privacy.exclude, quickfill.privacy.disabledLanguages) are never
+// sent to the server nor asked about; the server keeps them out of prompts too.
+function isPrivate(document: vscode.TextDocument): boolean {
+  const folders = (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
+  const path = document.uri.scheme === 'file' ? document.uri.fsPath : document.uri.path;
+  return whyPrivate(path, document.languageId, settings?.privacyExclude ?? [], settings?.disabledLanguages ?? [],
+    folders, process.env.HOME ?? '') !== undefined;
+}
+
 const inlineProvider: vscode.InlineCompletionItemProvider = {
   async provideInlineCompletionItems(document, position, context, token) {
     if (!client || client.state !== State.Running || !settings.enable || !settings.inlineEnable) return undefined;
+    if (isPrivate(document)) return undefined;
     const uri = client.code2ProtocolConverter.asUri(document.uri);
     const pos = { line: position.line, character: position.character };
     const caps: any = client.initializeResult?.capabilities ?? {};
@@ -155,7 +167,12 @@ async function startClient(): Promise<void> {
     initializationOptions: initializationOptions(settings),
     middleware: {
       provideCompletionItem: (document, position, context, token, next) =>
-        settings.suggestEnable ? next(document, position, context, token) : undefined,
+        settings.suggestEnable && !isPrivate(document) ? next(document, position, context, token) : undefined,
+      // Private documents are never sent (the server would keep them out of prompts anyway).
+      didOpen: (document, next) => (isPrivate(document) ? Promise.resolve() : next(document)),
+      didChange: (event, next) => (isPrivate(event.document) ? Promise.resolve() : next(event)),
+      didSave: (document, next) => (isPrivate(document) ? Promise.resolve() : next(document)),
+      didClose: (document, next) => (isPrivate(document) ? Promise.resolve() : next(document)),
       // workspace/configuration for the "quickfill" section gets the server-shaped
       // object (as initializationOptions), not the extension's own settings.
       workspace: {
@@ -311,7 +328,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   statusItem = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Right, 100);
   statusItem.command = 'quickfill.showLog';
   context.subscriptions.push(output, statusItem);
-  nextEdits = new NextEditUi(() => client, (s) => output.appendLine(s));
+  nextEdits = new NextEditUi(() => client, (s) => output.appendLine(s), isPrivate);
   nextEdits.register(context);
   context.subscriptions.push(
     vscode.commands.registerCommand('quickfill.restart', restartClient),

@@ -36,6 +36,8 @@ local defaults = {
   log_file = nil,            -- --log-file
   settings = {},             -- further server settings, merged into the `quickfill` object
   filetypes = nil,           -- list of filetypes to attach to; nil: every normal file buffer
+  exclude = {},              -- globs of files never attached, added to the built-in list (.env, keys, ...; privacy.lua); also sent to the server
+  disabled_filetypes = {},   -- filetypes never attached; also sent to the server (privacy.disabledLanguages)
   root_markers = { '.git', '.hg', 'compile_commands.json', 'pyproject.toml', 'package.json', 'Cargo.toml', 'go.mod' },
   completefunc = true,       -- set 'completefunc' to quickfill's (CTRL-X CTRL-U)
   omnifunc = false,          -- set 'omnifunc' to vim.lsp.omnifunc (CTRL-X CTRL-O)
@@ -69,7 +71,16 @@ local function merge(a, b) return vim.tbl_deep_extend('force', a or {}, b or {})
 -- repository's .nvim.lua could shape (docs/security.md).
 function M.server_settings(cfg)
   cfg = cfg or M.config
-  return vim.deepcopy(cfg.settings or {})
+  local s = vim.deepcopy(cfg.settings or {})
+  -- The privacy lists: the server adds them to its own (they can only exclude more).
+  local function add(key, list)
+    if type(list) ~= 'table' or #list == 0 then return end
+    s.privacy = type(s.privacy) == 'table' and s.privacy or {}
+    s.privacy[key] = vim.list_extend(vim.deepcopy(s.privacy[key] or {}), list)
+  end
+  add('exclude', cfg.exclude)
+  add('disabledLanguages', cfg.disabled_filetypes)
+  return s
 end
 
 -- The command line: the model goes here as --model (with `cmd`, put it there yourself).
@@ -183,9 +194,17 @@ local function make_config(root_dir)
   }
 end
 
+-- Why the buffer is private (never attached, so never sent; privacy.lua), or nil.
+function M.private_reason(bufnr)
+  bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
+  return require('quickfill.privacy').why_private(vim.api.nvim_buf_get_name(bufnr), vim.bo[bufnr].filetype,
+    M.config.exclude, M.config.disabled_filetypes, { find_root(bufnr) }, vim.loop.os_homedir())
+end
+
 function M.attach(bufnr)
   bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
   if vim.bo[bufnr].buftype ~= '' then return nil end
+  if M.private_reason(bufnr) then return nil end
   local root = find_root(bufnr)
   local config = make_config(root)
   if has_start() then
