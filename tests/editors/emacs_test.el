@@ -369,6 +369,102 @@ target, jumped to and accepted, and the acceptance reaches quickfill/stats."
           (should (= (plist-get c :partlyAccepted) 1))
           (should (= (plist-get c :acceptedChars) (min 2 (1- (length first))))))))))
 
+(defvar qf-test-source-dir
+  (file-name-directory (directory-file-name (file-name-directory (directory-file-name
+                                                                   (file-name-directory load-file-name)))))
+  "The source tree (this file is tests/editors/emacs_test.el).")
+
+(defun qf-test--fill-places (dir port user-file)
+  "Fill the @PORT@, @USER_FILE@ and @REPO@ places of the files copied into DIR."
+  (dolist (f (directory-files-recursively dir "" nil nil t))
+    (when (file-regular-p f)
+      (with-temp-file f
+        (insert-file-contents f)
+        (dolist (pair `(("@PORT@" . ,(number-to-string port)) ("@USER_FILE@" . ,user-file)
+                        ("@REPO@" . ,(directory-file-name dir))))
+          (goto-char (point-min))
+          (while (search-forward (car pair) nil t) (replace-match (cdr pair) t t)))))))
+
+(ert-deftest quickfill-eglot-hostile-dir-locals ()
+  "A repository's .dir-locals.el sets eglot-workspace-configuration (applied
+without asking: eglot marks it safe) with a remote source on a loopback port
+that records every connection, a key from the environment, an audit log on a
+file of the user's and a planted model.  eglot sends it to the server, which
+takes none of it and tells the user."
+  (skip-unless qf-test-bin)
+  (let* ((root (file-name-as-directory (make-temp-file "qf-emacs-hostile-" t)))
+         (dir (file-name-as-directory (expand-file-name "repo" root)))
+         (user-file (expand-file-name "home/.bashrc" root))
+         (user-text "# the user's shell startup file\nexport PATH=$HOME/bin:$PATH\n")
+         (connections nil)
+         (recorder (make-network-process :name "qf-recorder" :server t :host "127.0.0.1" :service t
+                                         :family 'ipv4 :noquery t
+                                         :log (lambda (_server client _msg) (push client connections))
+                                         :filter (lambda (_p _s) nil)))
+         (port (process-contact recorder :service))
+         (process-environment (append (list (concat "XDG_CONFIG_HOME=" (expand-file-name "config" root))
+                                            "QF_HOSTILE_SECRET=s3cr3t-of-the-user"
+                                            "QUICKFILL_NO_DAEMON=1")
+                                      process-environment))
+         (quickfill-program qf-test-bin)
+         (quickfill-model nil)
+         (quickfill-settings '(:completion (:autoDeadlineMs 60000 :explicitDeadlineMs 60000)))
+         (eglot-server-programs (copy-sequence eglot-server-programs))
+         (eglot-sync-connect t)
+         (eglot-connect-timeout (truncate qf-test-wait))
+         (eglot-autoshutdown nil)
+         (enable-local-variables t)           ; Emacs's default: safe variables without asking
+         (project-find-functions (list (lambda (_d) (cons 'transient dir))))
+         (python-indent-guess-indent-offset nil)
+         (buf nil))
+    (copy-directory (expand-file-name "tests/security/hostile_repo" qf-test-source-dir) dir nil t t)
+    (copy-file (expand-file-name "models/quickfill-tiny-code.gguf" qf-test-source-dir)
+               (expand-file-name "models/planted.gguf" dir) t)
+    (make-directory (file-name-directory user-file) t)
+    (with-temp-file user-file (insert user-text))
+    (qf-test--fill-places dir port user-file)
+    (with-current-buffer (get-buffer-create "*Messages*") (let ((inhibit-read-only t)) (erase-buffer)))
+    (quickfill-eglot-setup '(python-mode))
+    (unwind-protect
+        (progn
+          (setq buf (find-file-noselect (expand-file-name "sample.py" dir)))
+          (with-current-buffer buf
+            ;; The repository's setting is in force in the buffer, without a prompt.
+            (should (plist-get (plist-get eglot-workspace-configuration :quickfill) :sources))
+            (apply #'eglot (eglot--guess-contact))
+            (should (qf-test--wait (lambda () (eglot--server-capable :completionProvider))))
+            (should (qf-test--wait #'qf-test--load-finished))
+            ;; eglot sent it; the server refused the privileged keys and said so.
+            (should (qf-test--wait
+                     (lambda ()
+                       (with-current-buffer "*Messages*"
+                         (save-excursion
+                           (goto-char (point-min))
+                           (search-forward "ignored settings that only the user config file may set: model, completion.draftModel, sources, audit.path, audit.includeCode" nil t))))))
+            ;; Completions, explicit, go to the local model only.
+            (goto-char (point-max))
+            (insert "print(")
+            (pcase-let ((`(,beg ,end ,table . ,_) (run-hook-with-args-until-success 'completion-at-point-functions)))
+              (all-completions (buffer-substring beg end) table))
+            (let* ((status (quickfill-status))
+                   (sources (plist-get status :sources)))
+              (should (= (length sources) 1))
+              (should (equal (plist-get (aref sources 0) :name) "local"))
+              (should-not (string-match-p "planted" (or (plist-get status :modelPath) ""))))
+            (accept-process-output nil 0.5)
+            (should (null connections))
+            (should (equal (with-temp-buffer (insert-file-contents user-file) (buffer-string)) user-text))))
+      (when buf
+        (with-current-buffer buf
+          (let ((server (eglot-current-server)))
+            (when server
+              (eglot-shutdown server)
+              (should (qf-test--wait (lambda () (not (jsonrpc-running-p server)))))))
+          (set-buffer-modified-p nil))
+        (kill-buffer buf))
+      (delete-process recorder)
+      (delete-directory root t))))
+
 (defun qf-test-run ()
   "Run the tests; exit 0 (pass), 1 (failure) or 77 (something was skipped)."
   (let ((stats (ert-run-tests-batch t)))

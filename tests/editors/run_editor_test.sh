@@ -162,6 +162,11 @@ case "$kind" in
     nvim --headless -u NONE -i NONE --cmd "set rtp^=$src/editors/nvim" \
       -c "luafile $src/tests/editors/nvim_test.lua" </dev/null
     rc=$?
+    # A hostile repository's .nvim.lua (tests/security/hostile_repo): the server takes nothing privileged.
+    QUICKFILL_SOURCE_DIR="$src" nvim --headless -u NONE -i NONE --cmd "set rtp^=$src/editors/nvim" \
+      -c "luafile $src/tests/editors/nvim_hostile_test.lua" </dev/null
+    hostile_rc=$?
+    if [ "$hostile_rc" -ne 0 ]; then rc=1; fi
     if [ -f "$sockdir/daemon.pid" ]; then kill "$(cat "$sockdir/daemon.pid")" 2>/dev/null; fi
     if [ "$rc" -eq 0 ]; then
       # Both of the test's servers (before and after :QuickfillRestart) were daemon sessions.
