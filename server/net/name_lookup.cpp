@@ -113,6 +113,8 @@ std::shared_ptr<pending_lookup> start_lookup(asio::io_context& io, const std::st
     std::thread(run_lookup, lk, host, port).detach();
   } catch (const std::system_error& e) {
     if (refused) *refused = std::string("cannot start a thread to look up the host name: ") + e.what();
+    lk->waiters.clear();  // no cycle left behind: nothing will deliver to it
+    w->of.reset();
     return nullptr;
   }
   reg.running.emplace(key, std::move(lk));
