@@ -143,6 +143,8 @@ const char* server_usage() {
          "                                               the per-user daemon in the foreground (debugging)\n"
          "       quickfill report --from-stats FILE [--out FILE.html]\n"
          "                                               the dashboard page from quickfill/stats JSON\n"
+         "       quickfill doctor [--json]                what quickfill finds here: build, CPU, GPU, model,\n"
+         "                                               daemon, config, folders, the log's last problems\n"
          "\n"
          "server options:\n"
          "  --model PATH|NAME        GGUF model, or the name of a pulled one (default: the\n"

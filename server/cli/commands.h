@@ -16,5 +16,6 @@ int cmd_settings(std::span<char*> args);    // cmd_settings.cpp: the settings re
 int cmd_prompt(std::span<char*> args);      // cmd_prompt.cpp: the prompt a completion would use, explained
 int cmd_model(std::span<char*> args);       // cmd_model.cpp: pull and list models in the models folder
 int cmd_report(std::span<char*> args);      // cmd_report.cpp: the dashboard page from stats JSON
+int cmd_doctor(std::span<char*> args);      // cmd_doctor.cpp: what quickfill finds on this machine
 
 }  // namespace qf::cli

@@ -24,6 +24,7 @@
 #include "server/daemon/engine_pool.h"
 #include "server/daemon/handshake.h"
 #include "server/daemon/socket_dir.h"
+#include "server/daemon/status_probe.h"
 #include "server/logging.h"
 #include "server/lsp_server.h"
 #include "server/settings.h"
@@ -178,8 +179,10 @@ class daemon_server {
                            });
   }
 
-  void reply_and_close(std::shared_ptr<local::socket> sock, hello_reply r) {
-    auto text = std::make_shared<std::string>(encode_reply(r));
+  void reply_and_close(std::shared_ptr<local::socket> sock, hello_reply r) { send_and_close(sock, encode_reply(r)); }
+
+  void send_and_close(std::shared_ptr<local::socket> sock, std::string line) {
+    auto text = std::make_shared<std::string>(std::move(line));
     asio::async_write(*sock, asio::buffer(*text), [sock, text](const boost::system::error_code&, std::size_t) {
       boost::system::error_code ignored;
       sock->shutdown(asio::socket_base::shutdown_both, ignored);
@@ -188,6 +191,12 @@ class daemon_server {
   }
 
   void on_hello(std::shared_ptr<local::socket> sock, const std::string& line, bool data_after) {
+    if (is_status_probe(line)) {  // `quickfill doctor`: one line back, no session
+      send_and_close(sock, encode_status(daemon_status{protocol_version(), static_cast<long>(getpid()),
+                                                       static_cast<long>(sessions_.size()),
+                                                       static_cast<long>(pool_.engines()), paths_.socket}));
+      return;
+    }
     std::string error;
     std::optional<hello> h = decode_hello(line, &error);
     if (h && data_after) error = "data before the handshake reply";
