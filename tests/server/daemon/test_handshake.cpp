@@ -68,3 +68,19 @@ TEST(Handshake, HelloOverACapIsRefusedNamingIt) {
   o["threads"] = std::numeric_limits<double>::infinity();  // written "Infinity": not JSON
   EXPECT_NE(refusal(o), "accepted");
 }
+
+// The daemon works in /: a relative model path would mean another file than
+// the editor's, so the bridge sends it absolute and the daemon refuses one
+// that is not. A model name (models folder) or an absolute path is accepted.
+TEST(Handshake, ARelativeModelPathIsRefused) {
+  for (const char* rel : {"./m.gguf", "models/m.gguf", "../m.gguf"}) {
+    json::object o = good_hello();
+    o["model"] = rel;
+    EXPECT_NE(refusal(o).find("relative path"), std::string::npos) << rel << ": " << refusal(o);
+  }
+  for (const char* ok : {"m", "m.gguf", "/abs/m.gguf", ""}) {
+    json::object o = good_hello();
+    o["model"] = ok;
+    EXPECT_EQ(refusal(o), "accepted") << ok;
+  }
+}
