@@ -51,9 +51,9 @@ std::vector<setting_spec> make_schema() {
       // ---- Daemon ----
       S{"daemon.enabled", "Daemon", QF_FIELD(server.daemon_enabled), 0, 0, {},
         "Share one resident model between all editor windows through the per-user daemon (docs/daemon.md). Read "
-        "from `initializationOptions` only, when `quickfill --stdio` starts: false keeps the model in the editor's "
-        "own process (as `--no-daemon` or `QUICKFILL_NO_DAEMON=1` do); a later `didChangeConfiguration` does not "
-        "switch a running session."},
+        "from the user config file and `initializationOptions` only, when `quickfill --stdio` starts: false keeps "
+        "the model in the editor's own process (as `--no-daemon` or `QUICKFILL_NO_DAEMON=1` do); a later "
+        "`didChangeConfiguration` does not switch a running session."},
       S{"daemon.idleTimeoutSeconds", "Daemon", QF_FIELD(server.daemon_idle_timeout_s), 0, 604800, {},
         "Seconds the daemon keeps the model resident after its last client has gone (0: exit at once). Applies "
         "when this editor starts the daemon; a daemon already running keeps its own. `--idle-timeout` wins."},

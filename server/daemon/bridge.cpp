@@ -27,6 +27,7 @@
 #include "server/daemon/socket_dir.h"
 #include "server/settings.h"
 #include "server/stdio_server.h"
+#include "server/user_config.h"
 
 namespace qf::server::daemon {
 
@@ -47,14 +48,15 @@ int run_in_process(const server_args& a, lsp::fd_reader* reader, std::vector<std
   return run_stdio_server(std::move(so));
 }
 
-// The settings the initialize request carries (defaults when it has none).
-server_settings settings_of_initialize(const std::string& body) {
+// The settings the initialize request carries over the user config file's
+// (defaults when neither has any): daemon.enabled, daemon.idleTimeoutSeconds.
+// Their problems are reported by the session that reads them again.
+server_settings settings_of_initialize(const std::string& body, const std::string& user_config_path) {
   boost::system::error_code ec;
   boost::json::value v = boost::json::parse(body, ec);
-  if (ec) return {};
-  const boost::json::value* opts = lsp::find_path(v, "params.initializationOptions");
-  if (!opts || !has_settings(*opts)) return {};
-  parsed_settings p = parse_settings(*opts);
+  const boost::json::value* opts = ec ? nullptr : lsp::find_path(v, "params.initializationOptions");
+  const boost::json::value editor = opts && has_settings(*opts) ? *opts : boost::json::value(nullptr);
+  parsed_settings p = parse_layered_settings(read_user_config(user_config_path).payload, editor, nullptr);
   return p.usable ? p.values.server : server_settings{};
 }
 
@@ -392,7 +394,7 @@ int run_stdio_entry(const server_args& a) {
     spdlog::warn("input: {}; the model is loaded in this process", first.error);
     return run_in_process(a, &in, {});
   }
-  const server_settings s = settings_of_initialize(first.body);
+  const server_settings s = settings_of_initialize(first.body, a.user_config);
   if (!s.daemon_enabled) {
     spdlog::info("daemon.enabled is false: the model is loaded in this process");
     return run_in_process(a, &in, {std::move(first.body)});

@@ -196,6 +196,8 @@ TEST_P(HostileRepo, WorkspaceSettingsTakeNothingPrivileged) {
   const std::string model_path(status->at("modelPath").as_string());
   EXPECT_EQ(model_path.find("planted"), std::string::npos) << model_path;
   EXPECT_NE(model_path.find("quickfill-tiny-code.gguf"), std::string::npos) << model_path;
+  // The mode under test: a daemon session, or the editor's own process.
+  EXPECT_EQ(status->at("daemon").is_object(), GetParam() == "daemon") << json::serialize(*status);
   EXPECT_EQ(s.stop(), 0);
 
   // Nothing reached the repository's endpoint; the user's file is untouched.
@@ -237,7 +239,35 @@ TEST_P(HostileRepo, TheSameSourceInTheUserConfigFileIsUsed) {
   for (const auto& m : s.messages) EXPECT_EQ(m.find("ignored settings"), std::string::npos) << m;
 }
 
+// daemon.enabled is read from the user config file too (the bridge layers it
+// under initializationOptions before it chooses): false keeps the server in
+// the editor's process (where the daemon would be used otherwise).
+class UserConfigDaemon : public HostileRepo {};
+
+TEST_P(UserConfigDaemon, TheUserConfigFileMayTurnTheDaemonOff) {
+  std::ofstream(root_ / "config" / "quickfill" / "config.json") << R"({"quickfill": {"daemon": {"enabled": false}}})";
+  ::chmod((root_ / "config" / "quickfill" / "config.json").c_str(), 0600);
+  served_model s;
+  std::string error;
+  ASSERT_TRUE(start(s, json::object{{"quickfill", json::object{}}}, &error)) << error;
+  const auto status = s.call("quickfill/status", nullptr);
+  ASSERT_TRUE(status);
+  EXPECT_TRUE(status->at("daemon").is_null()) << json::serialize(*status);
+  EXPECT_EQ(s.stop(), 0);
+  EXPECT_NE(log().find("daemon.enabled is false"), std::string::npos) << log();
+  // And without it, the same start goes through a daemon.
+  fs::remove(root_ / "config" / "quickfill" / "config.json");
+  served_model d;
+  ASSERT_TRUE(start(d, json::object{{"quickfill", json::object{}}}, &error)) << error;
+  const auto via = d.call("quickfill/status", nullptr);
+  ASSERT_TRUE(via);
+  EXPECT_TRUE(via->at("daemon").is_object()) << json::serialize(*via);
+  EXPECT_EQ(d.stop(), 0);
+}
+
 INSTANTIATE_TEST_SUITE_P(Modes, HostileRepo, ::testing::Values("in_process", "daemon"),
+                         [](const auto& info) { return info.param; });
+INSTANTIATE_TEST_SUITE_P(Modes, UserConfigDaemon, ::testing::Values("daemon"),
                          [](const auto& info) { return info.param; });
 
 }  // namespace
