@@ -425,7 +425,9 @@ std::unique_ptr<file> file::open(const std::string& path, data_storage storage) 
   std::unique_ptr<file> f(new file());
   impl& m = *f->impl_;
   m.path = path;
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO at the path does not hang the open (fstat refuses it
+  // below); reads of a regular file ignore the flag.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) fail("cannot open '" + path + "': " + std::strerror(errno));
   struct stat st {};
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {

@@ -3,6 +3,8 @@
 // into a separate executable together with the reader sources under
 // AddressSanitizer + UBSan (see CMakeLists.txt), so a stray read fails there.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -237,6 +239,24 @@ TEST(gguf_hostile, large_vocabulary_is_within_the_bound) {
   auto f = file::open(tmp.path());
   EXPECT_EQ(f->get_string_array("tokenizer.ggml.tokens")->size(), tokens.size());
   EXPECT_LE(f->metadata_bytes(), 2 * std::filesystem::file_size(tmp.path()));
+}
+
+// A FIFO (or any non-regular file) named as a model is refused at once, not
+// waited on.
+TEST(gguf_hostile, a_fifo_is_refused_without_blocking) {
+  const std::string path = std::filesystem::temp_directory_path().string() + "/qf_gguf_fifo_" +
+                           std::to_string(::getpid()) + ".gguf";
+  std::filesystem::remove(path);
+  ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0);
+  for (data_storage s : {data_storage::in_memory, data_storage::mapped}) {
+    try {
+      auto f = file::open(path, s);
+      ADD_FAILURE() << "a FIFO opened";
+    } catch (const gguf_error& e) {
+      EXPECT_NE(std::string(e.what()).find("not a regular file"), std::string::npos) << e.what();
+    }
+  }
+  std::filesystem::remove(path);
 }
 
 TEST(gguf_hostile, duplicate_keys_and_tensors) {
