@@ -1,4 +1,4 @@
-// Privacy end to end through the real `quickfill --stdio` (in-process): a
+// Privacy end to end through the real `quickfill --stdio`: a
 // `.env` with a secret and a file matching a pattern the editor added are
 // open next to ordinary files; completions are asked in an ordinary file,
 // answered by a remote `llama-infill` source played by a recording HTTP server
@@ -6,7 +6,9 @@
 // temporary XDG_CONFIG_HOME), and explained by a local source (the bundled
 // model). The secrets appear in no request the server received, no audit
 // line and no explanation; the private documents get empty answers and cause
-// no request at all; files are named relative to the workspace folder.
+// no request at all; files are named relative to the workspace folder. The
+// same scenario runs through a daemon (the default mode) of a private socket
+// folder.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -74,6 +76,7 @@ class PrivacyServed : public ::testing::Test {
     fs::remove_all(dir_, ec);
   }
   std::string uri(const std::string& rel) const { return index::path_to_file_uri((dir_ / "proj" / rel).string()); }
+  void secrets_stay_out(bool through_daemon);
 
   fs::path dir_;
   recording_http_server http_;
@@ -93,15 +96,29 @@ class served : public served_model {
   }
 };
 
-TEST_F(PrivacyServed, SecretsReachNoRequestNoAuditLineAndNoExplanation) {
+// The scenario, in-process or through a daemon (`through_daemon`: a bridge in
+// front of a daemon of a private socket folder, which exits when idle).
+void PrivacyServed::secrets_stay_out(bool through_daemon) {
   served s;
   std::string error;
   // The editor adds a pattern (a repository may exclude more, never less).
   json::object options{{"privacy", json::object{{"exclude", json::array{"*.secretconf"}}}},
                        {"completion", json::object{{"explicitDeadlineMs", 60000}, {"autoDeadlineMs", 60000},
                                                    {"maxTokensExplicit", 4}, {"prefetch", false}}}};
-  const std::string log = (dir_ / "server.log").string();
-  ASSERT_TRUE(s.start_with({}, options, log, &error, /*require_model=*/false)) << error;
+  std::vector<std::string> args;
+  std::string log = (dir_ / "server.log").string(), session_log = log;
+  if (through_daemon) {
+    ::unsetenv("QUICKFILL_NO_DAEMON");
+    options["daemon"] = json::object{{"idleTimeoutSeconds", 2}};  // exits soon after the test
+    args = {"--socket-dir", (dir_ / "sock").string()};
+    session_log = (dir_ / "sock" / "daemon.log").string();
+  }
+  ASSERT_TRUE(s.start_with(args, options, log, &error, /*require_model=*/false)) << error;
+  if (through_daemon) {  // the session really is the daemon's (no fallback to in-process)
+    auto st = s.call("quickfill/status", nullptr);
+    ASSERT_TRUE(st);
+    ASSERT_FALSE(st->at("daemon").is_null()) << json::serialize(*st);
+  }
   s.notify("workspace/didChangeWorkspaceFolders",
            json::object{{"event", json::object{{"added", json::array{json::object{
                                                     {"uri", index::path_to_file_uri((dir_ / "proj").string())},
@@ -164,10 +181,14 @@ TEST_F(PrivacyServed, SecretsReachNoRequestNoAuditLineAndNoExplanation) {
   EXPECT_EQ(audit.find(conf_secret), std::string::npos) << audit;
   EXPECT_EQ(http_.requests().size(), 1u);
   // Nor did the server's own log write the secret.
-  const std::string server_log = read_file(log);
+  const std::string server_log = read_file(log) + read_file(session_log);
   EXPECT_EQ(server_log.find(env_secret), std::string::npos);
-  EXPECT_NE(server_log.find("kept out of completions and prompts"), std::string::npos);
+  EXPECT_NE(server_log.find("kept out of completions and prompts"), std::string::npos) << session_log;
 }
+
+TEST_F(PrivacyServed, SecretsReachNoRequestNoAuditLineAndNoExplanation) { secrets_stay_out(false); }
+
+TEST_F(PrivacyServed, SecretsStayOutThroughTheDaemonToo) { secrets_stay_out(true); }
 
 TEST_F(PrivacyServed, TheEditorCannotRemoveTheDefaultExclusions) {
   served s;
