@@ -31,6 +31,11 @@ Also sent to the server as privacy.exclude (added to its own list)."
   :type '(repeat symbol)
   :group 'quickfill)
 
+;; They can only keep more files away from the server: safe as file or
+;; directory local variables (a repository may exclude more, never less).
+(put 'quickfill-exclude 'safe-local-variable (lambda (v) (and (listp v) (cl-every #'stringp v))))
+(put 'quickfill-disabled-modes 'safe-local-variable (lambda (v) (and (listp v) (cl-every #'symbolp v))))
+
 (defconst quickfill-default-exclude
   '(".env" ".env.*" ".envrc" "*.pem" "*.key" "id_rsa*" "id_ed25519*" "id_ecdsa*" "id_dsa*" "*.p12"
     "*.pfx" "*.jks" "*.keystore" "*.kdbx" "*.tfvars" "*.kubeconfig"

@@ -306,6 +306,11 @@ async function explainCompletion(): Promise<void> {
     return;
   }
   const document = editor.document;
+  if (isPrivate(document)) {
+    void vscode.window.showInformationMessage(
+      'quickfill: this file is kept out of completions and prompts (quickfill.privacy.*, docs/security.md).');
+    return;
+  }
   const pos = editor.selection.active;
   const uri = client.code2ProtocolConverter.asUri(document.uri);
   let text: string;
