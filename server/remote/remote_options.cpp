@@ -220,6 +220,10 @@ std::optional<remote_options> parse_remote_source(const json::object& o, std::st
             v.millis("breakerCoolDownMs", 100, 3600000, r.breaker_cool_down);
   if (!ok) return std::nullopt;
   if (!r.key.env.empty() && !r.key.file.empty()) return v.fail("give either apiKeyEnv or apiKeyFile, not both"), std::nullopt;
+  // Never relative: the server's working directory is the editor's (often a
+  // repository), and the daemon's is /.
+  if (!r.key.file.empty() && r.key.file[0] != '/') return v.fail("apiKeyFile must be an absolute path"), std::nullopt;
+  if (!r.ca_file.empty() && r.ca_file[0] != '/') return v.fail("caFile must be an absolute path"), std::nullopt;
   if (r.slots > 0 && r.protocol != remote_protocol::llama_infill)
     return v.fail("slots applies to kind \"llama-infill\" only"), std::nullopt;
   if (const json::value* su = v.get("streamUsage")) {

@@ -100,6 +100,11 @@ TEST(RemoteOptions, BadValuesNameTheMember) {
             std::string::npos);
   EXPECT_NE(error_of(R"({"name": "box", "kind": "openai", "endpoints": ["http://a"], "stop": [1]})").find("'box'"),
             std::string::npos);
+  // Paths are absolute: relative ones would mean the working directory (the repository, or / in the daemon).
+  EXPECT_NE(error_of(R"({"kind": "openai", "endpoints": ["http://a"], "apiKeyFile": "key.txt"})").find("absolute"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"kind": "openai", "endpoints": ["https://a"], "caFile": "./ca.pem"})").find("absolute"),
+            std::string::npos);
 }
 
 TEST(RemoteOptions, AKeyInTheSettingsIsRefusedWithoutEchoingIt) {
