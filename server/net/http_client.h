@@ -35,8 +35,9 @@
 //   error_kind::too_large.
 // * Cancellation: a flag the caller sets from any thread, or a should_cancel
 //   callback (a deadline, a cancel token), or both; they are polled every
-//   poll_interval (50 ms unless set) while connecting and reading, the
-//   connection is closed at once when either says stop, and fetch() throws
+//   poll_interval (50 ms unless set) while resolving, connecting and
+//   reading, a pending name lookup is abandoned and the connection closed at
+//   once when either says stop, and fetch() throws
 //   error_kind::cancelled. Closing the connection is how a streamed answer
 //   (server-sent events) is abandoned: the server sees the socket close and
 //   stops generating. A sink returning false stops the transfer too
