@@ -103,7 +103,7 @@ class ModelPull : public ::testing::Test {
     sha_ = sha256_of(model_);
   }
   void SetUp() override {
-    if (nginx_server::binary().empty()) GTEST_SKIP() << "nginx is not installed (scripts/setup.sh installs it)";
+    if (nginx_server::binary().empty()) GTEST_SKIP() << "nginx is not installed (scripts/setup-tests.sh installs it)";
     ASSERT_EQ(synth_.exit_code, 0) << synth_.err;
     ASSERT_EQ(sha_.size(), 64u);
     ASSERT_GT(file_size_or_0(model_), 200000u) << "the payload must be large enough to cut in the middle";
@@ -517,6 +517,37 @@ TEST_F(ModelPull, PartFilesArePrivateAndLinksAreRefused) {
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_NE(r.err.find("symbolic link"), std::string::npos) << r.err;
   EXPECT_EQ(read_file(victim), "keep");
+}
+
+// The pull's check reads the header with the engine's reader, whose memory
+// is bounded: a file of nested empty arrays is refused, not allowed to take
+// ~9x its size, and nothing of it is kept.
+TEST_F(ModelPull, AHostileGgufIsRefusedByTheCheck) {
+  auto hub = start_hub();
+  ASSERT_TRUE(hub->ok()) << hub->error();
+  std::string b;
+  auto put = [&](auto v) { b.append(reinterpret_cast<const char*>(&v), sizeof v); };
+  put(uint32_t{0x46554747});
+  put(uint32_t{3});
+  put(uint64_t{0});
+  put(uint64_t{1});
+  put(uint64_t{1});
+  b += "k";
+  put(uint32_t{9});
+  put(uint32_t{9});
+  const uint64_t n = 400000;
+  put(n);
+  for (uint64_t i = 0; i < n; ++i) {
+    put(uint32_t{0});
+    put(uint64_t{0});
+  }
+  write_file(hub->www() + "/cdn/nested.gguf", b);
+  run_result r = run_quickfill({"model", "pull", hub->url("/cdn/nested.gguf")});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("is not a GGUF model"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("bytes of memory"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(models_ + "/nested.gguf"));
+  EXPECT_FALSE(fs::exists(models_ + "/nested.gguf.part"));
 }
 
 TEST_F(ModelPull, BadReferencesAreUsageErrors) {
