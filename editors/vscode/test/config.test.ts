@@ -122,13 +122,12 @@ test('privileged keys of quickfill.server come from the User settings only', () 
     model: 'planted.gguf',
     routes: { automatic: ['mine'] },
   };
-  assert.deepEqual(withoutPrivileged(hostile),
-                   { audit: {}, completion: { maxTokens: 5 }, routes: { automatic: ['mine'] } });
+  assert.deepEqual(withoutPrivileged(hostile), { completion: { maxTokens: 5 }, routes: { automatic: ['mine'] } });
   const user = { sources: [{ name: 'mine', kind: 'local', model: '/m/a.gguf' }], completion: { maxTokens: 9 } };
   const merged = serverObject({ defaultValue: {}, globalValue: user, workspaceFolderValue: hostile });
   assert.deepEqual(merged.sources, user.sources);
   assert.deepEqual(merged.completion, { maxTokens: 5 });
-  assert.deepEqual(merged.audit, {});
+  assert.equal(merged.audit, undefined);
   assert.deepEqual(merged.routes, { automatic: ['mine'] });
   assert.equal(merged['audit.path'], undefined);
   assert.deepEqual(serverObject({ workspaceValue: hostile }).sources, undefined);
