@@ -2,8 +2,9 @@
 // builtin kinds) and real remote sources, against recording servers on
 // loopback (tests/recording_http_server.h): prompt tokens as the server
 // reports them ("usage" of /v1/completions, "tokens_evaluated" of /infill),
-// estimated from the prompt sent when it reports none; a cancelled call counts
-// what was sent; such counts spend a quota, which passes the route to the next
+// estimated from the prompt sent when it reports none; a cancelled call, and
+// one that failed after its request went out, count what was sent (one
+// refused with an error status counts nothing); such counts spend a quota, which passes the route to the next
 // source. Also the remote source's own refusals: a key over plain http to
 // another machine (the source is down, with the reason), an answer over the
 // size cap, a redirect that would carry the code to another origin.
@@ -167,6 +168,31 @@ TEST(RemoteQuota, ACancelledCallCountsWhatWasSent) {
   EXPECT_EQ(st.at("promptTokens").as_int64(), estimate_of(seen[0].body));
   EXPECT_EQ(st.at("completionTokens").as_int64(), 1);
   EXPECT_EQ(st.at("quota").at("tokensLastHour").as_int64(), estimate_of(seen[0].body) + 1);
+}
+
+TEST(RemoteQuota, AFailureAfterTheRequestWentOutCountsWhatWasSent) {
+  recording_http_server server;
+  ASSERT_TRUE(server.ok()) << server.error();
+  canned_response cut = sse("data: {\"choices\":[{\"text\":\"par\"}]}\n\n");
+  cut.content_length = false;
+  cut.headers.push_back({"Content-Length", "100000"});  // then the connection closes long before that
+  server.answer("/v1/completions", cut);
+  server.answer("/refused/v1/completions", {503, {}, "busy"});
+  routed r = make(R"([{"name":"cloud","kind":"openai","retries":0,"endpoints":[")" + server.origin() + R"("]},)"
+                  R"({"name":"busy","kind":"openai","retries":0,"endpoints":[")" + server.url("/refused") + R"("]}])",
+                  R"({"automatic":["cloud","busy"],"explicit":["cloud","busy"]})");
+  ASSERT_TRUE(r.router);
+  EXPECT_THROW(complete(*r.router), source_failure);
+  auto seen = server.requests();
+  ASSERT_EQ(seen.size(), 2u);
+  const json::object cloud = stats_of(*r.board, "cloud");
+  EXPECT_EQ(cloud.at("errors").as_uint64(), 1u);
+  EXPECT_EQ(cloud.at("promptTokens").as_int64(), estimate_of(seen[0].body));
+  EXPECT_EQ(cloud.at("completionTokens").as_int64(), 1);
+  // An endpoint that refused the request with an error status spent nothing.
+  const json::object busy = stats_of(*r.board, "busy");
+  EXPECT_EQ(busy.at("errors").as_uint64(), 1u);
+  EXPECT_EQ(busy.at("promptTokens").as_int64(), 0);
 }
 
 TEST(RemoteQuota, CountedPromptTokensSpendTheQuotaAndTheRouteMovesOn) {
