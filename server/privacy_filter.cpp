@@ -34,8 +34,16 @@ privacy_filter::privacy_filter(const privacy_settings& s, std::vector<std::strin
 }
 
 std::string privacy_filter::why_private(std::string_view uri, std::string_view language_id) const {
-  const std::string path = privacy_path_of_uri(uri);
-  return why_private_path(path, language_id);
+  std::string key = std::string(language_id) + '\n' + std::string(uri);
+  {
+    std::lock_guard<std::mutex> lock(memo_mu_);
+    if (auto it = memo_.find(key); it != memo_.end()) return it->second;
+  }
+  std::string why = why_private_path(privacy_path_of_uri(uri), language_id);
+  std::lock_guard<std::mutex> lock(memo_mu_);
+  if (memo_.size() >= 4096) memo_.clear();  // bounded: open documents are far fewer
+  memo_.emplace(std::move(key), why);
+  return why;
 }
 
 std::string privacy_filter::why_private_path(std::string_view path, std::string_view language_id) const {

@@ -11,12 +11,16 @@
 // history, the workspace index), so nothing downstream (the context block,
 // remote sources, explainCompletion, the audit log) can see it.
 //
-// A filter is immutable; the core swaps in a new one when the settings or the
-// workspace folders change, and hands snapshots to other threads.
+// A filter is immutable (its answers for URIs are remembered, thread-safely:
+// every completion request asks about each open document); the core swaps in
+// a new one when the settings or the workspace folders change, and hands
+// snapshots to other threads.
 #pragma once
 
+#include <mutex>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "indexing/path_glob.h"
@@ -34,6 +38,8 @@ struct privacy_settings {
 class privacy_filter {
  public:
   privacy_filter() = default;  // keeps nothing out
+  privacy_filter(const privacy_filter&) = delete;
+  privacy_filter& operator=(const privacy_filter&) = delete;
   // `home`: what "~/" in a pattern stands for ($HOME).
   privacy_filter(const privacy_settings& s, std::vector<std::string> workspace_roots, std::string home);
 
@@ -54,6 +60,8 @@ class privacy_filter {
   privacy_settings settings_;
   std::vector<std::string> roots_;  // absolute, without a trailing '/'
   index::path_glob_set globs_;
+  mutable std::mutex memo_mu_;
+  mutable std::unordered_map<std::string, std::string> memo_;  // language '\n' URI -> why_private()
 };
 
 // The path a URI names, for matching: a file URI's local path; for another
