@@ -13,7 +13,6 @@
 
 namespace qf::server {
 
-server_core::server_core(core_options opts, post_fn post)
 namespace {
 
 std::string home_folder() {
@@ -23,6 +22,7 @@ std::string home_folder() {
 
 }  // namespace
 
+server_core::server_core(core_options opts, post_fn post)
     : opts_(std::move(opts)),
       post_(std::move(post)),
       docs_(opts_.documents),
@@ -70,13 +70,12 @@ bool server_core::apply_settings(const quickfill_settings& next) {
   worker_.post_task([completion = next.completion](scheduler::provider_slot& p) {
     if (p) p->configure(completion);
   });
-  if (workspace_requested_ && next.server.workspace_index != (workspace_ != nullptr))
   refresh_privacy();
+  if (workspace_requested_ && next.server.workspace_index != (workspace_ != nullptr))
     set_workspace_roots(workspace_roots_);  // the workspace.index setting turned the index on or off
   return model_changed;
 }
 
-void server_core::load_model(std::function<void(int, const std::string&)> progress,
 std::shared_ptr<const privacy_filter> server_core::privacy() const {
   std::lock_guard<std::mutex> lock(mu_);
   return privacy_;
@@ -133,6 +132,7 @@ void server_core::refresh_privacy() {
     });
 }
 
+void server_core::load_model(std::function<void(int, const std::string&)> progress,
                              std::function<void(const model_state&)> done) {
   const server_settings s = settings();
   const completion::engine_options engine = engine_options();
@@ -230,19 +230,29 @@ void server_core::set_notice_handler(std::function<void(const std::string&)> han
 bool server_core::open(const std::string& uri, const std::string& language_id, std::int64_t version,
                        std::string text, std::string* error) {
   worker_.cancel_document(uri, cancel_reason::content_modified);
+  const index::document_store::snapshot prior = docs_.get(uri);
+  const bool was_context = prior && !is_private(*prior);
   if (docs_.open(uri, language_id, version, std::move(text), error)) {
     index::document_store::snapshot doc = docs_.get(uri);
     syntax_.opened(doc);
-    recent_->touch(uri, doc->text, 0);
-    if (workspace_) workspace_->document_updated(doc);
     if (is_private(*doc)) {
-      // Reopened with another language or path rules: nothing of it stays as context.
+      // Reopened with another language: nothing of it stays as context, nor in a cached prompt.
       edits_->forget(uri);
       recent_->forget(uri);
       if (workspace_) workspace_->document_closed(uri);
+      if (was_context) {
+        std::vector<std::string> open_uris;
+        for (const auto& d : docs_.recent("", SIZE_MAX)) open_uris.push_back(d->uri);
+        worker_.post_task([open_uris](scheduler::provider_slot& p) {
+          if (p)
+            for (const std::string& u : open_uris) p->document_closed(u);
+        });
+      }
       spdlog::info("privacy: {} is kept out of completions and prompts: {}", uri, why_private(uri));
       return true;
     }
+    recent_->touch(uri, doc->text, 0);
+    if (workspace_) workspace_->document_updated(doc);
     return true;
   }
   // Refused: whatever the provider kept for an earlier version goes.
@@ -300,14 +310,14 @@ void server_core::close(const std::string& uri) {
 }
 
 void server_core::add_context(completion_request& req) const {
+  const std::shared_ptr<const privacy_filter> privacy = this->privacy();
+  if (privacy->is_private(req.uri, req.language_id)) return;  // answered without the provider anyway
   const std::size_t limit = static_cast<std::size_t>(settings().context_documents);
   for (const auto& d : docs_.recent(req.uri, SIZE_MAX)) {
     if (req.context_docs.size() >= limit) break;
     if (!privacy->is_private(d->uri, d->language_id)) req.context_docs.push_back({d->uri, index::shared_text(d)});
   }
   req.workspace_roots = workspace_roots_;
-  const std::shared_ptr<const privacy_filter> privacy = this->privacy();
-  if (privacy->is_private(req.uri, req.language_id)) return;  // answered without the provider anyway
   req.definitions = workspace_;
   req.syntax = syntax_.latest(req.uri);
   req.edits = edits_;
@@ -317,13 +327,13 @@ void server_core::add_context(completion_request& req) const {
 
 void server_core::complete(const std::string& key, completion_request req,
                            std::function<void(completion_outcome)> done, std::function<void(cancel_reason)> on_cancel) {
-  cancel_next_edits();
-  scheduler::job j;
   if (privacy()->is_private(req.uri, req.language_id)) {
     // An empty answer, without the provider: the text goes to no model and no source.
     post_([done = std::move(done)] { done(completion_outcome{}); });
     return;
   }
+  cancel_next_edits();
+  scheduler::job j;
   j.key = key;
   j.uri = req.uri;
   j.group = req.uri + (req.inline_request ? "#inline" : "#completion");
@@ -364,12 +374,12 @@ void server_core::complete(const std::string& key, completion_request req,
 void server_core::explain(const std::string& key, completion_request req,
                           std::function<void(std::optional<prompt_explanation>, bool no_model)> done,
                           std::function<void(cancel_reason)> on_cancel) {
-  scheduler::job j;
-  j.key = key;
   if (privacy()->is_private(req.uri, req.language_id)) {
     post_([done = std::move(done)] { done(std::nullopt, false); });  // no prompt is ever built for it
     return;
   }
+  scheduler::job j;
+  j.key = key;
   j.uri = req.uri;
   j.group = req.uri + "#explain";
   auto post = post_;

@@ -241,7 +241,6 @@ std::vector<setting_spec> make_schema() {
       S{"routing.memoryReserveMiB", "Routing", QF_FIELD(routing.memory_reserve_mib), 0, 1 << 24, {},
         "Memory left free when a further local model is loaded: it is loaded only when its weights + KV cache + "
         "this fit in MemAvailable (and in the GPU's free memory on CUDA); docs/routing.md gives the math."},
-  };
       // ---- Privacy (privacy_filter.h, docs/security.md) ----
       S{"privacy.exclude", "Privacy", QF_FIELD(privacy.exclude), 0, 0, {},
         "Globs of files that never get completions and never reach a prompt (open files, recent chunks, edit "
@@ -254,6 +253,7 @@ std::vector<setting_spec> make_schema() {
         "LSP language ids (`markdown`, `plaintext`, ...) whose documents are treated like excluded files: no "
         "completions, never in a prompt.",
         setting_trust::additive},
+  };
 }
 
 #undef QF_FIELD
@@ -358,7 +358,6 @@ bool apply(const setting_spec& spec, const json::value& v, quickfill_settings& s
     *(*f)(s) = is_empty_array(v) && !want_array ? json::value(json::object{}) : v;
     return true;
   }
-  auto* f = std::get_if<setting_spec::string_field>(&spec.field);
   if (auto* f = std::get_if<setting_spec::string_list_field>(&spec.field)) {
     // Elements that are not strings (or empty) are dropped, never the whole list: a
     // layered list (setting_trust::additive) keeps the user's elements whatever the editor adds.
@@ -372,6 +371,7 @@ bool apply(const setting_spec& spec, const json::value& v, quickfill_settings& s
     *(*f)(s) = std::move(out);
     return true;
   }
+  auto* f = std::get_if<setting_spec::string_field>(&spec.field);
   if (!f || !v.is_string()) return false;
   const std::string_view text = v.get_string();
   if (!spec.choices.empty()) {
@@ -396,8 +396,8 @@ std::string setting_spec::type_name() const {
     case 1: return "integer";
     case 2: return "number";
     case 3: return "string";
-    default: break;
     case 5: return "array";
+    default: break;
   }
   quickfill_settings d;
   return (*std::get<setting_spec::json_field>(field))(d)->is_array() ? "array" : "object";
@@ -414,8 +414,8 @@ std::string setting_spec::accepted(bool markdown) const {
     case 4:
       if (type_name() == "array") return markdown ? "source objects" : "an array of source objects";
       return markdown ? "`automatic`, `explicit`: arrays of names" : "an object of routes";
-    default: break;
     case 5: return markdown ? "array of strings" : "an array of strings";
+    default: break;
   }
   if (choices.empty()) return markdown ? "any string" : "a string";
   std::string out = markdown ? "" : "one of ";
