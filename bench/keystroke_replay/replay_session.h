@@ -87,14 +87,20 @@ inline const boost::json::array* result_items(const boost::json::object& reply) 
 
 // Starts `quickfill` (in-process model, no daemon) with `settings` as
 // initializationOptions and waits until its model is loaded. False with a
-// message on stderr.
+// message on stderr. A "model" in `settings` goes on the command line as
+// --model: the server takes a model path only from the user (docs/security.md).
 inline bool start_server(lsp::lsp_client& c, const std::string& quickfill, int threads, const std::string& log,
-                         const boost::json::object& settings, const char* who) {
+                         boost::json::object settings, const char* who) {
   lsp::client_options copts;
   copts.answer_server_requests = true;  // the server never waits on us
   std::string error;
-  const std::vector<std::string> argv = {quickfill, "--no-daemon", "--threads", std::to_string(threads),
-                                         "--log-level", "debug", "--log-file", log};
+  std::vector<std::string> argv = {quickfill, "--no-daemon", "--threads", std::to_string(threads),
+                                   "--log-level", "debug", "--log-file", log};
+  if (const boost::json::value* m = settings.if_contains("model"); m && m->is_string()) {
+    argv.push_back("--model");
+    argv.emplace_back(m->get_string());
+    settings.erase("model");
+  }
   if (!c.start(argv, copts, &error)) {
     std::fprintf(stderr, "%s: cannot start %s: %s\n", who, quickfill.c_str(), error.c_str());
     return false;
