@@ -84,3 +84,22 @@ TEST(Handshake, ARelativeModelPathIsRefused) {
     EXPECT_EQ(refusal(o), "accepted") << ok;
   }
 }
+
+// The editor's user config file travels in the hello (docs/security.md), as
+// an absolute path; the encoder writes what the decoder reads.
+TEST(Handshake, TheUserConfigFileTravelsAsAnAbsolutePath) {
+  hello h;
+  h.version = "1.2.3";
+  h.pid = 7;
+  h.args.user_config = "/home/u/.config/quickfill/config.json";
+  std::string error;
+  std::string line = encode_hello(h);
+  line.pop_back();  // the '\n'
+  const auto back = decode_hello(line, &error);
+  ASSERT_TRUE(back) << error;
+  EXPECT_EQ(back->args.user_config, "/home/u/.config/quickfill/config.json");
+  json::object o = good_hello();
+  EXPECT_EQ(refusal(o), "accepted");  // absent: the session reads none
+  o["userConfig"] = "quickfill/config.json";
+  EXPECT_NE(refusal(o).find("userConfig is not an absolute path"), std::string::npos) << refusal(o);
+}
