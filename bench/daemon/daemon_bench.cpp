@@ -125,6 +125,20 @@ class session {
     c_.wait_response(id, 30s);
     return std::chrono::duration<double, std::milli>(clk::now() - t0).count();
   }
+  // Prompt tokens the server evaluated for each of this client's last n
+  // requests (quickfill/stats): a keystroke continuing its cache evaluates a
+  // few; one whose cache another window evicted evaluates its whole prompt.
+  std::vector<double> evaluated(int n) {
+    std::vector<double> out;
+    auto r = c_.wait_response(c_.request("quickfill/stats", json::object{{"recent", n}}), 10s);
+    if (!r) return out;
+    const json::value* rec = r->body.as_object().if_contains("result");
+    if (!rec || !rec->is_object() || !rec->as_object().contains("recent")) return out;
+    for (const auto& e : rec->as_object().at("recent").as_array())
+      if (e.as_object().at("outcome").as_string() == "answered")
+        out.push_back(e.as_object().at("tokensEvaluated").to_number<double>());
+    return out;
+  }
   void stop() {
     c_.wait_response(c_.request("shutdown", nullptr), 10s);
     c_.notify("exit", nullptr);
@@ -240,10 +254,16 @@ int main(int argc, char** argv) {
           for (int k = 0; k < o.keys; ++k) lat[c].push_back(s[c]->keystroke(k_typed[typed[c]++ % 100], o.explicit_trigger));
         });
       for (auto& t : threads) t.join();
-      std::vector<double> all;
+      std::vector<double> all, evaluated;
       for (auto& l : lat) all.insert(all.end(), l.begin(), l.end());
-      std::printf("keystroke latency, %d client%s typing: p50 %.1f ms, p90 %.1f ms (%zu keystrokes)\n", n,
-                  n == 1 ? "" : "s", pct(all, 0.5), pct(all, 0.9), all.size());
+      for (int c = 0; c < n; ++c) {
+        const std::vector<double> e = s[c]->evaluated(o.keys);
+        evaluated.insert(evaluated.end(), e.begin(), e.end());
+      }
+      std::printf("keystroke latency, %d client%s typing: p50 %.1f ms, p90 %.1f ms (%zu keystrokes); "
+                  "prompt tokens evaluated p50 %.0f, p90 %.0f (%zu answered)\n",
+                  n, n == 1 ? "" : "s", pct(all, 0.5), pct(all, 0.9), all.size(), pct(evaluated, 0.5),
+                  pct(evaluated, 0.9), evaluated.size());
     }
     for (auto& x : s) x->stop();
   }
