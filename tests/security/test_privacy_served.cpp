@@ -43,6 +43,8 @@ std::string read_file(const std::string& p) {
 class PrivacyServed : public ::testing::Test {
  protected:
   void SetUp() override {
+    for (const char* v : {"XDG_CONFIG_HOME", "QUICKFILL_NO_DAEMON"})
+      if (const char* old = std::getenv(v)) saved_env_.emplace_back(v, old);
     if (!fs::exists(bundled)) GTEST_SKIP() << "no bundled model";
     dir_ = fs::temp_directory_path() / ("qf-privacy-served-" + std::to_string(::getpid()));
     fs::remove_all(dir_);
@@ -71,7 +73,10 @@ class PrivacyServed : public ::testing::Test {
     ::setenv("QUICKFILL_NO_DAEMON", "1", 1);
   }
   void TearDown() override {
+    // The environment as it was (other tests of this executable may run in this process next).
     ::unsetenv("XDG_CONFIG_HOME");
+    ::unsetenv("QUICKFILL_NO_DAEMON");
+    for (const auto& [k, v] : saved_env_) ::setenv(k.c_str(), v.c_str(), 1);
     std::error_code ec;
     fs::remove_all(dir_, ec);
   }
@@ -79,6 +84,7 @@ class PrivacyServed : public ::testing::Test {
   void secrets_stay_out(bool through_daemon);
 
   fs::path dir_;
+  std::vector<std::pair<std::string, std::string>> saved_env_;
   recording_http_server http_;
   std::string audit_;
 };
