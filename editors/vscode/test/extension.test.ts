@@ -154,6 +154,18 @@ test('the extension end to end: activation, ghost text, status bar, commands, se
       assert.ok(dump.stats.sources[0].requests >= 1, JSON.stringify(dump.stats.sources));
       assert.equal(dump.status.sources[0].state, 'ok');
 
+      // A private file (the built-in list: .env) is never sent: no didOpen, no ghost text, no explanation.
+      const env = new TextDocument(Uri.file(path.join(dir, '.env')), 'dotenv', 'API_KEY=sk-live-VSCODESECRET\n');
+      openDocument(env);
+      assert.equal(await provider.provideInlineCompletionItems(env, new Position(0, 8),
+        { triggerKind: vscodeDouble.InlineCompletionTriggerKind.Invoke, selectedCompletionInfo: undefined }, token),
+      undefined, 'no ghost text in a .env');
+      await commands.executeCommand('quickfill.showStats');
+      const dump2 = JSON.parse(recorded.outputChannels.flatMap((c: { lines: string[] }) => c.lines)
+        .filter((l: string) => l.includes('"acceptance"')).at(-1) ?? '{}');
+      assert.equal(dump2.status.openDocuments, 1, `the server holds only sample.py: ${JSON.stringify(dump2.status)}`);
+      assert.ok(!log().includes('VSCODESECRET'));
+
       // showDashboard: the server's quickfill/report page in a webview with scripts off; run again, the
       // same panel is revealed with a fresh page.
       await commands.executeCommand('quickfill.showDashboard');
