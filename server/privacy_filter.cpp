@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include <spdlog/spdlog.h>
+
 #include "indexing/file_uri.h"
 
 namespace qf::server {
@@ -27,8 +29,22 @@ std::vector<std::string> default_privacy_exclude() {
   };
 }
 
+namespace {
+
+// At most this many globs are used: the first ones, which are the user
+// config file's (or the default) list; the editor's additions come after.
+constexpr std::size_t max_globs = 1024;
+
+std::vector<std::string> first_globs(const std::vector<std::string>& all) {
+  if (all.size() <= max_globs) return all;
+  spdlog::warn("privacy.exclude: {} patterns, only the first {} are used", all.size(), max_globs);
+  return std::vector<std::string>(all.begin(), all.begin() + max_globs);
+}
+
+}  // namespace
+
 privacy_filter::privacy_filter(const privacy_settings& s, std::vector<std::string> workspace_roots, std::string home)
-    : settings_(s), roots_(std::move(workspace_roots)), globs_(s.exclude, home) {
+    : settings_(s), roots_(std::move(workspace_roots)), globs_(first_globs(s.exclude), home) {
   for (auto& r : roots_)
     while (r.size() > 1 && r.back() == '/') r.pop_back();
 }

@@ -63,6 +63,15 @@ TEST(PrivacyFilter, MatchesTheAbsolutePathAndThePathInEachWorkspaceFolder) {
   EXPECT_TRUE(privacy_filter(s, {}, "").is_private("file:///w/my%20secrets.txt", ""));
 }
 
+TEST(PrivacyFilter, AFloodOfPatternsKeepsTheFirstOnes) {
+  privacy_settings s;  // the default list first, then what an editor added
+  for (int i = 0; i < 5000; ++i) s.exclude.push_back("added-" + std::to_string(i) + ".txt");
+  privacy_filter f(s, {}, "");
+  EXPECT_TRUE(f.is_private("file:///w/.env", ""));
+  EXPECT_TRUE(f.is_private("file:///w/added-1.txt", ""));
+  EXPECT_FALSE(f.is_private("file:///w/added-4999.txt", ""));  // past the cap
+}
+
 TEST(PrivacyFilter, LanguagesAndOtherSchemes) {
   privacy_settings s;
   s.disabled_languages = {"markdown"};
