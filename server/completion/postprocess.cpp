@@ -114,6 +114,8 @@ trigger_decision decide_trigger(const cursor_context& cx, bool explicit_trigger,
   d.block_opener = rest_empty && ends_with_block_opener(cx.line_before);
   const bool empty_line = trim(cx.line_before).empty() && rest_empty;
   if (s.multi_line && rest_empty) d.multi_line = explicit_trigger || empty_line || d.block_opener;
+  d.inserts_lines = cx.line_before.empty() && !rest_empty;
+  if (s.multi_line && d.inserts_lines) d.multi_line = explicit_trigger;
   if (!s.stop_rules) d.multi_line = true;  // fixed-length generation: no line rule
   return d;
 }
@@ -159,10 +161,18 @@ void stop_checker::scan() {
     keep_ = text_.size();
     return;
   }
+  // Inserting lines: the first line is already a line of its own, and it may
+  // be the code right of the cursor itself (nothing to insert).
+  const std::string_view right = trim(cx_.line_after);
+  size_t first_nl = text_.find('\n');
+  if (d_.inserts_lines && first_nl != std::string::npos && trim(std::string_view(text_).substr(0, first_nl)) == right) {
+    keep_ = 0;
+    stopped_ = true;
+    return;
+  }
   if (!d_.multi_line) {
-    size_t nl = text_.find('\n');
-    if (nl != std::string::npos) {
-      keep_ = nl;
+    if (first_nl != std::string::npos) {
+      keep_ = d_.inserts_lines ? first_nl + 1 : first_nl;
       stopped_ = true;
     } else {
       keep_ = text_.size();
@@ -171,12 +181,20 @@ void stop_checker::scan() {
   }
   // Multi-line: look at every line after the first (the first continues the cursor line).
   const std::string_view first_next = [&]() -> std::string_view {
+    if (d_.inserts_lines) return right;  // the code right of the cursor follows the inserted lines
     for (const std::string& l : cx_.next_lines)
       if (!trim(l).empty()) return trim(l);
     return {};
   }();
   // The first line continues the cursor line; its indentation is that line's.
-  size_t line_start = text_.find('\n');
+  // Inserted lines dedent from their own first line's indentation (or the
+  // cursor line's, when less).
+  int base_indent = cx_.base_indent;
+  if (d_.inserts_lines && first_nl != std::string::npos) {
+    const std::string_view first = std::string_view(text_).substr(0, first_nl);
+    if (!trim(first).empty()) base_indent = std::min(base_indent, indent_width(first));
+  }
+  size_t line_start = first_nl;
   keep_ = text_.size();
   bool body_seen = false;
   if (line_start == std::string::npos) return;
@@ -189,8 +207,8 @@ void stop_checker::scan() {
     if (!t.empty()) {
       int ind = indent_width(line);
       // Indentation is only known once the first non-blank character arrived.
-      bool stop = ind < cx_.base_indent;
-      if (d_.block_opener && body_seen && ind <= cx_.base_indent) {
+      bool stop = ind < base_indent;
+      if (d_.block_opener && body_seen && ind <= base_indent) {
         if (is_closer(t)) {
           // Keep the closing line itself, then stop.
           if (complete) {
@@ -204,11 +222,12 @@ void stop_checker::scan() {
       }
       if (!stop && complete && !first_next.empty() && t == first_next) stop = true;
       if (stop) {
-        keep_ = line_start;  // cut before the '\n' that starts this line
+        // Cut before the '\n' that starts this line (inserted lines keep it).
+        keep_ = d_.inserts_lines ? line_start + 1 : line_start;
         stopped_ = true;
         return;
       }
-      if (ind > cx_.base_indent) body_seen = true;
+      if (ind > base_indent) body_seen = true;
     }
     if (!complete) return;
     line_start = end;
@@ -220,15 +239,18 @@ std::string finalize(std::string text, const cursor_context& cx, const trigger_d
   // Model output enters here: a character cut off by the end of generation is
   // dropped, any other invalid byte becomes U+FFFD; then line breaks are normalized.
   std::string s = normalize_line_breaks(index::repair_utf8(index::without_partial_tail(text)));
+  // Inserted lines end with a line break (the code right of the cursor then
+  // starts the next line); the rules below see them without it.
+  const bool lines = stop_rules && d.inserts_lines;
   if (stop_rules) {
     s = cut_repetition(std::string(rtrim(s)));
     // A tail that repeats the text right of the cursor (e.g. a closing bracket the editor inserted).
     std::string_view after = trim(cx.line_after);
-    if (!after.empty() && s.find('\n') == std::string::npos) {
+    if (!lines && !after.empty() && s.find('\n') == std::string::npos) {
       if (std::string_view(s).ends_with(after)) s = std::string(rtrim(std::string_view(s).substr(0, s.size() - after.size())));
     }
     // Closing brackets and quotes the text right of the cursor already has.
-    s = drop_duplicate_closers(std::move(s), cx.line_after);
+    if (!lines) s = drop_duplicate_closers(std::move(s), cx.line_after);
     // Trailing lines that repeat the document's next lines.
     if (d.multi_line && s.find('\n') != std::string::npos) {
       std::vector<std::string_view> gen = lines_of(s);
@@ -252,7 +274,11 @@ std::string finalize(std::string text, const cursor_context& cx, const trigger_d
     }
     syntax_trim_stats local;
     syntax_trim_stats& st = stats ? *stats : local;
-    if (window && window->language) s = syntax_trim(std::move(s), *window, k_syntax_budget, &st);
+    if (window && window->language) {
+      if (lines && !s.empty()) s += '\n';  // parsed as it would be inserted
+      s = syntax_trim(std::move(s), *window, k_syntax_budget, &st);
+      if (lines) s = std::string(rtrim(s));
+    }
     // Without a grammar, or when its parses ran out of budget: the bracket balance.
     if ((!window || !window->language || st.timed_out) && s.find('\n') != std::string::npos) {
       std::string after = cx.line_after;
@@ -260,6 +286,7 @@ std::string finalize(std::string text, const cursor_context& cx, const trigger_d
       s = balance_brackets(std::move(s), after);
     }
     if (trim(s).empty()) s.clear();
+    if (lines && !s.empty()) s += '\n';
   }
   if (cx.eol != "\n") {
     std::string out;

@@ -8,6 +8,11 @@
 // first newline; multi-line ones end before a line whose indentation drops
 // below the cursor line's (or returns to it after a block body, except for a
 // closing bracket), or before a line repeating the next line of the document.
+// At column 0 of a line with code (inserts_lines) the suggestion is whole
+// lines put before that code: it keeps its last line break, is multi-line
+// when invoked, and ends before a line repeating the code right of the
+// cursor or dedenting below that code's indentation (or the suggestion's
+// first line's, when less).
 // Streaming also stops at degenerate repetition (syntax_rules.h).
 // finalize repairs the model's text to valid UTF-8, trims, cuts degenerate
 // repetition, drops a tail that duplicates the text right of the cursor
@@ -52,6 +57,10 @@ struct trigger_decision {
   bool skip = false;          // do not complete here
   bool multi_line = false;
   bool block_opener = false;  // the cursor line ends with a block opener
+  // The cursor is at column 0 of a line with code: what is inserted are whole
+  // lines before that code, so a suggestion ends with a line break (the code
+  // then starts the next line) and stops where the model writes that code.
+  bool inserts_lines = false;
 };
 
 trigger_decision decide_trigger(const cursor_context& cx, bool explicit_trigger, const completion_settings& s);

@@ -176,3 +176,56 @@ TEST(postprocess, lone_cr_documents_are_split_and_answered_in_kind) {
   sc.push("\n    y\r    z");
   EXPECT_EQ(finalize(sc.kept(), cx, d, s.stop_rules), "urn 1\r    y\r    z");
 }
+
+// Column 0 of a line with code: the suggestion is whole lines put before that
+// code, so it ends with a line break and the code starts the next line.
+TEST(postprocess, at_column_0_of_a_line_with_code_a_line_is_inserted_before_it) {
+  const std::string doc = "def f(xs):\n    total = 0\n    return total\n";
+  // The model writes the missing line, then the code right of the cursor.
+  auto r = run(doc, 2, 0, "    for x in xs:\n    return total\n");
+  EXPECT_TRUE(r.stopped);
+  EXPECT_EQ(r.text, "    for x in xs:\n");
+  // The trigger says so.
+  const cursor_context cx = make_cursor_context(doc, 2, 0);
+  EXPECT_TRUE(decide_trigger(cx, false, {}).inserts_lines);
+  EXPECT_FALSE(decide_trigger(make_cursor_context(doc, 2, 4), false, {}).inserts_lines);  // after the indentation
+  EXPECT_FALSE(decide_trigger(make_cursor_context("x\n\ny\n", 1, 0), false, {}).inserts_lines);  // an empty line
+}
+
+TEST(postprocess, inserted_lines_end_with_a_line_break_even_when_the_model_stopped_without_one) {
+  const std::string doc = "a = 1\nprint(a)\n";
+  auto r = run(doc, 1, 0, "b = 2");
+  EXPECT_FALSE(r.stopped);
+  EXPECT_EQ(r.text, "b = 2\n");
+}
+
+TEST(postprocess, a_model_that_repeats_the_code_right_of_the_cursor_inserts_nothing) {
+  const std::string doc = "a = 1\nprint(a)\n";
+  auto r = run(doc, 1, 0, "print(a)\nb = 2\n");
+  EXPECT_TRUE(r.stopped);
+  EXPECT_EQ(r.text, "");
+}
+
+TEST(postprocess, invoked_at_column_0_several_lines_are_inserted_up_to_the_code_right_of_the_cursor) {
+  const std::string doc = "def f(xs):\n    total = 0\n        total += x\n    return total\n";
+  auto r = run(doc, 2, 0, "    for x in xs:\n        if x > 0:\n            total += x\n    return total\n",
+               /*explicit_trigger=*/true);
+  EXPECT_TRUE(r.stopped);
+  EXPECT_EQ(r.text, "    for x in xs:\n        if x > 0:\n");
+  // Automatic: one line.
+  auto a = run(doc, 2, 0, "    for x in xs:\n        if x > 0:\n            total += x\n    return total\n");
+  EXPECT_EQ(a.text, "    for x in xs:\n");
+}
+
+TEST(postprocess, inserted_lines_stop_where_they_dedent_below_the_code_right_of_the_cursor) {
+  const std::string doc = "class A:\n    def f(self):\n        pass\n    def h(self):\n        pass\n";
+  auto r = run(doc, 3, 0, "    def g(self):\n        return 1\nclass B:\n    pass\n", /*explicit_trigger=*/true);
+  EXPECT_TRUE(r.stopped);
+  EXPECT_EQ(r.text, "    def g(self):\n        return 1\n");
+}
+
+TEST(postprocess, inserted_lines_take_the_document_line_ending) {
+  const std::string doc = "a = 1\r\nprint(a)\r\n";
+  auto r = run(doc, 1, 0, "b = 2\nprint(a)\n");
+  EXPECT_EQ(r.text, "b = 2\r\n");
+}
