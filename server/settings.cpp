@@ -192,8 +192,9 @@ std::vector<setting_spec> make_schema() {
         "Memory budget of the KV caches. A slot costs `contextTokens` x KV bytes per token (12 KiB for "
         "Qwen2.5-Coder-0.5B in F16: 24 MiB at 2048 tokens); the number of slots is bounded by this budget."},
       S{"completion.cacheSlots", "Cache", QF_FIELD(completion.cache_slots), 1, 64, {},
-        "Most KV sequences kept. One per recently used document plus one for background re-layouts; slots are "
-        "reused by longest common prefix and evicted least recently used."},
+        "Most KV sequences kept for each editor window: one per recently used document plus one for background "
+        "re-layouts. The daemon's engine, shared by several windows, keeps this many for each window using it, "
+        "within `cacheMiB`. Slots are reused by longest common prefix and evicted least recently used."},
       S{"completion.contextTokens", "Cache", QF_FIELD(completion.context_tokens), 256, 1 << 20, {},
         "Size of each slot (capped by the model's training context). Must hold extra + prefix + suffix + middle + "
         "generation; the token budgets are scaled down to fit a smaller one."},
