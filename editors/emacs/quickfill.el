@@ -32,7 +32,9 @@
 ;; "quickfill" section with the same object, and `quickfill-update-settings'
 ;; re-sends it with workspace/didChangeConfiguration.  `quickfill-dashboard'
 ;; writes the server's dashboard page (quickfill/report) to an HTML file and
-;; opens it in the browser.  `quickfill-explain'
+;; opens it in the browser.  `quickfill-doctor' runs `quickfill doctor' (the
+;; same program and model) and shows its report in *quickfill doctor*.
+;; `quickfill-explain'
 ;; shows quickfill/explainCompletion at point (the prompt a completion there
 ;; would give the model) in *quickfill-explain*.  `quickfill-complete' inserts
 ;; the first of an explicit textDocument/inlineCompletion's items (the server
@@ -250,6 +252,28 @@ HTML: latency histograms, percentiles over time and the SLO's burn."
 It opens with `browse-url-of-file' (the system's browser, or eww)."
   (interactive)
   (browse-url-of-file (quickfill-write-dashboard)))
+
+(defun quickfill-doctor ()
+  "Run `quickfill doctor' and show its report in the *quickfill doctor* buffer.
+It is the same program and model the server starts with (`quickfill-program',
+`quickfill-model'): the build, CPU, GPU, model, daemon, the user config file
+and the folders, each problem with what to do -- what to paste into a bug
+report.  Returns the program's exit status (0: no check failed)."
+  (interactive)
+  (let* ((cmd (quickfill-command))
+         (args (append (list "doctor")
+                       (and quickfill-model (list "--model" (expand-file-name quickfill-model)))))
+         (buf (get-buffer-create "*quickfill doctor*"))
+         status)
+    (with-current-buffer buf
+      (let ((inhibit-read-only t))
+        (erase-buffer)
+        (setq status (apply #'call-process (car cmd) nil t nil args)))
+      (goto-char (point-min))
+      (special-mode))
+    (when (called-interactively-p 'interactive) (display-buffer buf))
+    (unless (eql status 0) (message "quickfill doctor found problems (see *quickfill doctor*)"))
+    status))
 
 (defun quickfill-explanation ()
   "The server's quickfill/explainCompletion answer at point.

@@ -124,6 +124,12 @@
       (should (string-match-p "<svg id=\"plot-slo-burn\"" html))
       (should (string-match-p "<svg id=\"hist-completion-explicit-totalMs\"" html))
       (delete-file file))
+    ;; quickfill-doctor: the real `quickfill doctor' report in its buffer.
+    (should (integerp (quickfill-doctor)))
+    (with-current-buffer "*quickfill doctor*"
+      (should (string-match-p "^quickfill doctor" (buffer-string)))
+      (should (string-match-p "kernel level" (buffer-string)))
+      (should (string-match-p "problem(s)" (buffer-string))))
     ;; Without a model there is no prompt to explain: an error saying so.
     (let ((err (should-error (quickfill-explain) :type 'jsonrpc-error)))
       (should (string-match-p "no model is loaded" (format "%S" err))))

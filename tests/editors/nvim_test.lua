@@ -129,6 +129,15 @@ local function run()
   os.remove(page_path)
   os.remove(opened)
 
+  -- :QuickfillDoctor: the real `quickfill doctor` for the binary and model the server runs with.
+  vim.cmd('QuickfillDoctor')
+  local doctor_buf = vim.api.nvim_get_current_buf()
+  local report = table.concat(vim.api.nvim_buf_get_lines(doctor_buf, 0, -1, false), '\n')
+  check(vim.api.nvim_buf_get_name(doctor_buf):find('quickfill://doctor', 1, true) ~= nil and
+        report:find('quickfill doctor', 1, true) ~= nil and report:find('kernel level', 1, true) ~= nil and
+        report:find('problem(s)', 1, true) ~= nil, ':QuickfillDoctor shows the report: ' .. report:sub(1, 200))
+  vim.cmd('bwipeout')
+
   -- Privacy: a .env (the built-in list) and a file matching the `exclude`
   -- option are never attached, so never sent, even with a filetype quickfill
   -- attaches to; the option also reaches the server's settings.

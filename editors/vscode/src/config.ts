@@ -113,6 +113,15 @@ export function serverCommand(s: ExtensionSettings, env: NodeJS.ProcessEnv = pro
   return { command: expandPath(s.serverPath, env, home), args };
 }
 
+// `quickfill doctor` for the binary and model the server is started with
+// (the "quickfill: Run Doctor" command).
+export function doctorCommand(s: ExtensionSettings, env: NodeJS.ProcessEnv = process.env,
+                              home: string = env.HOME ?? ''): ServerCommand {
+  const args = ['doctor'];
+  if (s.modelPath) args.push('--model', expandPath(s.modelPath, env, home));
+  return { command: expandPath(s.serverPath, env, home), args };
+}
+
 function isPlainObject(v: unknown): v is Record<string, unknown> {
   return !!v && typeof v === 'object' && !Array.isArray(v);
 }

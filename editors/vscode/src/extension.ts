@@ -15,16 +15,18 @@
 //   - commands restart / enable / disable / toggle / showLog / showStats,
 //     showDashboard (the quickfill/report page in a webview, scripts off), and
 //     explainCompletion (quickfill/explainCompletion at the cursor, shown in a
-//     read-only document of the quickfill-explain scheme);
+//     read-only document of the quickfill-explain scheme), and doctor
+//     (`quickfill doctor`'s report in its own output channel);
 //   - next-edit suggestions and acceptance reports (next_edit_ui.ts);
 //   - an output channel that receives the server's stderr log.
+import { execFile } from 'node:child_process';
 import * as vscode from 'vscode';
 import {
   LanguageClient, LanguageClientOptions, ServerOptions, TransportKind, State,
 } from 'vscode-languageclient/node';
 
 import {
-  ExtensionSettings, readSettings, serverCommand, initializationOptions, serverSettings, serverObject,
+  ExtensionSettings, readSettings, serverCommand, doctorCommand, initializationOptions, serverSettings, serverObject,
   didChangeConfigurationParams, classifyChange, whereToSet,
 } from './config';
 import {
@@ -262,6 +264,29 @@ async function showStats(): Promise<void> {
   }
 }
 
+// doctor: `quickfill doctor` (the same binary and model) in its own output
+// channel; a report with problems exits 1 and is shown all the same.
+let doctorOutput: vscode.OutputChannel | undefined;
+function runDoctor(): Promise<void> {
+  const cmd = doctorCommand(settings);
+  return new Promise((resolve) => {
+    execFile(cmd.command, cmd.args, { timeout: 60_000, maxBuffer: 4 << 20 }, (err, stdout, stderr) => {
+      doctorOutput ??= vscode.window.createOutputChannel('quickfill doctor');
+      doctorOutput.clear();
+      if (stdout) doctorOutput.append(stdout);
+      const code = (err as { code?: unknown } | null)?.code;
+      if (err && !stdout) {
+        doctorOutput.appendLine(`quickfill: could not run '${cmd.command} doctor': ${String(stderr || err.message)}`);
+        doctorOutput.appendLine(whereToSet('quickfill.serverPath'));
+      } else if (code === 1) {
+        void vscode.window.showWarningMessage('quickfill doctor found problems: see its report.');
+      }
+      doctorOutput.show(true);
+      resolve();
+    });
+  });
+}
+
 // showDashboard: the server's quickfill/report page in one webview, refreshed
 // each time the command runs.
 let dashboard: vscode.WebviewPanel | undefined;
@@ -343,6 +368,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand('quickfill.showLog', () => output.show(true)),
     vscode.commands.registerCommand('quickfill.showStats', showStats),
     vscode.commands.registerCommand('quickfill.showDashboard', showDashboard),
+    vscode.commands.registerCommand('quickfill.doctor', runDoctor),
     vscode.commands.registerCommand('quickfill.explainCompletion', explainCompletion),
     vscode.workspace.registerTextDocumentContentProvider(ExplainScheme, explainContent),
     vscode.languages.registerInlineCompletionItemProvider(documentSelector, inlineProvider),

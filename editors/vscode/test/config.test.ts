@@ -5,7 +5,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import {
-  readSettings, serverCommand, serverSettings, initializationOptions, didChangeConfigurationParams,
+  readSettings, serverCommand, doctorCommand, serverSettings, initializationOptions, didChangeConfigurationParams,
   classifyChange, expandPath, mergeSettings, defaultSettings, whereToSet, serverObject, withoutPrivileged,
 } from '../src/config';
 
@@ -168,4 +168,12 @@ test('messages asking for a machine-scoped setting name the Remote settings for 
   for (const key of machineScoped) {
     assert.match(props[key].description ?? '', /Remote settings/, key);
   }
+});
+
+test('the doctor runs the same binary with the same model', () => {
+  const s = readSettings(getter({ serverPath: '~/bin/quickfill', modelPath: '${env:M}/x.gguf', logLevel: 'debug' }));
+  assert.deepEqual(doctorCommand(s, { M: '/models' }, '/home/u'), {
+    command: '/home/u/bin/quickfill', args: ['doctor', '--model', '/models/x.gguf'],
+  });
+  assert.deepEqual(doctorCommand(readSettings(getter({})), {}, '/home/u'), { command: 'quickfill', args: ['doctor'] });
 });

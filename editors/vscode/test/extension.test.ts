@@ -69,6 +69,7 @@ test('the extension end to end: activation, ghost text, status bar, commands, se
       assert.equal(status.command, 'quickfill.showLog');
       for (const id of ['quickfill.restart', 'quickfill.enable', 'quickfill.disable', 'quickfill.toggle',
                         'quickfill.showLog', 'quickfill.showStats', 'quickfill.showDashboard', 'quickfill.explainCompletion',
+                        'quickfill.doctor',
                         'quickfill.nextEdit', 'quickfill.jumpToNextEdit', 'quickfill.acceptNextEdit',
                         'quickfill.didAcceptInline']) {
         assert.ok(recorded.commands.has(id), `command ${id} registered`);
@@ -179,6 +180,15 @@ test('the extension end to end: activation, ghost text, status bar, commands, se
       await commands.executeCommand('quickfill.showDashboard');
       assert.equal(recorded.webviewPanels.length, 1, 'still one panel');
       assert.equal(panel.revealed, 1);
+
+      // doctor: the real `quickfill doctor` report in its own output channel.
+      await commands.executeCommand('quickfill.doctor');
+      const doctor = recorded.outputChannels.find((c: { name: string }) => c.name === 'quickfill doctor');
+      assert.ok(doctor, 'a quickfill doctor output channel');
+      const report = doctor.lines.join('\n');
+      assert.match(report, /^quickfill doctor/);
+      assert.match(report, /kernel level/);
+      assert.match(report, /problem\(s\)/);
 
       // Disable stops the server; the status bar says so; no ghost text.
       await commands.executeCommand('quickfill.disable');

@@ -23,6 +23,9 @@
 -- prompt a completion there would give the model) in a scratch buffer.
 -- :QuickfillDashboard writes the server's dashboard page (quickfill/report)
 -- to an HTML file and opens it in the browser.
+-- :QuickfillDoctor runs `quickfill doctor` (the same binary, with the same
+-- model) and shows its report in a scratch buffer: what to paste into a bug
+-- report.
 local M = {}
 
 local NAME = 'quickfill'
@@ -450,6 +453,36 @@ function M.explanation_lines(result)
   return lines
 end
 
+-- `quickfill doctor` for the binary and model the server is started with:
+-- its report's lines and exit status (0: no check failed).
+function M.doctor_lines()
+  local cmd = M.command()
+  local args = { cmd[1], 'doctor' }
+  for i = 2, #cmd - 1 do
+    if cmd[i] == '--model' or cmd[i] == '--socket-dir' then vim.list_extend(args, { cmd[i], cmd[i + 1] }) end
+  end
+  local output = vim.fn.system(args)
+  local code = vim.v.shell_error
+  local lines = vim.split(output, '\n', { plain = true })
+  if lines[#lines] == '' then table.remove(lines) end
+  return lines, code
+end
+
+-- :QuickfillDoctor: the report in a scratch buffer (read-only, wiped when hidden).
+function M.doctor()
+  local lines, code = M.doctor_lines()
+  vim.cmd('new')
+  local buf = vim.api.nvim_get_current_buf()
+  vim.bo[buf].buftype = 'nofile'
+  vim.bo[buf].bufhidden = 'wipe'
+  vim.bo[buf].swapfile = false
+  pcall(vim.api.nvim_buf_set_name, buf, 'quickfill://doctor')
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.bo[buf].modifiable = false
+  if code ~= 0 then vim.notify('quickfill doctor found problems (see the report)', vim.log.levels.WARN) end
+  return buf, code
+end
+
 -- :QuickfillExplain: the explanation in a scratch buffer (read-only, wiped when hidden).
 function M.explain_buffer()
   local result, err = M.explain(0)
@@ -765,6 +798,8 @@ function M.setup(opts)
                                    { desc = 'Write the quickfill dashboard page and open it in the browser' })
   vim.api.nvim_create_user_command('QuickfillNextEdit', function() require('quickfill.next_edit').request(0, true) end,
     { desc = 'Ask for the next edit at the cursor and show it' })
+  vim.api.nvim_create_user_command('QuickfillDoctor', function() M.doctor() end,
+    { desc = 'Run quickfill doctor and show its report' })
   vim.api.nvim_create_user_command('QuickfillExplain', function() M.explain_buffer() end,
     { desc = 'Show the prompt a completion at the cursor would give the model' })
   vim.api.nvim_create_user_command('QuickfillLog', function()
