@@ -10,7 +10,9 @@
 // file planted in the repository (a copy of a real model, so it would load).
 // Nothing of it may be taken, and the user is told which keys were ignored.
 // The same source in the user config file is used (the recorder then gets
-// the request with the key): the recorder and the route do work.
+// the request with the key): the recorder and the route do work. The
+// repository's .env is open in the editor all along: its secrets reach no
+// request, no audit line, no explanation and no log.
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -154,8 +156,22 @@ class HostileRepo : public ::testing::TestWithParam<std::string> {
                         (root_ / "server.log").string(), error, /*require_model=*/false);
   }
 
-  // Opens the repository's sample and asks for completions, explicit and automatic.
+  // Opens the repository's .env and sample and asks for completions in both,
+  // explicit and automatic (the .env gets none: a private document).
   void complete_twice(served_model& s) {
+    const std::string env_uri = "file://" + (repo_ / ".env").string();
+    s.notify("textDocument/didOpen",
+             json::object{{"textDocument", json::object{{"uri", env_uri}, {"languageId", "dotenv"}, {"version", 1},
+                                                        {"text", read_text(repo_ / ".env")}}}});
+    for (int kind : {1, 2}) {
+      const auto none = s.call("textDocument/completion",
+                               json::object{{"textDocument", json::object{{"uri", env_uri}}},
+                                            {"position", json::object{{"line", 2}, {"character", 10}}},
+                                            {"context", json::object{{"triggerKind", kind}}}});
+      ASSERT_TRUE(none);
+      const json::value& items = none->is_object() ? none->at("items") : *none;
+      EXPECT_TRUE(items.is_null() || items.as_array().empty()) << json::serialize(*none);
+    }
     const std::string uri = "file://" + (repo_ / "sample.py").string();
     s.notify("textDocument/didOpen",
              json::object{{"textDocument", json::object{{"uri", uri}, {"languageId", "python"}, {"version", 1},
@@ -236,6 +252,12 @@ TEST_P(HostileRepo, TheSameSourceInTheUserConfigFileIsUsed) {
   ASSERT_FALSE(got.empty()) << log();
   EXPECT_NE(got[0].find("Authorization: Bearer s3cr3t-of-the-user"), std::string::npos) << got[0];
   EXPECT_TRUE(fs::exists(audit));
+  // The .env open beside sample.py: in no request, audit line or log.
+  for (const std::string& secret : {"fixture-aws-secret-9f2c", "fixture-db-password-7d41"}) {
+    for (const std::string& request : got) EXPECT_EQ(request.find(secret), std::string::npos) << request;
+    EXPECT_EQ(read_text(audit).find(secret), std::string::npos);
+    EXPECT_EQ(log().find(secret), std::string::npos);
+  }
   for (const auto& m : s.messages) EXPECT_EQ(m.find("ignored settings"), std::string::npos) << m;
 }
 
