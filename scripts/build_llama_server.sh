@@ -14,7 +14,8 @@
 # OpenSSL, CURL, BLAS, GPU backends.
 #
 # Safe to run again: a finished build of the same version is left as it is
-# (ninja then has nothing to do).
+# (a stamp in $BUILD_DIR/llama-server says which version was built; without
+# it, ninja has nothing to do).
 #
 # Environment:
 #   QUICKFILL_BUILD_DIR   build folder (default: build)
@@ -29,6 +30,12 @@ CACHE="$BUILD_DIR/npm-cache"
 SRC="$BUILD_DIR/llama.cpp-src"
 OUT="$BUILD_DIR/llama-server"
 STAMP="$SRC/.quickfill-node-llama-cpp-version"
+BUILT="$OUT/.quickfill-built-version"
+
+if [ "$(cat "$BUILT" 2>/dev/null)" = "$VERSION" ] && [ -x "$OUT/bin/llama-server" ] && [ -x "$OUT/bin/llama-bench" ]; then
+  echo "build_llama_server: $OUT/bin/llama-server (node-llama-cpp@$VERSION) is built"
+  exit 0
+fi
 
 for tool in npm git cmake ninja tar; do
   command -v "$tool" >/dev/null 2>&1 || { echo "build_llama_server: $tool is not installed" >&2; exit 1; }
@@ -71,4 +78,5 @@ cmake -S "$SRC" -B "$OUT" -G Ninja -DCMAKE_BUILD_TYPE=Release "${LAUNCHER[@]}" \
   "-DCMAKE_C_FLAGS=$NO_AMX" "-DCMAKE_CXX_FLAGS=$NO_AMX" \
   -DGGML_CCACHE=OFF -Wno-dev >/dev/null
 nice cmake --build "$OUT" --target llama-server llama-bench -j "$JOBS"
+echo "$VERSION" >"$BUILT"
 echo "build_llama_server: built $OUT/bin/llama-server"

@@ -10,8 +10,27 @@
 #   editors.*  drive Neovim, Emacs and Node against the server; they test the
 #              editor clients, take minutes each even unsanitized, and the
 #              server paths they reach are covered by the LSP transcripts.
+# clang 14, its sanitizer and fuzzer runtimes and llvm-symbolizer are installed
+# here when missing (scripts/setup.sh installs the product's toolchain only);
+# QUICKFILL_SKIP_APT=1 leaves system packages alone. The tools the tests drive
+# come from the suite's own first test, setup.test_tools (scripts/setup-tests.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [ "${QUICKFILL_SKIP_APT:-0}" != "1" ]; then
+  missing=()
+  for p in clang-14 libclang-rt-14-dev llvm-14; do
+    dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+  done
+  if [ "${#missing[@]}" -gt 0 ]; then
+    SUDO=""
+    if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+    echo "sanitize: installing ${missing[*]}"
+    start=$(date +%s)
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    echo "sanitize: installed ${missing[*]} ($(( $(date +%s) - start )) s)"
+  fi
+fi
 JOBS="${QUICKFILL_JOBS:-$(nproc)}"
 stages=("$@")
 if [ "${#stages[@]}" -eq 0 ]; then stages=(asan tsan); fi

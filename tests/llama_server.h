@@ -32,7 +32,7 @@ class llama_server {
     return {};
   }
   static std::string skip_reason() {
-    return "llama-server is not built (scripts/build_llama_server.sh; setup skips it with "
+    return "llama-server is not built (scripts/build_llama_server.sh, run by the test setup.test_tools; it skips it with "
            "QUICKFILL_SKIP_LLAMA_SERVER=1)";
   }
 

@@ -1,4 +1,4 @@
-// Test helper: a real nginx (Debian's package, see scripts/setup.sh) serving a
+// Test helper: a real nginx (Debian's package, see scripts/setup-tests.sh) serving a
 // folder on 127.0.0.1 with a generated configuration, for the HTTP client and
 // `quickfill model pull` tests. It runs in the foreground as one process
 // (master_process off) so stopping it is one signal, and logs every request as

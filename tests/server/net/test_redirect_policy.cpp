@@ -205,7 +205,7 @@ TEST(RedirectPolicy, AnswerSizeIsCapped) {
 class HttpsDowngrade : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (nginx_server::binary().empty()) GTEST_SKIP() << "nginx is not installed (scripts/setup.sh installs it)";
+    if (nginx_server::binary().empty()) GTEST_SKIP() << "nginx is not installed (scripts/setup-tests.sh installs it)";
     if (std::system("command -v openssl >/dev/null 2>&1") != 0) GTEST_SKIP() << "the openssl tool is not installed";
     ASSERT_TRUE(plain_.ok()) << plain_.error();
     dir_ = (fs::temp_directory_path() / ("qf_net_downgrade_" + std::to_string(::getpid()))).string();
