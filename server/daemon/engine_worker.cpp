@@ -27,6 +27,13 @@ std::uint64_t engine_worker::calls_run() const {
   return served_;
 }
 
+std::size_t engine_worker::calls_waiting() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::size_t n = 0;
+  for (const auto& t : queue_) n += t->started ? 0 : 1;
+  return n;
+}
+
 bool engine_worker::run(std::uint64_t session, kind k, const cancel_token& cancel, const call& fn) {
   auto t = std::make_shared<ticket>();
   t->session = session;

@@ -51,6 +51,8 @@ class engine_worker {
   void stop();
 
   std::uint64_t calls_run() const;
+  // Calls waiting for their turn (not the one running).
+  std::size_t calls_waiting() const;
 
  private:
   struct ticket {

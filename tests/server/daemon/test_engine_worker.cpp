@@ -20,9 +20,14 @@ using namespace std::chrono_literals;
 
 namespace {
 
-// Waits until `n` calls are queued behind the running one (the worker has no
-// queue accessor; the order of arrival is made certain by small sleeps).
+// A short pause between callers (the order of arrival of calls that queue).
 void settle() { std::this_thread::sleep_for(50ms); }
+
+// Waits until `n` calls wait behind the running one: on a loaded machine a
+// caller's thread may take longer than a pause to reach the queue.
+void until_waiting(const engine_worker& w, std::size_t n) {
+  for (int i = 0; i < 2000 && w.calls_waiting() < n; ++i) std::this_thread::sleep_for(5ms);
+}
 
 }  // namespace
 
@@ -38,14 +43,21 @@ TEST(EngineWorker, ForegroundFirstThenLeastRecentlyServedSession) {
     order.push_back(std::move(what));
   };
   // Session 1 holds the worker until released.
-  std::thread blocker([&] { w.run(1, engine_worker::kind::foreground, none.token(), [&](const cancel_token&) { gate.wait(); }); });
-  settle();
+  std::atomic<bool> blocking{false};
+  std::thread blocker([&] {
+    w.run(1, engine_worker::kind::foreground, none.token(), [&](const cancel_token&) {
+      blocking = true;
+      gate.wait();
+    });
+  });
+  for (int i = 0; i < 2000 && !blocking; ++i) std::this_thread::sleep_for(5ms);
   std::vector<std::thread> callers;
   auto call = [&](std::uint64_t session, engine_worker::kind k, std::string name) {
+    const std::size_t before = w.calls_waiting();
     callers.emplace_back([&, session, k, name] {
       w.run(session, k, none.token(), [&, name](const cancel_token&) { record(name); });
     });
-    settle();
+    until_waiting(w, before + 1);
   };
   call(3, engine_worker::kind::background, "bg3");
   call(1, engine_worker::kind::foreground, "fg1");  // session 1 was served last (it is running)
@@ -112,13 +124,19 @@ TEST(EngineWorker, CancelledWaitingCallLeavesWithoutRunning) {
   cancel_source none, mine;
   std::promise<void> release;
   std::shared_future<void> gate = release.get_future().share();
-  std::thread blocker([&] { w.run(1, engine_worker::kind::foreground, none.token(), [&](const cancel_token&) { gate.wait(); }); });
-  settle();
+  std::atomic<bool> blocking{false};
+  std::thread blocker([&] {
+    w.run(1, engine_worker::kind::foreground, none.token(), [&](const cancel_token&) {
+      blocking = true;
+      gate.wait();
+    });
+  });
+  for (int i = 0; i < 2000 && !blocking; ++i) std::this_thread::sleep_for(5ms);
   std::atomic<bool> ran{false};
   std::future<bool> waiting = std::async(std::launch::async, [&] {
     return w.run(2, engine_worker::kind::foreground, mine.token(), [&](const cancel_token&) { ran = true; });
   });
-  settle();
+  until_waiting(w, 1);
   mine.cancel(cancel_reason::content_modified);
   EXPECT_EQ(waiting.wait_for(5s), std::future_status::ready);  // while session 1 still holds the worker
   EXPECT_FALSE(waiting.get());
