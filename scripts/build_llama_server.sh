@@ -65,10 +65,8 @@ fi
 # over -march=native whatever their order, so the AMX path is left out.
 NO_AMX="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
 
-LAUNCHER=()
-if command -v ccache >/dev/null 2>&1; then
-  LAUNCHER=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-fi
+ROOT="$PWD"
+. scripts/ccache_launcher.sh
 cmake -S "$SRC" -B "$OUT" -G Ninja -DCMAKE_BUILD_TYPE=Release "${LAUNCHER[@]}" \
   -DBUILD_SHARED_LIBS=OFF \
   -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=ON -DLLAMA_BUILD_SERVER=ON \

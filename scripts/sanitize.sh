@@ -34,10 +34,8 @@ fi
 JOBS="${QUICKFILL_JOBS:-$(nproc)}"
 stages=("$@")
 if [ "${#stages[@]}" -eq 0 ]; then stages=(asan tsan); fi
-LAUNCHER=()
-if command -v ccache >/dev/null 2>&1; then
-  LAUNCHER=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-fi
+ROOT="$PWD"
+. scripts/ccache_launcher.sh
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/tests/tsan.supp}"

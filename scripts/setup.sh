@@ -93,10 +93,9 @@ fi
 # ------------------------------------------------------------------- build --
 BUILD_DIR="${QUICKFILL_BUILD_DIR:-build}"
 JOBS="${QUICKFILL_JOBS:-$(nproc)}"
-LAUNCHER=()
-if command -v ccache >/dev/null 2>&1; then
-  LAUNCHER=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
-fi
+ROOT="$PWD"
+CCACHE_LAUNCH_CUDA=1
+. scripts/ccache_launcher.sh
 # shellcheck disable=SC2086
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release "${LAUNCHER[@]}" "${VSCODE_REAL_CMAKE[@]}" ${QUICKFILL_CMAKE_ARGS:-}
 # The product only (target qf_product: quickfill, the CUDA module, the man page,
