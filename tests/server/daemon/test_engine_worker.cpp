@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <future>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -22,6 +23,20 @@ namespace {
 
 // A short pause between callers (the order of arrival of calls that queue).
 void settle() { std::this_thread::sleep_for(50ms); }
+
+// Session `session` takes the worker until `gate` opens; returns once its call runs.
+std::thread hold_worker(engine_worker& w, std::uint64_t session, std::shared_future<void> gate) {
+  static const cancel_source none;
+  auto running = std::make_shared<std::atomic<bool>>(false);
+  std::thread t([&w, session, gate, running] {
+    w.run(session, engine_worker::kind::foreground, none.token(), [&](const cancel_token&) {
+      *running = true;
+      gate.wait();
+    });
+  });
+  for (int i = 0; i < 2000 && !*running; ++i) std::this_thread::sleep_for(5ms);
+  return t;
+}
 
 // Waits until `n` calls wait behind the running one: on a loaded machine a
 // caller's thread may take longer than a pause to reach the queue.
@@ -43,14 +58,7 @@ TEST(EngineWorker, ForegroundFirstThenLeastRecentlyServedSession) {
     order.push_back(std::move(what));
   };
   // Session 1 holds the worker until released.
-  std::atomic<bool> blocking{false};
-  std::thread blocker([&] {
-    w.run(1, engine_worker::kind::foreground, none.token(), [&](const cancel_token&) {
-      blocking = true;
-      gate.wait();
-    });
-  });
-  for (int i = 0; i < 2000 && !blocking; ++i) std::this_thread::sleep_for(5ms);
+  std::thread blocker = hold_worker(w, 1, gate);
   std::vector<std::thread> callers;
   auto call = [&](std::uint64_t session, engine_worker::kind k, std::string name) {
     const std::size_t before = w.calls_waiting();
@@ -124,14 +132,7 @@ TEST(EngineWorker, CancelledWaitingCallLeavesWithoutRunning) {
   cancel_source none, mine;
   std::promise<void> release;
   std::shared_future<void> gate = release.get_future().share();
-  std::atomic<bool> blocking{false};
-  std::thread blocker([&] {
-    w.run(1, engine_worker::kind::foreground, none.token(), [&](const cancel_token&) {
-      blocking = true;
-      gate.wait();
-    });
-  });
-  for (int i = 0; i < 2000 && !blocking; ++i) std::this_thread::sleep_for(5ms);
+  std::thread blocker = hold_worker(w, 1, gate);
   std::atomic<bool> ran{false};
   std::future<bool> waiting = std::async(std::launch::async, [&] {
     return w.run(2, engine_worker::kind::foreground, mine.token(), [&](const cancel_token&) { ran = true; });

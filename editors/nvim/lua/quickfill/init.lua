@@ -468,37 +468,35 @@ function M.doctor_lines()
   return lines, code
 end
 
--- :QuickfillDoctor: the report in a scratch buffer (read-only, wiped when hidden).
-function M.doctor()
-  local lines, code = M.doctor_lines()
+-- A new window on a scratch buffer named `name` holding `lines` (read-only, wiped when hidden).
+local function scratch_buffer(name, lines)
   vim.cmd('new')
   local buf = vim.api.nvim_get_current_buf()
   vim.bo[buf].buftype = 'nofile'
   vim.bo[buf].bufhidden = 'wipe'
   vim.bo[buf].swapfile = false
-  pcall(vim.api.nvim_buf_set_name, buf, 'quickfill://doctor')
+  pcall(vim.api.nvim_buf_set_name, buf, name)
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
   vim.bo[buf].modifiable = false
+  return buf
+end
+
+-- :QuickfillDoctor: the report in a scratch buffer.
+function M.doctor()
+  local lines, code = M.doctor_lines()
+  local buf = scratch_buffer('quickfill://doctor', lines)
   if code ~= 0 then vim.notify('quickfill doctor found problems (see the report)', vim.log.levels.WARN) end
   return buf, code
 end
 
--- :QuickfillExplain: the explanation in a scratch buffer (read-only, wiped when hidden).
+-- :QuickfillExplain: the explanation in a scratch buffer.
 function M.explain_buffer()
   local result, err = M.explain(0)
   if not result then
     vim.notify('quickfill: ' .. tostring(err), vim.log.levels.ERROR)
     return nil, err
   end
-  vim.cmd('new')
-  local buf = vim.api.nvim_get_current_buf()
-  vim.bo[buf].buftype = 'nofile'
-  vim.bo[buf].bufhidden = 'wipe'
-  vim.bo[buf].swapfile = false
-  pcall(vim.api.nvim_buf_set_name, buf, 'quickfill://explain')
-  vim.api.nvim_buf_set_lines(buf, 0, -1, false, M.explanation_lines(result))
-  vim.bo[buf].modifiable = false
-  return buf
+  return scratch_buffer('quickfill://explain', M.explanation_lines(result))
 end
 
 -- 'completefunc' (see :help complete-functions).
