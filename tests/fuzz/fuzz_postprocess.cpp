@@ -119,7 +119,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   QF_FUZZ_CHECK(qf::fuzz::valid_utf8(kept), kept);
   const std::string line_text = pp::finalize(kept, cx, d, settings.stop_rules);
   QF_FUZZ_CHECK(qf::fuzz::valid_utf8(line_text), line_text);
-  if (settings.stop_rules && !d.multi_line) QF_FUZZ_CHECK(line_text.find('\n') == std::string::npos, line_text);
+  // One line: no line break, but for lines inserted before the code right of
+  // the cursor (column 0), which end with exactly one, the document's.
+  auto one_line = [&](const std::string& t) {
+    if (!d.inserts_lines) return t.find('\n') == std::string::npos;
+    return t.empty() || (t.ends_with(cx.eol) && t.find('\n') == t.size() - 1);
+  };
+  auto ends_lines = [&](const std::string& t) { return !d.inserts_lines || t.empty() || t.ends_with(cx.eol); };
+  if (settings.stop_rules && !d.multi_line) QF_FUZZ_CHECK(one_line(line_text), line_text);
+  if (settings.stop_rules) QF_FUZZ_CHECK(ends_lines(line_text), line_text);
   // With the grammar: the document around the cursor, the same text.
   std::size_t cursor_off = 0;
   for (std::int64_t l = 0; l < line && cursor_off < text.size(); ++l) {
@@ -131,11 +139,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   QF_FUZZ_CHECK(window.before.size() <= cursor_off && cursor_off + window.after.size() <= text.size(), text);
   const std::string final_text = pp::finalize(kept, cx, d, settings.stop_rules, &window);
   QF_FUZZ_CHECK(qf::fuzz::valid_utf8(final_text), final_text);
-  if (settings.stop_rules && !d.multi_line) QF_FUZZ_CHECK(final_text.find('\n') == std::string::npos, final_text);
+  if (settings.stop_rules && !d.multi_line) QF_FUZZ_CHECK(one_line(final_text), final_text);
+  if (settings.stop_rules) QF_FUZZ_CHECK(ends_lines(final_text), final_text);
   // The syntax rules (with a grammar) and the bracket balance (without) both
-  // only cut the same text: one result is a prefix of the other.
-  QF_FUZZ_CHECK(std::string_view(final_text).starts_with(line_text) ||
-                    std::string_view(line_text).starts_with(final_text),
+  // only cut the same text: one result is a prefix of the other (inserted
+  // lines without the line break each ends with).
+  auto body = [&](std::string_view t) {
+    if (d.inserts_lines && t.ends_with(cx.eol)) t.remove_suffix(cx.eol.size());
+    return t;
+  };
+  QF_FUZZ_CHECK(body(final_text).starts_with(body(line_text)) || body(line_text).starts_with(body(final_text)),
                 final_text + "\n--\n" + line_text);
 
   const qf::server::completion_candidate c = pp::make_candidate(final_text, cx);
