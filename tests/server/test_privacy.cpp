@@ -3,6 +3,8 @@
 // private document out of every context source and away from the provider.
 #include <gtest/gtest.h>
 
+#include <atomic>
+
 #include <chrono>
 #include <fstream>
 #include <future>
@@ -266,10 +268,22 @@ class PrivacyCore : public ::testing::Test {
     req.text = index::shared_text(doc);
     req.cursor = {0, 0};
     core_->add_context(req);
-    std::promise<std::size_t> p;
-    core_->complete(uri, std::move(req), [&](server_core::completion_outcome o) { p.set_value(o.result.items.size()); },
-                    [&](cancel_reason) { p.set_value(0); });
-    return p.get_future().get();
+    // The first of the answer and a cancellation counts: the scheduler may
+    // cancel a job (at stop) after its run posted the answer, and the LSP
+    // binding's reply-once drops the second; here the callbacks own their
+    // state, since the test's frame is gone by then.
+    struct answer {
+      std::promise<std::size_t> p;
+      std::atomic<bool> given{false};
+      void give(std::size_t n) {
+        if (!given.exchange(true)) p.set_value(n);
+      }
+    };
+    auto a = std::make_shared<answer>();
+    auto got = a->p.get_future();
+    core_->complete(uri, std::move(req), [a](server_core::completion_outcome o) { a->give(o.result.items.size()); },
+                    [a](cancel_reason) { a->give(0); });
+    return got.get();
   }
   std::vector<recording_provider::seen> requests() {
     std::lock_guard lock(mu_);
