@@ -206,11 +206,29 @@ float hparams::kq_scale() const {
 }
 
 void prefetch_attention(backend& be, const hparams& hp, const context_state& s, const forward_batch& b, int64_t il) {
-  const size_t cells = static_cast<size_t>(b.pos0 + b.n_tokens);
-  const size_t kv_bytes = cells * row_size(s.kv_type, hp.n_embd_kv()).value_or(0);
-  be.prefetch(*s.k_cache[static_cast<size_t>(il)], 0, kv_bytes);
-  be.prefetch(*s.v_cache[static_cast<size_t>(il)], 0, kv_bytes);
+  const size_t row_bytes = row_size(s.kv_type, hp.n_embd_kv()).value_or(0);
+  for (const forward_segment& seg : b.segments) {
+    const size_t kv_bytes = static_cast<size_t>(seg.pos0 + seg.n_rows) * row_bytes;
+    be.prefetch(*(*seg.k_cache)[static_cast<size_t>(il)], 0, kv_bytes);
+    be.prefetch(*(*seg.v_cache)[static_cast<size_t>(il)], 0, kv_bytes);
+  }
   be.prefetch(*s.att, 0, static_cast<size_t>(b.n_tokens * hp.n_embd_q()) * sizeof(float));
+}
+
+void store_and_attend(backend& be, const hparams& hp, context_state& s, const forward_batch& b, int64_t il,
+                      const attention_params& ap) {
+  const int64_t KV = hp.n_embd_kv(), Q = hp.n_embd_q();
+  for (const forward_segment& seg : b.segments) {
+    buffer& kc = *(*seg.k_cache)[static_cast<size_t>(il)];
+    buffer& vc = *(*seg.v_cache)[static_cast<size_t>(il)];
+    be.kv_store(f32_ref(*s.k, seg.row0 * KV), seg.n_rows, KV, kc, s.kv_type, *seg.pos);  // cells pos0..pos0+n_rows
+    be.kv_store(f32_ref(*s.v, seg.row0 * KV), seg.n_rows, KV, vc, s.kv_type, *seg.pos);
+    attention_params sp = ap;
+    sp.n_tokens = seg.n_rows;
+    sp.pos0 = seg.pos0;
+    sp.pos = seg.pos;
+    be.attention(f32_ref(*s.q, seg.row0 * Q), kc, vc, f32_ref(*s.att, seg.row0 * Q), sp);  // att rows [n_rows][n_head][hd]
+  }
 }
 
 }  // namespace qf::infer

@@ -46,7 +46,7 @@ class gemma_arch final : public architecture {
     const hparams& hp = m.hp();
     const model_weights& w = m.weights();
     const int64_t n = b.n_tokens;
-    const int64_t E = hp.n_embd, F = hp.n_ff, KV = hp.n_embd_kv();
+    const int64_t E = hp.n_embd, F = hp.n_ff;
     const rope_params rp = rope_params_of(m);
     const attention_params ap{n, b.pos0, hp.n_head, hp.n_head_kv, hp.head_dim, hp.kq_scale(), s.kv_type, s.pos.get()};
 
@@ -63,9 +63,7 @@ class gemma_arch final : public architecture {
       prefetch_attention(be, hp, s, b, il);
       be.rope(*s.q, *s.pos, n, hp.n_head, hp.head_dim, rp);
       be.rope(*s.k, *s.pos, n, hp.n_head_kv, hp.head_dim, rp);
-      be.kv_store(*s.k, n, KV, *s.k_cache[il], s.kv_type, *s.pos);
-      be.kv_store(*s.v, n, KV, *s.v_cache[il], s.kv_type, *s.pos);
-      be.attention(*s.q, *s.k_cache[il], *s.v_cache[il], *s.att, ap);
+      store_and_attend(be, hp, s, b, il, ap);  // K, V -> each sequence's cache; att [n][n_head][hd]
       be.matmul(*L.wo, *s.att, n, *s.xb);
       be.add(*s.x, *s.xb, *s.x, n * E);
 

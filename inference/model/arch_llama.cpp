@@ -56,9 +56,7 @@ class llama_arch final : public architecture {
       prefetch_attention(be, hp, s, b, il);
       be.rope(*s.q, *s.pos, n, hp.n_head, hp.head_dim, rp);
       be.rope(*s.k, *s.pos, n, hp.n_head_kv, hp.head_dim, rp);
-      be.kv_store(*s.k, n, hp.n_embd_kv(), *s.k_cache[il], s.kv_type, *s.pos);  // cache cells pos0..pos0+n
-      be.kv_store(*s.v, n, hp.n_embd_kv(), *s.v_cache[il], s.kv_type, *s.pos);
-      be.attention(*s.q, *s.k_cache[il], *s.v_cache[il], *s.att, ap);  // att [n][n_head][hd]
+      store_and_attend(be, hp, s, b, il, ap);  // K, V -> each sequence's cache; att [n][n_head][hd]
       be.matmul(*L.wo, *s.att, n, *s.xb);                               // xb  [n][E]
       be.add(*s.x, *s.xb, *s.x, n * E);                                 // residual
 

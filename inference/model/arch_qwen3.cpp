@@ -39,7 +39,7 @@ class qwen3_arch final : public architecture {
     const hparams& hp = m.hp();
     const model_weights& w = m.weights();
     const int64_t n = b.n_tokens;
-    const int64_t E = hp.n_embd, F = hp.n_ff, KV = hp.n_embd_kv(), hd = hp.head_dim;
+    const int64_t E = hp.n_embd, F = hp.n_ff, hd = hp.head_dim;
     const rope_params rp = rope_params_of(m);
     const attention_params ap{n, b.pos0, hp.n_head, hp.n_head_kv, hd, hp.kq_scale(), s.kv_type, s.pos.get()};
 
@@ -57,9 +57,7 @@ class qwen3_arch final : public architecture {
       be.rms_norm(*s.k, *L.k_norm, *s.k, n * hp.n_head_kv, hd, hp.rms_eps);
       be.rope(*s.q, *s.pos, n, hp.n_head, hd, rp);
       be.rope(*s.k, *s.pos, n, hp.n_head_kv, hd, rp);
-      be.kv_store(*s.k, n, KV, *s.k_cache[il], s.kv_type, *s.pos);  // cache cells pos0..pos0+n
-      be.kv_store(*s.v, n, KV, *s.v_cache[il], s.kv_type, *s.pos);
-      be.attention(*s.q, *s.k_cache[il], *s.v_cache[il], *s.att, ap);  // att [n][n_head][hd]
+      store_and_attend(be, hp, s, b, il, ap);  // K, V -> each sequence's cache; att [n][n_head][hd]
       be.matmul(*L.wo, *s.att, n, *s.xb);                               // xb  [n][E]
       be.add(*s.x, *s.xb, *s.x, n * E);                                 // residual
 

@@ -63,9 +63,7 @@ class starcoder2_arch final : public architecture {
       be.add_bias(*s.v, *L.bv, n, KV);
       be.rope(*s.q, *s.pos, n, hp.n_head, hp.head_dim, rp);
       be.rope(*s.k, *s.pos, n, hp.n_head_kv, hp.head_dim, rp);
-      be.kv_store(*s.k, n, KV, *s.k_cache[il], s.kv_type, *s.pos);
-      be.kv_store(*s.v, n, KV, *s.v_cache[il], s.kv_type, *s.pos);
-      be.attention(*s.q, *s.k_cache[il], *s.v_cache[il], *s.att, ap);
+      store_and_attend(be, hp, s, b, il, ap);  // K, V -> each sequence's cache; att [n][n_head][hd]
       be.matmul(*L.wo, *s.att, n, *s.xb);
       be.add_bias(*s.xb, *L.bo, n, E);
       be.add(*s.x, *s.xb, *s.x, n * E);

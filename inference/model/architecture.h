@@ -13,8 +13,10 @@
 // find_architecture() maps general.architecture to one of them.
 #pragma once
 
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "inference/core/cancellation.h"
 #include "inference/model/context_state.h"
@@ -25,14 +27,34 @@ namespace qf::infer {
 
 namespace gguf { class file; }
 
-// One forward pass: rows [0, n_tokens) of the ubatch sit at positions
-// pos0.. (token ids and positions already uploaded to st.ids / st.pos); the
-// last n_out rows need logits, written to st.logits [n_out][n_vocab].
+// A run of a forward pass's rows that belongs to one sequence: rows [row0,
+// row0 + n_rows) sit at consecutive positions pos0.. of that sequence, whose
+// KV cache is k_cache / v_cache (one buffer per layer, cell i = position i);
+// `pos` holds those rows' positions (int32 [n_rows], uploaded), for the ops
+// that read them when they run.
+struct forward_segment {
+  int64_t row0 = 0;
+  int64_t n_rows = 0;
+  int64_t pos0 = 0;
+  const std::vector<buffer_ptr>* k_cache = nullptr;
+  const std::vector<buffer_ptr>* v_cache = nullptr;
+  const buffer* pos = nullptr;
+};
+
+// One forward pass over n_tokens rows (token ids and positions already
+// uploaded to st.ids / st.pos, one position per row); the last n_out rows
+// need logits, written to st.logits [n_out][n_vocab]. The rows belong to one
+// or more sequences (segments, in row order, covering every row): every op
+// but the KV store and the attention works row by row, so the rows of
+// several sequences share one pass and each weight is read once for all of
+// them; each segment's keys and values go to its own cache, and its queries
+// attend over that cache only (store_and_attend).
 struct forward_batch {
   int64_t n_tokens = 0;
-  int64_t pos0 = 0;
+  int64_t pos0 = 0;  // position of row 0 (a one-sequence pass)
   int64_t n_out = 0;
   const cancel_token* cancel = nullptr;  // polled between layers
+  std::span<const forward_segment> segments;
 };
 
 class architecture {
@@ -87,10 +109,16 @@ struct tensor_set {
 void load_llama_like_weights(weight_loader& ld, hparams& hp, model_weights& w, const tensor_set& ts);
 // RoPE parameters of a loaded model (style, dims, base, scaling, frequency factors).
 rope_params rope_params_of(const model& m);
-// Names to the backend what layer il's attention reads and writes (its KV
-// cells [0, pos0 + n_tokens) and its output rows), right after the q/k/v
-// matmul: they arrive while bias, rope and the KV stores run, instead of one
-// miss after another inside the attention (backend::prefetch).
+// Names to the backend what layer il's attention reads and writes (each
+// segment's KV cells [0, pos0 + n_rows) and the attention output rows), right
+// after the q/k/v matmul: they arrive while bias, rope and the KV stores run,
+// instead of one miss after another inside the attention (backend::prefetch).
 void prefetch_attention(backend& be, const hparams& hp, const context_state& s, const forward_batch& b, int64_t il);
+// Layer il's KV store and attention, segment by segment: the segment's rows
+// of st.k / st.v go to its cache cells pos0.., and its rows of st.q attend
+// causally over its own cache into st.att. `ap` gives the heads, scale and
+// KV type; its row count and positions are each segment's.
+void store_and_attend(backend& be, const hparams& hp, context_state& s, const forward_batch& b, int64_t il,
+                      const attention_params& ap);
 
 }  // namespace qf::infer

@@ -23,6 +23,24 @@
 
 namespace qf::infer {
 
+void alloc_scratch(backend& be, const hparams& hp, context_state& s) {
+  const size_t nu = static_cast<size_t>(s.n_ubatch), f = sizeof(float);
+  s.ids = be.alloc(nu * sizeof(int32_t));              // int32 [n_ubatch]
+  s.pos = be.alloc(nu * sizeof(int32_t));              // int32 [n_ubatch]
+  s.x = be.alloc(nu * hp.n_embd * f);                  // [n_ubatch][n_embd]
+  s.xb = be.alloc(nu * hp.n_embd * f);                 // [n_ubatch][n_embd]
+  s.q = be.alloc(nu * hp.n_embd_q() * f);              // [n_ubatch][n_head][head_dim]
+  s.k = be.alloc(nu * hp.n_embd_kv() * f);             // [n_ubatch][n_head_kv][head_dim]
+  s.v = be.alloc(nu * hp.n_embd_kv() * f);             // [n_ubatch][n_head_kv][head_dim]
+  s.att = be.alloc(nu * hp.n_embd_q() * f);            // [n_ubatch][n_head][head_dim]
+  s.gate = be.alloc(nu * hp.n_ff * f);                 // [n_ubatch][n_ff]
+  s.up = be.alloc(nu * hp.n_ff * f);                   // [n_ubatch][n_ff]
+  s.logits_rows = 1;
+  s.logits = be.alloc(static_cast<size_t>(hp.n_vocab) * f);  // [1][n_vocab]; grown for mode all
+  s.best = be.alloc(nu * sizeof(int32_t));                   // int32 [n_ubatch]
+  s.best_lp = be.alloc(nu * f);                              // [n_ubatch]
+}
+
 context::context(const model& m, const context_options& opts) : model_(m), opts_(opts) {
   const hparams& hp = m.hp();
   backend& be = m.be();
@@ -52,22 +70,8 @@ context::context(const model& m, const context_options& opts) : model_(m), opts_
     s.k_cache.push_back(be.alloc(kv_layer_bytes));  // [n_ctx][n_head_kv][head_dim]
     s.v_cache.push_back(be.alloc(kv_layer_bytes));  // [n_ctx][n_head_kv][head_dim]
   }
-  const size_t nu = static_cast<size_t>(s.n_ubatch), f = sizeof(float);
-  s.ids = be.alloc(nu * sizeof(int32_t));              // int32 [n_ubatch]
-  s.pos = be.alloc(nu * sizeof(int32_t));              // int32 [n_ubatch]
-  s.x = be.alloc(nu * hp.n_embd * f);                  // [n_ubatch][n_embd]
-  s.xb = be.alloc(nu * hp.n_embd * f);                 // [n_ubatch][n_embd]
-  s.q = be.alloc(nu * hp.n_embd_q() * f);              // [n_ubatch][n_head][head_dim]
-  s.k = be.alloc(nu * hp.n_embd_kv() * f);             // [n_ubatch][n_head_kv][head_dim]
-  s.v = be.alloc(nu * hp.n_embd_kv() * f);             // [n_ubatch][n_head_kv][head_dim]
-  s.att = be.alloc(nu * hp.n_embd_q() * f);            // [n_ubatch][n_head][head_dim]
-  s.gate = be.alloc(nu * hp.n_ff * f);                 // [n_ubatch][n_ff]
-  s.up = be.alloc(nu * hp.n_ff * f);                   // [n_ubatch][n_ff]
-  s.logits_rows = 1;
-  s.logits = be.alloc(static_cast<size_t>(hp.n_vocab) * f);  // [1][n_vocab]; grown for mode all
-  s.best = be.alloc(nu * sizeof(int32_t));                   // int32 [n_ubatch]
-  s.best_lp = be.alloc(nu * f);                              // [n_ubatch]
-  pos_host_.resize(nu);
+  alloc_scratch(be, hp, s);
+  pos_host_.resize(static_cast<size_t>(s.n_ubatch));
   graphs_on_ = opts.step_graphs && be.caps().step_graphs;
   be.reserve_attention(s.n_ctx, hp.n_head);
   tokens_.reserve(static_cast<size_t>(s.n_ctx));
@@ -117,12 +121,7 @@ eval_result context::eval(std::span<const int32_t> toks, logits_mode mode, const
   const hparams& hp = model_.hp();
   context_state& s = *st_;
   const int64_t n_total = static_cast<int64_t>(toks.size());
-  if (n_past() + n_total > s.n_ctx)
-    throw model_error("context full: " + std::to_string(n_past()) + " cached + " + std::to_string(n_total) +
-                      " new tokens > n_ctx " + std::to_string(s.n_ctx));
-  for (int32_t t : toks)
-    if (t < 0 || t >= hp.n_vocab)
-      throw model_error("token id " + std::to_string(t) + " out of range [0, " + std::to_string(hp.n_vocab) + ")");
+  check_appendable(toks);
 
   n_logit_rows_ = 0;
   out_kind_ = kind;
@@ -162,6 +161,16 @@ eval_result context::eval(std::span<const int32_t> toks, logits_mode mode, const
   return r;
 }
 
+void context::check_appendable(std::span<const int32_t> toks) const {
+  const int64_t n_total = static_cast<int64_t>(toks.size()), n_vocab = model_.hp().n_vocab;
+  if (n_past() + n_total > st_->n_ctx)
+    throw model_error("context full: " + std::to_string(n_past()) + " cached + " + std::to_string(n_total) +
+                      " new tokens > n_ctx " + std::to_string(st_->n_ctx));
+  for (int32_t t : toks)
+    if (t < 0 || t >= n_vocab)
+      throw model_error("token id " + std::to_string(t) + " out of range [0, " + std::to_string(n_vocab) + ")");
+}
+
 bool context::run_ubatch(std::span<const int32_t> toks, int64_t n_out, int64_t out_row0, const cancel_token& cancel) {
   const hparams& hp = model_.hp();
   backend& be = model_.be();
@@ -191,11 +200,14 @@ bool context::run_forward(int64_t n, int64_t pos0, int64_t n_out, const cancel_t
   backend& be = model_.be();
   context_state& s = *st_;
   const bool best = n_out > 0 && out_kind_ == output_kind::argmax;
+  // One sequence: every row is this context's, at positions pos0..pos0+n.
+  const forward_segment seg{0, n, pos0, &s.k_cache, &s.v_cache, s.pos.get()};
   forward_batch b;
   b.n_tokens = n;
   b.pos0 = pos0;
   b.n_out = n_out;
   b.cancel = &cancel;
+  b.segments = std::span<const forward_segment>(&seg, 1);
   auto ops = [&](const forward_batch& fb) {
     if (!model_.arch().forward(model_, s, fb)) return false;
     if (best) {

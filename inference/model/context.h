@@ -108,6 +108,9 @@ class context {
   size_t kv_bytes() const;  // memory the cache holds
 
  private:
+  friend class batch;  // evaluates several contexts in one pass (batch.h)
+  // Throws model_error unless toks fit after the cached tokens and every id is in the vocabulary.
+  void check_appendable(std::span<const int32_t> toks) const;
   // One forward pass over toks[0..n) at positions n_past().., logits for the
   // last n_out rows written to logits_[out_row0..]. Returns false if cancelled.
   bool run_ubatch(std::span<const int32_t> toks, int64_t n_out, int64_t out_row0, const cancel_token& cancel);

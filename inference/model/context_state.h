@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "inference/backend/backend.h"
+#include "inference/model/model.h"
 
 namespace qf::infer {
 
@@ -34,5 +35,9 @@ struct context_state {
   buffer_ptr best_lp; // [n_ubatch]  log-probability of that argmax (output_kind::argmax)
   int64_t logits_rows = 0;
 };
+
+// Allocates the scratch buffers of s (all but the KV cache) for passes of up
+// to s.n_ubatch rows, with one row of logits (grown where more are needed).
+void alloc_scratch(backend& be, const hparams& hp, context_state& s);
 
 }  // namespace qf::infer
