@@ -39,6 +39,7 @@
 #include <initializer_list>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "inference/backend/rope.h"
 #include "inference/core/cancellation.h"
@@ -136,6 +137,14 @@ class backend {
   virtual void upload(buffer& dst, size_t dst_offset, const void* src, size_t bytes) = 0;
   virtual void download(const buffer& src, size_t src_offset, void* dst, size_t bytes) = 0;
   virtual void synchronize() = 0;
+  // dst[dst_offset, +bytes) = src[src_offset, +bytes) (distinct buffers; a
+  // sequence's KV cells copied into another's). The default goes through host
+  // memory; backends override it with a copy in their own memory.
+  virtual void copy(buffer& dst, size_t dst_offset, const buffer& src, size_t src_offset, size_t bytes) {
+    std::vector<uint8_t> host(bytes);
+    download(src, src_offset, host.data(), bytes);
+    upload(dst, dst_offset, host.data(), bytes);
+  }
   // A context will attend over up to n_ctx cells with up to n_head query heads:
   // the backend may size its scratch now so that no op allocates later.
   virtual void reserve_attention(int64_t n_ctx, int64_t n_head) {}

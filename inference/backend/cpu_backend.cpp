@@ -80,6 +80,12 @@ void cpu_backend::download(const buffer& src, size_t off, void* dst, size_t byte
   std::memcpy(dst, bytes_of(src) + off, bytes);
 }
 
+void cpu_backend::copy(buffer& dst, size_t dst_off, const buffer& src, size_t src_off, size_t bytes) {
+  if (dst_off > dst.size() || bytes > dst.size() - dst_off || src_off > src.size() || bytes > src.size() - src_off)
+    throw std::out_of_range("cpu_backend::copy out of bounds");
+  std::memcpy(bytes_of(dst) + dst_off, bytes_of(src) + src_off, bytes);
+}
+
 template <class Fn>
 void cpu_backend::parallel_for(int64_t n, int64_t min_parallel, const Fn& fn) {
   if (n < min_parallel || pool_.size() == 1) {

@@ -49,6 +49,7 @@ class cpu_backend final : public backend {
   void upload(buffer& dst, size_t dst_offset, const void* src, size_t bytes) override;
   void download(const buffer& src, size_t src_offset, void* dst, size_t bytes) override;
   void synchronize() override {}
+  void copy(buffer& dst, size_t dst_offset, const buffer& src, size_t src_offset, size_t bytes) override;
   void reserve_attention(int64_t n_ctx, int64_t n_head) override;
 
   void get_rows(const weight& table, const buffer& ids, int64_t n, f32_ref out) override;

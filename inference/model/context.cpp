@@ -116,6 +116,29 @@ void context::move_range(int64_t src_begin, int64_t src_end, int64_t dst_begin) 
   tokens_.resize(static_cast<size_t>(dst_begin + n));
 }
 
+void context::copy_prefix(const context& src, int64_t n) {
+  if (&src.model_ != &model_ || src.st_->kv_type != st_->kv_type)
+    throw model_error("copy_prefix: the source context has another model or KV type");
+  if (n < 0 || n > src.n_past() || n > st_->n_ctx)
+    throw model_error("copy_prefix: " + std::to_string(n) + " tokens asked, the source holds " +
+                      std::to_string(src.n_past()) + " and this context fits " + std::to_string(st_->n_ctx));
+  int64_t same = 0;
+  const int64_t common_max = std::min(n, n_past());
+  while (same < common_max && tokens_[static_cast<size_t>(same)] == src.tokens_[static_cast<size_t>(same)]) ++same;
+  keep_first(same);
+  if (same == n || &src == this) return;
+  const hparams& hp = model_.hp();
+  backend& be = model_.be();
+  const size_t row = row_size(st_->kv_type, hp.n_embd_kv()).value_or(0);
+  const size_t off = static_cast<size_t>(same) * row, bytes = static_cast<size_t>(n - same) * row;
+  for (int64_t il = 0; il < hp.n_layer; ++il) {
+    be.copy(*st_->k_cache[static_cast<size_t>(il)], off, *src.st_->k_cache[static_cast<size_t>(il)], off, bytes);
+    be.copy(*st_->v_cache[static_cast<size_t>(il)], off, *src.st_->v_cache[static_cast<size_t>(il)], off, bytes);
+  }
+  be.synchronize();
+  tokens_.insert(tokens_.end(), src.tokens_.begin() + same, src.tokens_.begin() + n);
+}
+
 eval_result context::eval(std::span<const int32_t> toks, logits_mode mode, const cancel_token& cancel,
                           output_kind kind) {
   const hparams& hp = model_.hp();

@@ -80,6 +80,13 @@ class context {
   // std::out_of_range on bad arguments.
   void move_range(int64_t src_begin, int64_t src_end, int64_t dst_begin);
 
+  // Makes this context hold src's first n tokens: the tokens it shares with
+  // them at the start stay, the cells of the rest are copied from src's cache
+  // (not recomputed), and anything after them is dropped. src must be of the
+  // same model and KV type. Throws model_error otherwise or when n exceeds
+  // src's tokens or this context's n_ctx.
+  void copy_prefix(const context& src, int64_t n);
+
   // Appends `toks` to the cache and evaluates them. Throws model_error if they
   // do not fit in n_ctx or a token id is out of range. On cancel, whole ubatches
   // already done stay cached and a partial one is dropped; the result says how

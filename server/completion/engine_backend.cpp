@@ -9,6 +9,7 @@
 
 #include "inference/backend/backend.h"
 #include "inference/gguf/gguf.h"
+#include "inference/model/batch.h"
 #include "inference/model/context.h"
 #include "inference/model/device_check.h"
 #include "inference/model/model.h"
@@ -63,6 +64,11 @@ class engine_sequence final : public lm_sequence {
   float best_logprob(int64_t i) const override { return ctx_.argmax_logprob(i); }
   std::span<const float> logits(int64_t i) const override { return ctx_.logits(i); }
   size_t kv_bytes() const override { return ctx_.kv_bytes(); }
+  void copy_prefix(const lm_sequence& src, int64_t n) override {
+    if (const auto* e = dynamic_cast<const engine_sequence*>(&src)) return ctx_.copy_prefix(e->ctx_, n);
+    lm_sequence::copy_prefix(src, n);
+  }
+  infer::context& ctx() { return ctx_; }
 
  private:
   static infer::context_options make_opts(int64_t n_ctx, bool step_graphs) {
@@ -88,9 +94,29 @@ class engine_backend final : public lm_backend {
   }
   int64_t n_ctx_train() const override { return m_->hp().n_ctx_train; }
   std::string describe() const override { return m_->describe(); }
+  void eval_batch(std::span<lm_batch_entry> entries, lm_output out) override {
+    std::vector<infer::batch_entry> es;
+    es.reserve(entries.size());
+    for (lm_batch_entry& e : entries) {
+      auto* seq = dynamic_cast<engine_sequence*>(e.seq);
+      if (!seq) return lm_backend::eval_batch(entries, out);  // not this engine's: one by one
+      infer::batch_entry be;
+      be.ctx = &seq->ctx();
+      be.tokens = e.toks;
+      be.mode = to_engine(e.mode);
+      be.cancel = e.cancel;
+      es.push_back(std::move(be));
+    }
+    if (!batch_) batch_ = std::make_unique<infer::batch>(*m_, k_batch_rows);
+    batch_->eval(es, out == lm_output::full ? infer::output_kind::logits : infer::output_kind::argmax);
+    for (size_t i = 0; i < entries.size(); ++i) entries[i].result = {es[i].result.n_evaluated, es[i].result.cancelled};
+  }
 
  private:
+  // Rows of one batched pass: 8 sequences each verifying 1 + 7 drafted tokens.
+  static constexpr int64_t k_batch_rows = 64;
   std::unique_ptr<infer::model> m_;
+  std::unique_ptr<infer::batch> batch_;  // scratch of the batched passes, made on first use
   engine_vocab vocab_;
   bool step_graphs_;
 };

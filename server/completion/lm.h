@@ -76,6 +76,28 @@ class lm_sequence {
   // Row i's logits when the last eval asked for lm_output::full; empty otherwise.
   virtual std::span<const float> logits(int64_t i = 0) const = 0;
   virtual size_t kv_bytes() const = 0;
+  // Makes this sequence hold src's first n tokens (n <= src's size): what it
+  // shares with them at the start stays, the rest of src's cache is copied
+  // where the engine can (one sequence forked into several), else evaluated.
+  virtual void copy_prefix(const lm_sequence& src, int64_t n) {
+    const std::vector<int32_t>& want = src.tokens();
+    size_t same = 0;
+    while (same < tokens().size() && same < static_cast<size_t>(n) && tokens()[same] == want[same]) ++same;
+    keep_first(static_cast<int64_t>(same));
+    if (same < static_cast<size_t>(n))
+      eval(std::span<const int32_t>(want).subspan(same, static_cast<size_t>(n) - same), lm_logits::none, {},
+           lm_output::best);
+  }
+};
+
+// One sequence's part of lm_backend::eval_batch: what seq->eval(toks, mode,
+// cancel, out) would do alone, with its result.
+struct lm_batch_entry {
+  lm_sequence* seq = nullptr;
+  std::span<const int32_t> toks;
+  lm_logits mode = lm_logits::last;
+  cancel_token cancel;
+  lm_eval_result result;
 };
 
 class lm_backend {
@@ -87,6 +109,14 @@ class lm_backend {
   virtual size_t kv_bytes_per_token() const = 0;
   virtual int64_t n_ctx_train() const = 0;
   virtual std::string describe() const = 0;
+  // Evaluates every entry, each as its sequence's eval would alone (same
+  // outputs, same cancellation per entry), in as few engine passes as the
+  // engine can: one pass reads the weights once for all the entries' rows.
+  // The sequences must be this backend's and distinct. The default runs them
+  // one after another.
+  virtual void eval_batch(std::span<lm_batch_entry> entries, lm_output out) {
+    for (lm_batch_entry& e : entries) e.result = e.seq->eval(e.toks, e.mode, e.cancel, out);
+  }
 };
 
 }  // namespace qf::server::completion

@@ -114,6 +114,7 @@ void pipeline::reset_caches() {
   prefetched_.clear();
   pool_ = std::make_unique<kv_pool>(*backend_, s_);
   pool_->set_sessions(sessions_);
+  forks_.reset();
   next_edit_.reset();  // it holds the old pool
   if (draft_) draft_->resize(pool_->n_ctx());
 }
@@ -273,9 +274,11 @@ void pipeline::run(const completion_request& req, const cancel_token& cancel, co
   gp.step_estimate = std::chrono::duration_cast<gen_clock::duration>(std::chrono::duration<double, std::milli>(step_ms_));
   stop_checker stops(cx, dec, s_.stop_rules);
   const sampling_settings& cls = req.explicit_trigger ? s_.sampling_explicit : s_.sampling_auto;
+  const int n_candidates = prefetch ? 1 : cls.candidates;
+  if (n_candidates > 1 && !forks_) forks_ = std::make_unique<candidate_forks>(*backend_, pool_->n_ctx());
   std::vector<gen_outcome> outs = generate_candidates(*sc.seq, backend_->vocab(), fmt_, p.tokens, stops, gp,
-                                                      sampler_params_of(cls, s_.seed), prefetch ? 1 : cls.candidates,
-                                                      cancel);
+                                                      sampler_params_of(cls, s_.seed), n_candidates, cancel,
+                                                      forks_.get());
   const gen_outcome& out = outs.front();
   note_prefill(out);
 

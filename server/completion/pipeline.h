@@ -21,6 +21,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "server/completion/candidates.h"
 #include "server/completion/chunk_tokenizer.h"
 #include "server/completion/draft_model.h"
 #include "server/completion/fim_format.h"
@@ -122,6 +123,7 @@ class pipeline final : public completion_provider {
   chunk_tokenizer tok_;
   prompt_builder builder_;
   std::unique_ptr<kv_pool> pool_;
+  std::unique_ptr<candidate_forks> forks_;  // candidates 2..n, made on first use (rebuilt with pool_)
   type_through_cache tt_;
   std::unordered_map<std::string, doc_state> docs_;
   std::unordered_map<std::string, prefetched> prefetched_;

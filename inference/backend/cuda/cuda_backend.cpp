@@ -167,6 +167,12 @@ class cuda_backend final : public backend {
     }
     staging_used_ = 0;  // the stream is idle: every staged copy is done
   }
+  void copy(buffer& dst, size_t dst_off, const buffer& src, size_t src_off, size_t bytes) override {
+    not_capturing("copy");
+    check_range(dst, dst_off, bytes, "copy");
+    check_range(src, src_off, bytes, "copy");
+    cu::check(cudaMemcpyAsync(dev(dst) + dst_off, dev(src) + src_off, bytes, cudaMemcpyDeviceToDevice, stream_), "copy");
+  }
   void synchronize() override {
     not_capturing("synchronize");
     cu::check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");

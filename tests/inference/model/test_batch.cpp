@@ -244,5 +244,32 @@ TEST(batch, bad_entries_are_refused_before_any_work) {
   EXPECT_THROW(batch(*m, 0), infer::model_error);
 }
 
+TEST(batch, copy_prefix_forks_a_sequence_without_recomputing_it) {
+  synth_config c;
+  const synth_model sm = make_synth(c);
+  auto m = load_synth(sm, "batch_fork");
+  const auto prompt = some_tokens(20, sm.n_vocab, 9);
+  context a(*m, {.n_ctx = 64, .kv_type = ggml_type::f16});
+  a.eval(prompt, logits_mode::last);
+  // b already holds the first 6 tokens and then something else.
+  context b(*m, {.n_ctx = 64, .kv_type = ggml_type::f16});
+  std::vector<int32_t> other(prompt.begin(), prompt.begin() + 6);
+  other.push_back(prompt[6] == 1 ? 2 : 1);
+  b.eval(other, logits_mode::none);
+  b.copy_prefix(a, 20);
+  EXPECT_EQ(b.tokens(), prompt);
+  const int32_t next[1] = {a.argmax(0)};
+  a.eval(next, logits_mode::last);
+  b.eval(next, logits_mode::last);
+  EXPECT_EQ(copy(a.logits(0)), copy(b.logits(0)));  // the same cells, bit for bit
+  // A shorter prefix drops the rest; errors leave the context as it was.
+  b.copy_prefix(a, 4);
+  EXPECT_EQ(b.tokens(), std::vector<int32_t>(prompt.begin(), prompt.begin() + 4));
+  EXPECT_THROW(b.copy_prefix(a, 99), infer::model_error);
+  context f32(*m, {.n_ctx = 64, .kv_type = ggml_type::f32});
+  EXPECT_THROW(f32.copy_prefix(a, 4), infer::model_error);
+  EXPECT_EQ(b.n_past(), 4);
+}
+
 }  // namespace
 }  // namespace qf::test

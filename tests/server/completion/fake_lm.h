@@ -36,6 +36,7 @@ struct fake_stats {
   int64_t eval_calls = 0;
   int64_t cancelled_evals = 0;
   int64_t moves = 0;
+  int64_t copies = 0;  // copy_prefix calls (a fork of a sequence)
 };
 
 class fake_vocab final : public lm_vocab {
@@ -207,6 +208,12 @@ class fake_sequence final : public lm_sequence {
     return static_cast<float>(double(row[id]) - m - std::log(sum));
   }
   size_t kv_bytes() const override { return static_cast<size_t>(n_ctx_) * bpt_; }
+  // As the engine: the cache cells are copied, nothing is evaluated.
+  void copy_prefix(const lm_sequence& src, int64_t n) override {
+    toks_.assign(src.tokens().begin(), src.tokens().begin() + n);
+    rows_.clear();
+    ++stats_.copies;
+  }
 
  private:
   static std::vector<float> logits_for(int32_t next) {
