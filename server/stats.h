@@ -31,6 +31,7 @@ struct request_record {
   std::int64_t version = 0;
   bool inline_request = false;
   bool explicit_trigger = false;
+  bool http = false;  // arrived on the HTTP endpoint (server/http/): its own source kind
   request_outcome outcome = request_outcome::answered;
   cancel_reason reason = cancel_reason::none;  // when cancelled
   std::size_t items = 0;

@@ -14,7 +14,7 @@ namespace json = boost::json;
 
 namespace {
 
-const char* source_names[] = {"completion", "inline"};
+const char* source_names[] = {"completion", "inline", "http"};
 const char* trigger_names[] = {"automatic", "explicit"};
 
 std::int64_t slot_id(stats_windows::clock::time_point t) {
@@ -90,7 +90,7 @@ stats_windows::slot::slot() : reply(&latency_edges_ms()) {}
 stats_windows::stats_windows() : ring_(day_slots) {}
 
 void stats_windows::record(const request_record& r, double budget_ms, clock::time_point t) {
-  cell& c = cells_[r.inline_request ? 1 : 0][r.explicit_trigger ? 1 : 0];
+  cell& c = cells_[r.http ? 2 : r.inline_request ? 1 : 0][r.explicit_trigger ? 1 : 0];
   const std::int64_t id = slot_id(t);
   slot& s = ring_[static_cast<std::size_t>(((id % day_slots) + day_slots) % day_slots)];
   // A record older than what its ring entry holds now (the clock stepped

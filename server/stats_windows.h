@@ -2,7 +2,8 @@
 // report`) and the latency SLO, part of `quickfill/stats`.
 //
 // Every completion record lands in two places, both of fixed size:
-// * a cell per source ("completion" list or "inline") and trigger kind
+// * a cell per source ("completion" list, "inline", or "http": the HTTP
+//   endpoint of server/http/) and trigger kind
 //   ("automatic" or "explicit") with counts and fixed-bucket histograms of
 //   time to first token, total time, decode speed (tokens per second) and
 //   cache reuse (the share of prompt tokens served from the KV cache);
@@ -92,7 +93,7 @@ class stats_windows {
     fixed_histogram reply;  // wall time of answered automatic requests
     slot();
   };
-  static constexpr int n_sources = 2, n_triggers = 2;
+  static constexpr int n_sources = 3, n_triggers = 2;
   std::array<std::array<cell, n_triggers>, n_sources> cells_;
   std::vector<slot> ring_;  // day_slots entries
 };

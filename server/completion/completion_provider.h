@@ -59,6 +59,7 @@ struct completion_request {
   text_pos cursor;
   bool explicit_trigger = false;   // invoked by the user vs. automatic while typing
   bool inline_request = false;     // textDocument/inlineCompletion vs completion
+  int max_tokens = 0;              // tokens to generate at most (HTTP n_predict, within the explicit limit); 0: the trigger's setting
   clock::time_point received;      // when the request arrived
   clock::time_point deadline;      // answer by then, with whatever exists
   // Other open documents, most recently used first, for repo-level context.

@@ -238,7 +238,8 @@ void pipeline::run(const completion_request& req, const cancel_token& cancel, co
   }
   prompt p = builder_.build(in, ds.lay);
   ds.row = p.cursor_row;
-  const int max_tokens = req.explicit_trigger ? s_.max_tokens_explicit : s_.max_tokens_auto;
+  int max_tokens = req.explicit_trigger ? s_.max_tokens_explicit : s_.max_tokens_auto;
+  if (req.max_tokens > 0) max_tokens = std::min(req.max_tokens, s_.max_tokens_explicit);  // the client's own (HTTP n_predict)
   if (static_cast<int64_t>(p.tokens.size()) + max_tokens + s_.draft_max + 2 > pool_->n_ctx()) {
     spdlog::warn("completion: prompt of {} tokens does not fit a context of {}; lower the token budgets",
                  p.tokens.size(), pool_->n_ctx());

@@ -22,6 +22,9 @@
 #                        server/remote/ (the router sits below the LSP server)
 #   server/remote/       of server/, only server/net/ and server/completion/ (the
 #                        remote completion sources sit below the LSP server)
+#   server/http/         never lsp/, the LSP binding (server/lsp_server*,
+#                        stdio_server, event_loop), server/daemon/ or server/cli/:
+#                        the HTTP endpoint sits on the LSP-free core
 # Also: no weak symbols under inference/ (the CUDA backend is chosen by the
 # selector, not by link order), no "../" includes, and qf_cuda does not link
 # qf_inference (the library that holds the selector sits above it).
@@ -72,6 +75,10 @@ function(qf_layering_check_file root rel out_var)
       list(APPEND found "${rel}: includes ${inc} (server/remote/ may use only server/net/ and server/completion/)")
       continue()
     endif()
+    if(rel MATCHES "^server/http/" AND inc MATCHES "^(lsp/|server/(lsp_server|stdio_server|event_loop|daemon/|cli/))")
+      list(APPEND found "${rel}: includes ${inc} (server/http/ sits on the LSP-free core, not on the LSP binding)")
+      continue()
+    endif()
     if(rel MATCHES "^server/completion/" AND inc MATCHES "^server/" AND NOT inc MATCHES "^server/completion/")
       list(APPEND found "${rel}: includes ${inc} (server/completion/ must not depend on the rest of server/)")
       continue()
@@ -110,7 +117,7 @@ function(qf_layering_check root out_var)
   set(found "")
   file(GLOB_RECURSE files RELATIVE "${root}"
        "${root}/inference/*" "${root}/lsp/*" "${root}/indexing/*" "${root}/server/net/*" "${root}/server/completion/*"
-       "${root}/server/routing/*" "${root}/server/remote/*")
+       "${root}/server/routing/*" "${root}/server/remote/*" "${root}/server/http/*")
   list(FILTER files EXCLUDE REGEX "(^|/)node_modules/")  # grammar sources installed by npm
   list(SORT files)
   foreach(rel IN LISTS files)
