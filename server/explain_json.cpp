@@ -12,10 +12,17 @@ boost::json::value explanation_to_json(const prompt_explanation& e) {
                                         {"origin", index::repair_utf8(p.origin)},
                                         {"text", index::repair_utf8(p.text)},
                                         {"tokens", p.tokens}});
-  return boost::json::object{{"format", e.format},
-                             {"prompt", index::repair_utf8(e.text)},
-                             {"tokens", e.tokens},
-                             {"parts", std::move(parts)}};
+  boost::json::object out{{"format", e.format},
+                          {"prompt", index::repair_utf8(e.text)},
+                          {"tokens", e.tokens},
+                          {"parts", std::move(parts)}};
+  if (!e.gates.empty()) {
+    boost::json::object gates;
+    for (const gate_explanation& g : e.gates)
+      gates[g.trigger] = boost::json::object{{"threshold", g.threshold}, {"origin", index::repair_utf8(g.origin)}};
+    out["gate"] = std::move(gates);
+  }
+  return out;
 }
 
 }  // namespace qf::server

@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
     if (std::strcmp(sub, "model") == 0) return qf::cli::cmd_model(args);
     if (std::strcmp(sub, "report") == 0) return qf::cli::cmd_report(args);
     if (std::strcmp(sub, "doctor") == 0) return qf::cli::cmd_doctor(args);
+    if (std::strcmp(sub, "eval") == 0) return qf::cli::cmd_eval(args);
     if (std::strcmp(sub, "serve") == 0) return qf::cli::cmd_serve(args);
   }
   // `quickfill daemon [options]`: the per-user daemon in the foreground.

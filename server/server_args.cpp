@@ -145,6 +145,8 @@ const char* server_usage() {
          "                                               the dashboard page from quickfill/stats JSON\n"
          "       quickfill doctor [--json]                what quickfill finds here: build, CPU, GPU, model,\n"
          "                                               daemon, config, folders, the log's last problems\n"
+         "       quickfill eval --benchmark NAME --data DIR | --repo DIR [--model M] [--compare A B]\n"
+         "                                               suggestion quality: pass@1, exact match, similarity\n"
          "\n"
          "server options:\n"
          "  --model PATH|NAME        GGUF model, or the name of a pulled one (default: the\n"

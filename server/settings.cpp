@@ -469,7 +469,13 @@ void apply_given(const std::map<std::string, given_value>& given, parsed_setting
   for (const setting_spec& spec : settings_schema()) {
     auto it = given.find(std::string(spec.key));
     if (it == given.end() || it->second.value->is_null()) continue;  // default
-    if (!apply(spec, *it->second.value, out.values)) {
+    const bool applied = apply(spec, *it->second.value, out.values);
+    // A gate the user set wins over the model's calibrated one (completion/gate_file.h).
+    if (applied && spec.key == "completion.minConfidence")
+      out.values.completion.sampling_auto.min_confidence_given = true;
+    if (applied && spec.key == "completion.minConfidenceExplicit")
+      out.values.completion.sampling_explicit.min_confidence_given = true;
+    if (!applied) {
       if (std::holds_alternative<setting_spec::json_field>(spec.field)) {
         out.problems.push_back({settings_problem::severity::error,
                                 std::string(spec.key) + ": " + shown(*it->second.value) + " is not accepted (expected " +

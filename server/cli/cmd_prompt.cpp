@@ -96,6 +96,8 @@ void print_table(const server::prompt_explanation& e) {
   std::printf("\ntotals:");
   for (const auto& [kind, n] : by_kind) std::printf(" %s %lld (%d)", kind.c_str(), static_cast<long long>(n.first), n.second);
   std::printf("; prompt %lld tokens in %zu parts\n", static_cast<long long>(e.tokens), e.parts.size());
+  for (const server::gate_explanation& g : e.gates)
+    std::printf("confidence gate, %s triggers: %.2f (%s)\n", g.trigger.c_str(), g.threshold, g.origin.c_str());
 }
 
 }  // namespace

@@ -17,6 +17,7 @@ int cmd_prompt(std::span<char*> args);      // cmd_prompt.cpp: the prompt a comp
 int cmd_model(std::span<char*> args);       // cmd_model.cpp: pull and list models in the models folder
 int cmd_report(std::span<char*> args);      // cmd_report.cpp: the dashboard page from stats JSON
 int cmd_doctor(std::span<char*> args);      // cmd_doctor.cpp: what quickfill finds on this machine
+int cmd_eval(std::span<char*> args);        // cmd_eval.cpp: suggestion quality on HumanEval-infilling or a repository
 int cmd_serve(std::span<char*> args);       // cmd_serve.cpp: the llama-server-compatible HTTP endpoint
 
 }  // namespace qf::cli

@@ -119,11 +119,19 @@ struct prompt_part {
   int64_t tokens = 0;
 };
 
+// The confidence gate a request class gets (completion/gate_file.h).
+struct gate_explanation {
+  std::string trigger;  // "automatic", "explicit"
+  double threshold = -100;
+  std::string origin;   // "setting", "calibrated PATH", "default"
+};
+
 struct prompt_explanation {
   std::string format;              // the FIM format's name
   std::string text;                // the whole prompt: the parts' texts concatenated
   int64_t tokens = 0;              // the whole prompt's token count
   std::vector<prompt_part> parts;  // in prompt order
+  std::vector<gate_explanation> gates;  // the confidence gate of each trigger kind (empty: not known)
 };
 
 struct completion_result {

@@ -39,6 +39,10 @@ std::optional<prompt_explanation> pipeline::explain(const completion_request& re
     ex.text += part.text;
     ex.tokens += part.tokens;
   }
+  for (bool expl : {false, true}) {
+    const gate_choice g = gate(expl);
+    ex.gates.push_back({expl ? "explicit" : "automatic", g.threshold, g.origin});
+  }
   return ex;
 }
 

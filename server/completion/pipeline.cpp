@@ -317,6 +317,7 @@ void pipeline::run(const completion_request& req, const cancel_token& cancel, co
                    [](const gen_outcome* a, const gen_outcome* b) { return a->score() > b->score(); });
   m.candidates = static_cast<int64_t>(outs.size());
   std::vector<std::string> seen, texts;  // every distinct text; those shown
+  const double gate_threshold = gate(req.explicit_trigger).threshold;
   for (const gen_outcome* o : order) {
     std::string text = finalize(o->text, cx, dec, s_.stop_rules, &window);
     if (text.empty()) continue;
@@ -326,7 +327,7 @@ void pipeline::run(const completion_request& req, const cancel_token& cancel, co
     }
     seen.push_back(text);
     if (!m.score) m.score = o->score();
-    if (o->score() < cls.min_confidence) {
+    if (o->score() < gate_threshold) {
       ++m.gated;
       continue;
     }

@@ -25,6 +25,7 @@
 #include "server/completion/chunk_tokenizer.h"
 #include "server/completion/draft_model.h"
 #include "server/completion/fim_format.h"
+#include "server/completion/gate_file.h"
 #include "server/completion/generator.h"
 #include "server/completion/kv_pool.h"
 #include "server/completion/lm.h"
@@ -50,6 +51,11 @@ class pipeline final : public completion_provider {
   next_edit_result next_edit(const next_edit_request& req, const cancel_token& cancel) override;
   // The model's name (GGUF general.name and file name), for the next-edit format.
   void set_model_name(std::string name);
+  // The model's calibrated confidence gate (gate_file.h): used for automatic
+  // triggers unless the settings set completion.minConfidence.
+  void set_calibrated_gate(std::optional<calibrated_gate> gate) { calibrated_gate_ = std::move(gate); }
+  // The gate a request class gets now, and where it came from.
+  gate_choice gate(bool explicit_trigger) const { return resolve_gate(s_, explicit_trigger, calibrated_gate_); }
   // Loads draft models (completion.draftModel): the factory gives the engine's loader.
   using backend_loader = std::function<std::unique_ptr<lm_backend>(const std::string& path, std::string* error)>;
   void set_draft_loader(backend_loader loader) { draft_loader_ = std::move(loader); }
@@ -117,6 +123,7 @@ class pipeline final : public completion_provider {
   // Keeps the moving averages of prompt throughput and decode step time.
   void note_prefill(const gen_outcome& out);
 
+  std::optional<calibrated_gate> calibrated_gate_;
   std::unique_ptr<lm_backend> backend_;
   completion_settings s_;
   fim_format fmt_;

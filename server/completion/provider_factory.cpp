@@ -50,6 +50,9 @@ std::unique_ptr<completion_provider> make_completion_provider(const provider_opt
     progress(80, "preparing caches");
     auto p = std::make_unique<completion::pipeline>(std::move(backend), opts.completion);
     p->set_model_name(model_name(opts.model_path));
+    std::string gate_why;
+    p->set_calibrated_gate(completion::read_gate_file(opts.model_path, &gate_why));
+    if (!gate_why.empty()) spdlog::warn("completion: calibrated gate not used: {}", gate_why);
     p->set_draft_loader([engine = opts.engine, resolve = opts.resolve_model](const std::string& arg, std::string* err)
                             -> std::unique_ptr<completion::lm_backend> {
       const std::string path = resolve ? resolve(arg) : arg;

@@ -20,6 +20,9 @@ struct sampling_settings {
   double repeat_penalty = 1.0;  // 1: off
   int candidates = 1;           // n: sequences decoded from the one evaluated prompt
   double min_confidence = -100; // the confidence gate: a lower mean token log-probability is not shown
+  // The user set min_confidence (settings or config file): it wins over a
+  // calibrated gate file next to the model (gate_file.h).
+  bool min_confidence_given = false;
   bool operator==(const sampling_settings&) const = default;
 };
 

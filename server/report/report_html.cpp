@@ -286,13 +286,18 @@ std::string render_or_throw(const json::value& stats) {
                  format_number(number(conf, "gated", "stats.confidence"), 0)) +
             "</tr></table>";
   }
-  return "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>quickfill dashboard</title>"
+  return render_page("quickfill dashboard", body);
+}
+
+}  // namespace
+
+std::string render_page(const std::string& title, const std::string& body) {
+  return "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" + escape_html(title) +
+         "</title>"
          "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"
          "<style>" +
          std::string(css) + "</style></head><body>" + body + "</body></html>\n";
 }
-
-}  // namespace
 
 std::string render_report_html(const json::value& stats, std::string* error) {
   try {

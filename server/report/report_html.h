@@ -22,4 +22,8 @@ namespace qf::server::report {
 // missing or of the wrong type.
 std::string render_report_html(const boost::json::value& stats, std::string* error);
 
+// A self-contained page with the dashboard's style around `body` (also the
+// `quickfill eval --html` page, eval_html.h).
+std::string render_page(const std::string& title, const std::string& body);
+
 }  // namespace qf::server::report
