@@ -157,3 +157,49 @@ TEST_F(EvalKnownAnswer, NoSuggestionIsJudgedAsTheEmptyHole) {
 
 }  // namespace
 }  // namespace qf::cli
+
+namespace qf::cli {
+namespace {
+
+// The pipeline gates automatic suggestions with the calibrated value unless
+// the setting was given, and says which applied.
+TEST(CalibratedGate, PipelineUsesItUnlessTheSettingIsGiven) {
+  server::completion::completion_settings s;
+  s.type_through = false;
+  auto answer = [](std::span<const int32_t>) { return static_cast<int32_t>('x'); };
+  server::completion::pipeline p(std::make_unique<fake_backend>(answer), s);
+  server::completion_request req;
+  req.uri = "file:///w/a.py";
+  req.text = std::string("def f(x):\n    return x\n\n");
+  req.cursor = server::text_pos{3, 0};
+  auto ask = [&] {
+    const server::completion_result r = p.complete(req, cancel_token{});
+    p.document_closed(req.uri);
+    return r;
+  };
+  server::completion_result r = ask();
+  ASSERT_EQ(r.items.size(), 1u);  // the scripted model's score is near 0: above the default -1.8
+  EXPECT_EQ(p.gate(false).origin, "default");
+
+  p.set_calibrated_gate(server::completion::calibrated_gate{-0.0001, "/m/x.gguf.gate.json"});
+  EXPECT_EQ(p.gate(false).origin, "calibrated /m/x.gguf.gate.json");
+  EXPECT_EQ(p.gate(true).origin, "default");  // explicit invocations keep their setting
+  r = ask();
+  EXPECT_TRUE(r.items.empty());
+  EXPECT_EQ(r.metrics.gated, 1);
+  const auto e = p.explain(req);
+  ASSERT_TRUE(e);
+  ASSERT_EQ(e->gates.size(), 2u);
+  EXPECT_EQ(e->gates[0].trigger, "automatic");
+  EXPECT_DOUBLE_EQ(e->gates[0].threshold, -0.0001);
+  EXPECT_EQ(e->gates[0].origin, "calibrated /m/x.gguf.gate.json");
+
+  s.sampling_auto.min_confidence_given = true;  // the user set -1.8 themselves
+  p.configure(s);
+  EXPECT_EQ(p.gate(false).origin, "setting");
+  r = ask();
+  EXPECT_EQ(r.items.size(), 1u);
+}
+
+}  // namespace
+}  // namespace qf::cli

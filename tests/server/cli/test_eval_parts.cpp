@@ -12,11 +12,14 @@
 #include <filesystem>
 #include <fstream>
 
+#include <boost/json.hpp>
+
 #include "indexing/private_file.h"
 #include "server/cli/eval_calibrate.h"
 #include "server/cli/eval_sandbox.h"
 #include "server/cli/eval_score.h"
 #include "server/completion/gate_file.h"
+#include "server/settings.h"
 #include "tests/server/cli/tool_runner.h"
 
 namespace qf::cli {
@@ -211,6 +214,26 @@ TEST(GateFile, WrittenReadAndResolved) {
   ASSERT_TRUE(server::completion::write_gate_file(model, "{\"minConfidence\": 3}", &error));
   EXPECT_FALSE(server::completion::read_gate_file(model, &why));
   EXPECT_NE(why.find("minConfidence"), std::string::npos) << why;
+}
+
+TEST(GateFile, TheSettingsSayWhenTheUserSetTheGate) {
+  namespace json = boost::json;
+  const auto given = [](const char* payload) {
+    const server::parsed_settings p = server::parse_settings(json::parse(payload));
+    return std::pair(p.values.completion.sampling_auto.min_confidence_given,
+                     p.values.completion.sampling_explicit.min_confidence_given);
+  };
+  EXPECT_EQ(given("{\"quickfill\": {}}"), std::pair(false, false));
+  EXPECT_EQ(given("{\"quickfill\": {\"completion\": {\"maxTokens\": 8}}}"), std::pair(false, false));
+  EXPECT_EQ(given("{\"quickfill\": {\"completion\": {\"minConfidence\": -1.8}}}"), std::pair(true, false));
+  EXPECT_EQ(given("{\"quickfill\": {\"completion.minConfidenceExplicit\": -2}}"), std::pair(false, true));
+  // A value that is not accepted takes the default and is not a choice of the user's.
+  EXPECT_EQ(given("{\"quickfill\": {\"completion\": {\"minConfidence\": 5}}}"), std::pair(false, false));
+  // The user config file's value counts as given too.
+  std::vector<std::string> refused;
+  const server::parsed_settings layered = server::parse_layered_settings(
+      json::parse("{\"quickfill\": {\"completion\": {\"minConfidence\": -2}}}"), json::value(nullptr), &refused);
+  EXPECT_TRUE(layered.values.completion.sampling_auto.min_confidence_given);
 }
 
 }  // namespace
