@@ -184,7 +184,8 @@ std::vector<setting_spec> make_schema() {
         "Confidence gate of automatic triggers: a suggestion whose mean token log-probability is below this is not "
         "shown (-100: off). Measured on the bundled model, -1.8 dropped about 38% of its suggestions and kept 18 of "
         "the 19 that resembled the real continuation (docs/benchmarks.md, \"Confidence gate\"); scores depend on "
-        "the model, so measure yours with `confidence_bench --model`."},
+        "the model: when this key is not set, a gate calibrated for the model by `quickfill eval --calibrate` "
+        "(`<model>.gate.json`) is used instead of the default (docs/completion.md)."},
       S{"completion.minConfidenceExplicit", "Sampling", QF_FIELD(completion.sampling_explicit.min_confidence), -100,
         0, {}, "Confidence gate of explicit invocations (-100: off; off by default: the user asked)."},
       // ---- Cache ----
