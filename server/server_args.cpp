@@ -145,6 +145,8 @@ const char* server_usage() {
          "                                               the dashboard page from quickfill/stats JSON\n"
          "       quickfill doctor [--json]                what quickfill finds here: build, CPU, GPU, model,\n"
          "                                               daemon, config, folders, the log's last problems\n"
+         "       quickfill serve --http HOST:PORT [--model M] [--api-key-file F]\n"
+         "                                               serve llama-server clients over HTTP (/infill)\n"
          "       quickfill eval --benchmark NAME --data DIR | --repo DIR [--model M] [--compare A B]\n"
          "                                               suggestion quality: pass@1, exact match, similarity\n"
          "\n"
