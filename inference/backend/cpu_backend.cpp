@@ -86,6 +86,20 @@ void cpu_backend::copy(buffer& dst, size_t dst_off, const buffer& src, size_t sr
   std::memcpy(bytes_of(dst) + dst_off, bytes_of(src) + src_off, bytes);
 }
 
+namespace {
+// The fewest rows of `row_elems` elements that are worth waking the pool for
+// (and at least `min_rows`): a row op over fewer runs on the calling thread.
+// A few rows of a batched decode step or a speculative verification are a
+// microsecond of work, less than a wake-up of the pool, and far less than
+// waiting for a worker the OS has not scheduled (pool runs that split work
+// statically wait for every worker): on a loaded 2-core VM, waking it for
+// every norm and rope of a 4-row step made the step twice as slow as 3 rows.
+int64_t rows_worth_waking(int64_t row_elems, int64_t min_rows) {
+  constexpr int64_t k_elems = int64_t{1} << 15;  // as the element-wise ops
+  return std::max(min_rows, k_elems / std::max<int64_t>(1, row_elems));
+}
+}  // namespace
+
 template <class Fn>
 void cpu_backend::parallel_for(int64_t n, int64_t min_parallel, const Fn& fn) {
   if (n < min_parallel || pool_.size() == 1) {
@@ -228,7 +242,7 @@ void cpu_backend::rms_norm(f32_ref x, const buffer& w, f32_ref y, int64_t n_rows
   const float* xs = f32(x);
   const float* ws = f32c(w);
   float* ys = f32(y);
-  parallel_for(n_rows, 4, [&](int64_t b, int64_t e, int) {
+  parallel_for(n_rows, rows_worth_waking(n_cols, 4), [&](int64_t b, int64_t e, int) {
     for (int64_t r = b; r < e; ++r) cpu::rms_norm(xs + r * n_cols, ws, ys + r * n_cols, n_cols, eps);
   });
 }
@@ -239,7 +253,7 @@ void cpu_backend::layer_norm(f32_ref x, const buffer& w, const buffer* b, f32_re
   const float* ws = f32c(w);
   const float* bs = b ? f32c(*b) : nullptr;
   float* ys = f32(y);
-  parallel_for(n_rows, 4, [&](int64_t rb, int64_t re, int) {
+  parallel_for(n_rows, rows_worth_waking(n_cols, 4), [&](int64_t rb, int64_t re, int) {
     for (int64_t r = rb; r < re; ++r) cpu::layer_norm(xs + r * n_cols, ws, bs, ys + r * n_cols, n_cols, eps);
   });
 }
@@ -247,7 +261,7 @@ void cpu_backend::layer_norm(f32_ref x, const buffer& w, const buffer* b, f32_re
 void cpu_backend::add_bias(f32_ref x, const buffer& b, int64_t n_rows, int64_t n_cols) {
   float* xs = f32(x);
   const float* bs = f32c(b);
-  parallel_for(n_rows, 8, [&](int64_t rb, int64_t re, int) {
+  parallel_for(n_rows, rows_worth_waking(n_cols, 8), [&](int64_t rb, int64_t re, int) {
     for (int64_t r = rb; r < re; ++r) cpu::add(xs + r * n_cols, bs, xs + r * n_cols, n_cols);
   });
 }
@@ -304,7 +318,7 @@ void cpu_backend::rope(f32_ref x, const buffer& pos_buf, int64_t n_tokens, int64
   const int32_t* pos = reinterpret_cast<const int32_t*>(bytes_of(pos_buf));
   const float* factors = rp.freq_factors ? f32c(*rp.freq_factors) : nullptr;
   const float* cs = rope_table(pos, n_tokens, rp, factors);  // [n_tokens][n_rot/2][cos, sin]
-  parallel_for(n_tokens, 4, [&](int64_t b, int64_t e, int) {
+  parallel_for(n_tokens, rows_worth_waking(n_heads * head_dim, 4), [&](int64_t b, int64_t e, int) {
     for (int64_t t = b; t < e; ++t) rope_apply(xs + t * n_heads * head_dim, n_heads, head_dim, cs + t * rp.n_rot, rp);
   });
 }
@@ -345,7 +359,7 @@ void cpu_backend::kv_store(f32_ref src, int64_t n_rows, int64_t row_len, buffer&
     return;
   }
   fp16_t* d = reinterpret_cast<fp16_t*>(base);
-  parallel_for(n_rows, 16, [&](int64_t b, int64_t e, int) {
+  parallel_for(n_rows, rows_worth_waking(row_len, 16), [&](int64_t b, int64_t e, int) {
     for (int64_t r = b; r < e; ++r) cpu::f32_to_f16_row(s + r * row_len, d + r * row_len, row_len);
   });
 }
