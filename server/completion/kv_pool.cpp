@@ -12,6 +12,12 @@ int64_t common_prefix(std::span<const int32_t> a, std::span<const int32_t> b) {
   return static_cast<int64_t>(i);
 }
 
+namespace {
+// Fewer shared tokens than this are evaluated again rather than copied (a
+// copy costs a pass over every layer's cells; a few tokens cost about as much).
+constexpr int64_t k_min_copy_tokens = 16;
+}  // namespace
+
 kv_pool::kv_pool(lm_backend& backend, const completion_settings& s) : backend_(backend), s_(s) {
   n_ctx_ = s.context_tokens;
   if (backend.n_ctx_train() > 0) n_ctx_ = std::min<int64_t>(n_ctx_, backend.n_ctx_train());
@@ -89,6 +95,13 @@ slot_choice kv_pool::acquire(const std::string& uri, std::span<const int32_t> pr
   // Always leave at least the last prompt token to evaluate, so that its logits exist.
   const int64_t limit = prompt.empty() ? 0 : static_cast<int64_t>(prompt.size()) - 1;
   int64_t lcp = std::min(common_prefix(seq.tokens(), prompt), limit);
+  if (best >= 0 && best != pick && std::min(best_lcp, limit) >= lcp + k_min_copy_tokens) {
+    // Another slot holds more of this prompt: copy its cells rather than recompute them.
+    const int64_t n = std::min(best_lcp, limit);
+    seq.copy_prefix(*slots_[best].seq, n);
+    out.copied = n - lcp;
+    lcp = n;
+  }
   if (static_cast<int64_t>(seq.tokens().size()) > lcp && s_.reuse_shifted_chunks && lcp < limit) {
     // Find the longest cached run, right of lcp, equal to the prompt at lcp.
     const std::vector<int32_t>& t = seq.tokens();

@@ -13,7 +13,13 @@
 // daemon's shared engine serves several windows, each with its documents; a
 // count that ignored them made every window's request evict another's).
 // Owners are the requests' cache keys: one per buffer, so two windows holding
-// the same URI with different contents own different slots.
+// the same URI with different contents own different slots. When the slot a
+// request gets shares less of its prompt than another slot that must not be
+// overwritten (another document's, with more after the shared part), the
+// longer prefix is copied from that slot (lm_sequence::copy_prefix: the KV
+// cells, not recomputed): a second document with the same head, or a second
+// window on the same file, evaluates only what differs. Each slot still holds
+// its own copy of the shared cells.
 //
 // After an edit in the middle of the prompt (e.g. lines deleted, or the prefix
 // window sliding forward) the tokens after the edit are still in the cache,
@@ -39,6 +45,7 @@ struct slot_choice {
   int slot = -1;
   int64_t reused = 0;         // prompt tokens now in the cache (prefix + shifted chunk)
   int64_t shifted = 0;        // of which moved by move_range
+  int64_t copied = 0;         // of which copied from another slot's cache
   bool new_slot = false;
 };
 

@@ -60,10 +60,16 @@ TEST(kv_pool, documents_share_a_common_head_without_destroying_each_other) {
   auto pb = cat(head, seq_of(200, 20));
   slot_choice a = pool.acquire("a", pa);
   fill(a, pa);
-  // B shares the head with A's slot but must not overwrite A's state: a new slot.
+  // B shares the head with A's slot but must not overwrite A's state: a new
+  // slot, which starts from a copy of the head's cells (not recomputed).
+  const int64_t evaluated_before = be.stats->evaluated;
   slot_choice b = pool.acquire("b", pb);
   EXPECT_NE(b.slot, a.slot);
+  EXPECT_EQ(b.reused, 40);
+  EXPECT_EQ(b.copied, 40);
   fill(b, pb);
+  EXPECT_EQ(be.stats->evaluated - evaluated_before, 20) << "only what differs from the head is evaluated";
+  EXPECT_EQ(be.stats->copies, 1);
   // Both are still warm.
   EXPECT_EQ(pool.acquire("a", pa).reused, 59);
   EXPECT_EQ(pool.acquire("b", pb).reused, 59);
