@@ -19,6 +19,7 @@
 // (eval_calibrate.h, completion/gate_file.h).
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -137,9 +138,16 @@ bool run_one(const run_config& cfg, const eval_context& ctx, eval_run& out) {
     if (!ctx.quiet && (++done % 10 == 0 || done == ctx.tasks.size()))
       std::fprintf(stderr, "%s: %s %zu/%zu tasks\n", k_cmd, cfg.label.c_str(), done, ctx.tasks.size());
   }
+  std::vector<std::string> languages;  // more than one: a summary per language too
+  for (const eval_task& t : ctx.tasks)
+    if (std::find(languages.begin(), languages.end(), t.language) == languages.end()) languages.push_back(t.language);
+  std::sort(languages.begin(), languages.end());
   for (bool expl : ctx.triggers) {
     const auto& g = expl ? gate_expl : gate_auto;
     out.summaries.push_back(summarize(out.records, expl, g.threshold, g.origin));
+    if (languages.size() > 1)
+      for (const std::string& lang : languages)
+        out.summaries.push_back(summarize(out.records, expl, g.threshold, g.origin, lang));
   }
   return true;
 }

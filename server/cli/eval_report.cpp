@@ -1,6 +1,7 @@
 // Summaries, the table and the JSON of `quickfill eval` (see the header).
 #include "server/cli/eval_report.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "indexing/utf8.h"
@@ -27,6 +28,7 @@ std::string num(double v, int decimals) {
 json::object summary_json(const eval_summary& s) {
   auto share = [](int n, int of) { return of ? json::value(static_cast<double>(n) / of) : json::value(nullptr); };
   return json::object{{"trigger", s.trigger},
+                      {"language", s.language.empty() ? json::value(nullptr) : json::value(s.language)},
                       {"tasks", s.tasks},
                       {"suggested", s.suggested},
                       {"shown", s.shown},
@@ -69,15 +71,16 @@ json::object record_json(const eval_record& r) {
 }  // namespace
 
 eval_summary summarize(const std::vector<eval_record>& records, bool explicit_trigger, double gate,
-                       const std::string& gate_origin) {
+                       const std::string& gate_origin, const std::string& language) {
   eval_summary s;
   s.trigger = explicit_trigger ? "explicit" : "automatic";
+  s.language = language;
   s.gate = gate;
   s.gate_origin = gate_origin;
   std::vector<double> latency;
   double sim = 0, prompt = 0, generated = 0;
   for (const eval_record& r : records) {
-    if (r.explicit_trigger != explicit_trigger) continue;
+    if (r.explicit_trigger != explicit_trigger || (!language.empty() && r.task->language != language)) continue;
     ++s.tasks;
     s.suggested += r.suggested;
     s.shown += r.shown;
@@ -110,7 +113,8 @@ std::string format_table(const std::vector<eval_run>& runs) {
   };
   std::vector<column> cols;
   for (const eval_run& r : runs)
-    for (const eval_summary& s : r.summaries) cols.push_back({(runs.size() > 1 ? r.label + " " : "") + s.trigger, &s});
+    for (const eval_summary& s : r.summaries)
+      cols.push_back({(runs.size() > 1 ? r.label + " " : "") + s.trigger + (s.language.empty() ? "" : " " + s.language), &s});
   using row_fn = std::string (*)(const eval_summary&);
   const std::vector<std::pair<const char*, row_fn>> rows = {
       {"tasks", [](const eval_summary& s) { return std::to_string(s.tasks); }},
@@ -132,8 +136,9 @@ std::string format_table(const std::vector<eval_run>& runs) {
   char b[256];
   std::snprintf(b, sizeof b, "%-24s", "");
   out += b;
+  auto width = [](const column& c) { return static_cast<int>(std::max<size_t>(14, c.head.size())); };
   for (const column& c : cols) {
-    std::snprintf(b, sizeof b, " %14s", c.head.c_str());
+    std::snprintf(b, sizeof b, " %*s", width(c), c.head.c_str());
     out += b;
   }
   out += "\n";
@@ -141,13 +146,13 @@ std::string format_table(const std::vector<eval_run>& runs) {
     std::snprintf(b, sizeof b, "%-24s", name);
     out += b;
     for (const column& c : cols) {
-      std::snprintf(b, sizeof b, " %14s", fn(*c.s).c_str());
+      std::snprintf(b, sizeof b, " %*s", width(c), fn(*c.s).c_str());
       out += b;
     }
     out += "\n";
   }
   for (const column& c : cols)
-    if (!c.s->gate_origin.empty()) out += "gate of " + c.head + ": " + c.s->gate_origin + "\n";
+    if (!c.s->gate_origin.empty() && c.s->language.empty()) out += "gate of " + c.head + ": " + c.s->gate_origin + "\n";
   return out;
 }
 

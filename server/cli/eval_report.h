@@ -14,6 +14,7 @@ namespace qf::cli {
 
 struct eval_summary {
   std::string trigger;  // "automatic", "explicit"
+  std::string language; // the tasks of this language only ("" : all)
   int tasks = 0;
   int suggested = 0, shown = 0;  // a non-empty suggestion; one the gate lets through
   int exact = 0;
@@ -38,8 +39,9 @@ struct eval_run {
   std::vector<eval_summary> summaries;  // one per trigger kind run
 };
 
+// The records of one trigger kind (and of one language when `language` is not empty).
 eval_summary summarize(const std::vector<eval_record>& records, bool explicit_trigger, double gate,
-                       const std::string& gate_origin);
+                       const std::string& gate_origin, const std::string& language = "");
 
 // The table of the runs' summaries (a column per run and trigger kind).
 std::string format_table(const std::vector<eval_run>& runs);

@@ -74,7 +74,9 @@ std::string render_eval_html(const json::value& eval, std::string* error) {
         const std::string sp = rp + ".summaries[" + std::to_string(k) + "]";
         if (!sums[k].is_object()) throw bad_input(sp + ": expected an object");
         const json::object& s = sums[k].get_object();
-        cols.push_back({(runs.size() > 1 ? label + " " : "") + string_at(s, "trigger", sp), &s, sp});
+        const json::value* lang = s.if_contains("language");
+        const std::string group = lang && lang->is_string() ? " " + std::string(lang->get_string()) : "";
+        cols.push_back({(runs.size() > 1 ? label + " " : "") + string_at(s, "trigger", sp) + group, &s, sp});
       }
     }
     struct row {

@@ -169,6 +169,10 @@ TEST_F(EvalCommand, RepositoryPointsAndCompareAndHtml) {
   write_file(repo + "/pkg/main.py", "from pkg.geometry import area, circle\n\n\ndef report(items):\n"
                                     "    total = 0\n    for w, h in items:\n        total += area(w, h)\n"
                                     "    print('total', total)\n    return total\n");
+  fs::create_directories(repo + "/web");
+  write_file(repo + "/web/app.js", "function total(items) {\n  let sum = 0;\n  for (const x of items) {\n    sum += x.price;\n"
+                                   "  }\n  return sum;\n}\n\nfunction label(item) {\n  const name = item.name.trim();\n"
+                                   "  return name + ' (' + item.price + ')';\n}\n");
   write_file(repo + "/.env", "API_KEY=secret-value-1234567890\nOTHER_KEY=another-secret-value\n");
   write_file(repo + "/node_modules/x/index.js", "function hidden(a, b) {\n  return a + b + 1234567;\n}\n");
   const std::string page = repo + "/../eval.html";
@@ -183,13 +187,24 @@ TEST_F(EvalCommand, RepositoryPointsAndCompareAndHtml) {
   std::set<std::string> kinds;
   for (const json::value& v : doc.at("runs").at(0).at("records").as_array()) {
     const std::string id(v.at("id").as_string());
-    EXPECT_TRUE(id.starts_with("repo:pkg/")) << id;  // never .env, never node_modules
+    EXPECT_TRUE(id.starts_with("repo:pkg/") || id.starts_with("repo:web/")) << id;  // never .env, never node_modules
     kinds.insert(std::string(v.at("kind").as_string()));
     EXPECT_FALSE(v.as_object().contains("passed"));  // no test to run
     if (v.at("trigger").as_string() == "automatic") EXPECT_LE(v.at("generatedTokens").as_int64(), 2);
   }
   EXPECT_EQ(kinds, (std::set<std::string>{"line", "span", "body"}));
   EXPECT_EQ(summary(doc, 0, "automatic").at("tasks").as_int64(), 6);
+  // Two languages: a summary for each besides the whole, and they add up.
+  int64_t per_language = 0;
+  std::set<std::string> languages;
+  for (const json::value& v : doc.at("runs").at(0).at("summaries").as_array())
+    if (v.at("trigger").as_string() == "automatic" && v.at("language").is_string()) {
+      languages.insert(std::string(v.at("language").as_string()));
+      per_language += v.at("tasks").as_int64();
+    }
+  EXPECT_EQ(per_language, 6);
+  EXPECT_LE(languages.size(), 2u);
+  for (const std::string& l : languages) EXPECT_TRUE(l == "python" || l == "javascript") << l;
   EXPECT_TRUE(summary(doc, 0, "automatic").at("pass@1").is_null());
   const std::string html = read_file(page);
   EXPECT_NE(html.find("<title>quickfill eval: repo "), std::string::npos);
