@@ -66,8 +66,9 @@ TEST_F(EvalCommand, BundledModelFiguresAddUp) {
       EXPECT_GE(sim, 0.0);
       EXPECT_LE(sim, 1.0);
       // A suggestion is shown only when its score reaches the gate.
-      if (rec.at("shown").as_bool() && rec.at("score").is_double())
+      if (rec.at("shown").as_bool() && rec.at("score").is_double()) {
         EXPECT_GE(rec.at("score").as_double(), s.at("gate").at("threshold").as_double());
+      }
     }
     EXPECT_EQ(s.at("passed").as_int64(), passed);
     EXPECT_EQ(s.at("exact").as_int64(), exact);
@@ -190,7 +191,9 @@ TEST_F(EvalCommand, RepositoryPointsAndCompareAndHtml) {
     EXPECT_TRUE(id.starts_with("repo:pkg/") || id.starts_with("repo:web/")) << id;  // never .env, never node_modules
     kinds.insert(std::string(v.at("kind").as_string()));
     EXPECT_FALSE(v.as_object().contains("passed"));  // no test to run
-    if (v.at("trigger").as_string() == "automatic") EXPECT_LE(v.at("generatedTokens").as_int64(), 2);
+    if (v.at("trigger").as_string() == "automatic") {
+      EXPECT_LE(v.at("generatedTokens").as_int64(), 2);
+    }
   }
   EXPECT_EQ(kinds, (std::set<std::string>{"line", "span", "body"}));
   EXPECT_EQ(summary(doc, 0, "automatic").at("tasks").as_int64(), 6);

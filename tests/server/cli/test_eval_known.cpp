@@ -124,7 +124,9 @@ TEST_F(EvalKnownAnswer, TheReferenceMiddleScoresEverything) {
   // line and leaves its line break to the document (task L5: "return True" before an empty line).
   for (const eval_record& r : rs) {
     EXPECT_TRUE(exact_match(r.middle, r.task->middle)) << r.task->id;
-    if (r.task->suffix.rfind("\n", 0) != 0) EXPECT_EQ(r.middle, r.task->middle) << r.task->id;
+    if (r.task->suffix.rfind("\n", 0) != 0) {
+      EXPECT_EQ(r.middle, r.task->middle) << r.task->id;
+    }
   }
 }
 
