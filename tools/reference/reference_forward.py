@@ -17,8 +17,16 @@ tanh approximation, or starcoder2's down(gelu(up(x) + b) ) + b -> residual;
 final norm; classifier (output.weight, or the token embedding when tied;
 granite: divided by logit_scale). Everything in float64.
 
+With --q8-act the input of every product with a Q8_0 matrix is first
+quantized as the Q8_0 dot product defines it (llama.cpp's vec_dot_type of
+Q8_0 is Q8_0): blocks of 32 values, scale d = max|x| / 127 (float32, stored
+as F16), quants round(x / d). That rounding is part of what a Q8_0 matmul
+computes, in the engine as in llama.cpp, and it dominates the difference
+from the exact product (about 1e-2 of the logits); with it modelled, what
+remains is the engine's own float rounding.
+
 Usage:
-  reference_forward.py MODEL.gguf --compare DUMP [--rtol R]
+  reference_forward.py MODEL.gguf --compare DUMP [--rtol R] [--q8-act]
       DUMP is written by `quickfill run --dump-logits`: it holds the token ids
       and the engine's logits for every position (prefill rows, then decode
       rows). Recomputes them both as one prefill and token by token with a KV
@@ -37,13 +45,25 @@ import sys
 
 import numpy as np
 
-from gguf_read import GGUFFile
+from gguf_read import GGML_Q8_0, GGUFFile
+
+
+def q8_0_round_trip(x):
+    """x as a Q8_0 activation row holds it: per block of 32 values, quants
+    round(x / d) (ties to even; a tie is measure-zero for float inputs) times
+    d = max|x| / 127 rounded to F16; the quotient and 1/d in float32."""
+    b = x.reshape(-1, 32).astype(np.float32)
+    d = np.abs(b).max(axis=1, keepdims=True) / np.float32(127)
+    inv = np.divide(np.float32(1), d, out=np.zeros_like(d), where=d != 0)
+    return (np.rint(b * inv).astype(np.float64) * d.astype(np.float16).astype(np.float64)).reshape(x.shape)
 
 
 class Model:
-    def __init__(self, path):
+    def __init__(self, path, q8_act=False):
         f = GGUFFile(path)
         self.f = f
+        self.q8_act = q8_act
+        self.q8_mats = set()  # id() of the matrices stored as Q8_0
         a = f.arch()
         if a not in ("llama", "qwen2", "qwen3", "starcoder2", "gemma", "granite"):
             raise SystemExit(f"reference: unsupported architecture {a}")
@@ -80,14 +100,14 @@ class Model:
         self.kq_scale = float(g("attention.scale")) if granite else 1.0 / np.sqrt(self.head_dim)
         self.logit_scale = float(g("logit_scale")) if granite else 1.0
         self.gelu_act = a in ("starcoder2", "gemma")
-        self.emb = f.tensor("token_embd.weight")  # (n_vocab, n_embd)
-        self.out = f.tensor("output.weight") if f.has("output.weight") else self.emb
+        self.emb = self.matrix("token_embd.weight")  # (n_vocab, n_embd)
+        self.out = self.matrix("output.weight") if f.has("output.weight") else self.emb
         self.out_norm = f.tensor("output_norm.weight")
         self.out_norm_b = f.tensor("output_norm.bias") if f.has("output_norm.bias") else None
         self.layers = []
         for l in range(self.n_layer):
-            t = lambda n: f.tensor(f"blk.{l}.{n}")
-            opt = lambda n: f.tensor(f"blk.{l}.{n}") if f.has(f"blk.{l}.{n}") else None
+            t = lambda n: self.matrix(f"blk.{l}.{n}")
+            opt = lambda n: self.matrix(f"blk.{l}.{n}") if f.has(f"blk.{l}.{n}") else None
             self.layers.append(dict(
                 attn_norm=t("attn_norm.weight"), attn_norm_b=opt("attn_norm.bias"), wq=t("attn_q.weight"),
                 wk=t("attn_k.weight"), wv=t("attn_v.weight"), wo=t("attn_output.weight"), bo=opt("attn_output.bias"),
@@ -97,6 +117,18 @@ class Model:
                 up=t("ffn_up.weight"), up_b=opt("ffn_up.bias"), down=t("ffn_down.weight"),
                 down_b=opt("ffn_down.bias")))
         self.n_vocab = self.emb.shape[0]
+
+    def matrix(self, name):
+        m = self.f.tensor(name)
+        if self.f.tensors[name][0] == GGML_Q8_0:
+            self.q8_mats.add(id(m))
+        return m
+
+    def mm(self, x, w):
+        """x @ w.T; with --q8-act, x rounded as a Q8_0 activation first when w is Q8_0."""
+        if self.q8_act and id(w) in self.q8_mats:
+            x = q8_0_round_trip(x)
+        return x @ w.T
 
     def rms_norm(self, x, w):
         return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + self.eps) * w
@@ -148,7 +180,7 @@ class Model:
         group = self.n_head // self.n_head_kv
         for L, c in zip(self.layers, cache):
             h = self.norm(x, L["attn_norm"], L["attn_norm_b"])
-            q, k, v = h @ L["wq"].T, h @ L["wk"].T, h @ L["wv"].T
+            q, k, v = self.mm(h, L["wq"]), self.mm(h, L["wk"]), self.mm(h, L["wv"])
             if L["bq"] is not None:
                 q, k, v = q + L["bq"], k + L["bk"], v + L["bv"]
             q = q.reshape(T, self.n_head, self.head_dim)
@@ -170,24 +202,24 @@ class Model:
                 s = np.exp(s - s.max(axis=1, keepdims=True))
                 s /= s.sum(axis=1, keepdims=True)
                 att_out[:, hh, :] = s @ c["v"][:, kv, :]
-            o = att_out.reshape(T, -1) @ L["wo"].T
+            o = self.mm(att_out.reshape(T, -1), L["wo"])
             if L["bo"] is not None:
                 o = o + L["bo"]
             x = x + o * self.res_scale
             h = self.norm(x, L["ffn_norm"], L["ffn_norm_b"])
-            u = h @ L["up"].T
+            u = self.mm(h, L["up"])
             if L["up_b"] is not None:
                 u = u + L["up_b"]
             if L["gate"] is None:
                 a = self.gelu(u)
             else:
-                g = h @ L["gate"].T
+                g = self.mm(h, L["gate"])
                 a = (self.gelu(g) if self.gelu_act else g / (1.0 + np.exp(-g))) * u
-            d = a @ L["down"].T
+            d = self.mm(a, L["down"])
             if L["down_b"] is not None:
                 d = d + L["down_b"]
             x = x + d * self.res_scale
-        return self.norm(x, self.out_norm, self.out_norm_b) @ self.out.T / self.logit_scale
+        return self.mm(self.norm(x, self.out_norm, self.out_norm_b), self.out) / self.logit_scale
 
 
 def read_dump(path):
@@ -292,11 +324,13 @@ def main():
     ap.add_argument("--compare", metavar="DUMP")
     ap.add_argument("--rtol", type=float, default=1e-2,
                     help="max |engine - reference| per row, relative to the row's max |reference|")
+    ap.add_argument("--q8-act", action="store_true",
+                    help="quantize the input of each product with a Q8_0 matrix as the Q8_0 dot product does")
     ap.add_argument("--greedy", type=int, metavar="N")
     ap.add_argument("--perplexity", metavar="TOKENS")
     ap.add_argument("--ctx", type=int, default=512)
     args = ap.parse_args()
-    model = Model(args.model)
+    model = Model(args.model, q8_act=args.q8_act)
     if args.compare:
         return compare(model, args.compare, args.rtol)
     if args.perplexity:

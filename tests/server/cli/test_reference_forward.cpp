@@ -6,8 +6,8 @@
 // token) in float64 and checks each row within a relative tolerance. Variants
 // cover GQA, q/k/v biases, NEOX vs adjacent-pair RoPE, tied and untied
 // classifiers, qwen3's q/k norms, starcoder2's LayerNorm and GELU MLP,
-// gemma's embedding scale and GeGLU, granite's multipliers, F16 weights, prefill split into several ubatches, and F16 vs
-// F32 KV cache. Skips when /usr/bin/python3 with numpy is absent.
+// gemma's embedding scale and GeGLU, granite's multipliers, F16 and Q8_0 weights, prefill split into several ubatches,
+// and F16 vs F32 KV cache. Skips when /usr/bin/python3 with numpy is absent.
 #include <gtest/gtest.h>
 
 #include "tests/server/cli/tool_runner.h"
@@ -25,8 +25,15 @@ struct variant {
   const char* yarn = nullptr;  // synth --yarn FACTOR (original context: --ctx / factor)
 };
 
-// F32 KV: only float rounding differences remain (measured ~4e-7); F16 KV adds
-// K/V rounding (measured ~6e-4). A wrong RoPE style or a dropped bias gives ~0.4.
+// F32 KV: only float rounding differences remain (measured ~4e-7), with F16
+// weights too (their products take the activations in f32: 3e-7 starcoder2,
+// 8e-7 qwen3; rounding the activations to F16, as llama.cpp's F16 dot does,
+// gives ~8e-4); F16 KV adds K/V rounding (measured ~6e-4). Q8_0 weights add
+// the rounding of each product's input to Q8_0, as llama.cpp's Q8_0 dot does
+// (measured 1.7e-2 starcoder2, 4.0e-2 qwen3 with F16 KV; other seeds up to
+// 2.0e-2 and 3.7e-2 with F32 KV); that rounding's own precision is pinned by
+// matmul.q8_0_is_the_exact_product_of_the_rounded_activations (inference_cpu_tests).
+// A wrong RoPE style or a dropped bias gives ~0.4.
 const variant k_variants[] = {
     {"llama_f32_kv32", "llama", "f32", "f32", "512", "1e-5"},
     {"llama_f32_kv16_ubatch5", "llama", "f32", "f16", "5", "2e-3"},
@@ -36,8 +43,12 @@ const variant k_variants[] = {
     {"qwen2_f16_kv16", "qwen2", "f16", "f16", "512", "2e-3"},
     {"qwen3_f32_kv32", "qwen3", "f32", "f32", "512", "1e-5"},
     {"qwen3_f32_kv16_ubatch5", "qwen3", "f32", "f16", "5", "2e-3"},
+    {"qwen3_f16_kv32", "qwen3", "f16", "f32", "512", "1e-5"},
+    {"qwen3_q8_0_kv16_ubatch5", "qwen3", "q8_0", "f16", "5", "6e-2"},
     {"starcoder2_f32_kv32", "starcoder2", "f32", "f32", "512", "1e-5"},
     {"starcoder2_f16_kv16_ubatch7", "starcoder2", "f16", "f16", "7", "2e-3"},
+    {"starcoder2_f16_kv32", "starcoder2", "f16", "f32", "512", "1e-5"},
+    {"starcoder2_q8_0_kv32", "starcoder2", "q8_0", "f32", "512", "3e-2"},
     {"gemma_f32_kv32", "gemma", "f32", "f32", "512", "1e-5"},
     {"gemma_f16_kv16", "gemma", "f16", "f16", "512", "2e-3"},
     {"granite_f32_kv32", "granite", "f32", "f32", "512", "1e-5"},

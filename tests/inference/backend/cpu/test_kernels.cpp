@@ -127,6 +127,63 @@ TEST(matmul, decode_and_prefill_paths_agree) {
   }
 }
 
+// A Q8_0 matmul computes, by definition (llama.cpp's vec_dot_type of Q8_0 is
+// Q8_0), the product of the weights with the activations as a Q8_0 row
+// holds them: per block of 32, d = max|x| / 127 (stored as F16) and quants
+// round(x / d). Against that product in double, every level may differ only
+// by float rounding (1e-5 of the sum of the blocks' magnitudes); the exact
+// product differs by the activation rounding itself, ~1e-3 of it. Blocks of
+// very different magnitudes and an all-zero block; sixteen-row groups and
+// single rows; one token (GEMV) and several (GEMM).
+TEST(matmul, q8_0_is_the_exact_product_of_the_rounded_activations) {
+  level_guard g;
+  thread_pool pool(2);
+  const int64_t rows = 37, cols = 928, nb = cols / 32;
+  auto w = make_weights(ggml_type::q8_0, rows, cols, 21);
+  for (const int64_t nt : {1, 3, 9}) {
+    auto x = qf::test::random_floats(static_cast<size_t>(cols * nt), 40 + static_cast<uint32_t>(nt));
+    const float block_scale[] = {1.0f, 1e-3f, 50.0f, 0.0f, 0.2f};
+    for (int64_t t = 0; t < nt; ++t)
+      for (int64_t b = 0; b < nb; ++b)
+        for (int64_t j = 0; j < 32; ++j) x[(t * nb + b) * 32 + j] *= block_scale[(t + b) % 5];
+    // The definition, in double after the float32 steps that define the quants.
+    std::vector<double> ref(static_cast<size_t>(rows * nt)), mag(ref.size());
+    int ties = 0;
+    for (int64_t t = 0; t < nt; ++t)
+      for (int64_t b = 0; b < nb; ++b) {
+        const float* xb = x.data() + (t * nb + b) * 32;
+        float amax = 0;
+        for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(xb[j]));
+        const float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
+        const double dh = fp16_to_f32(f32_to_fp16(d));
+        int q[32];
+        for (int j = 0; j < 32; ++j) {
+          const float v = xb[j] * id;
+          ties += v - std::floor(v) == 0.5f;  // would round differently (even vs away from zero)
+          q[j] = static_cast<int>(std::nearbyint(v));
+        }
+        for (int64_t r = 0; r < rows; ++r) {
+          double s = 0;
+          for (int j = 0; j < 32; ++j) s += q[j] * static_cast<double>(w.dequant[r * cols + b * 32 + j]);
+          ref[t * rows + r] += dh * s;
+          mag[t * rows + r] += std::fabs(dh * s);
+        }
+      }
+    ASSERT_EQ(ties, 0) << "the test data has a rounding tie";
+    std::vector<float> exact = naive(w, x, nt);
+    double exact_dev = 0;
+    for (size_t i = 0; i < ref.size(); ++i) exact_dev = std::max(exact_dev, std::fabs(exact[i] - ref[i]) / mag[i]);
+    EXPECT_GT(exact_dev, 1e-4) << "the activation rounding must be visible against the exact product";
+    for (const std::string& level : qf::test::available_kernel_levels()) {
+      set_kernel_level(level);
+      std::vector<float> y(ref.size());
+      matmul(pool, w.w, x.data(), nt, y.data());
+      for (size_t i = 0; i < ref.size(); ++i)
+        ASSERT_LE(std::fabs(y[i] - ref[i]), 1e-5 * mag[i]) << level << " nt=" << nt << " row " << i % rows;
+    }
+  }
+}
+
 TEST(matmul, thread_counts_give_identical_results) {
   auto w = make_weights(ggml_type::q4_0, 333, 256, 9);
   auto x = qf::test::random_floats(256 * 5, 1);
