@@ -20,7 +20,7 @@ Two measures:
 
 Usage:
   quant_agreement.py F32.gguf QUANT.gguf --prompt-file FILE [--prompts N] [--tokens T]
-      [--quickfill PATH] [--llama-logits PATH] [--llama-completion PATH]
+      [--quickfill PATH] [--device cpu|cuda] [--llama-logits PATH] [--llama-completion PATH]
 """
 import argparse
 import glob
@@ -54,7 +54,7 @@ def teacher_forced(args, tmp):
     for tag, model in (("f32", args.f32), ("quant", args.quant)):
         qf = os.path.join(tmp, f"qf_{tag}.dump")
         subprocess.run([args.quickfill, "run", "-m", os.path.abspath(model), "-f", args.prompt_file, "-n", "1",
-                        "--temp", "0", "--ignore-eos", "-t", "1", "--device", "cpu", "--dump-logits", qf],
+                        "--temp", "0", "--ignore-eos", "-t", "1", "--device", args.device, "--dump-logits", qf],
                        check=True, capture_output=True)
         rows[("quickfill", tag)] = read_logits(qf)
         if args.llama_logits:
@@ -92,7 +92,7 @@ def greedy(args):
         prompts.append("\n".join(lines[i:i + 2])[:80] or "x")
     n = str(args.tokens)
     engines = {"quickfill": lambda m, p: [args.quickfill, "run", "-m", os.path.abspath(m), "-p", p, "-n", n,
-                                          "--temp", "0", "-t", "1", "--ignore-eos", "--device", "cpu"]}
+                                          "--temp", "0", "-t", "1", "--ignore-eos", "--device", args.device]}
     if args.llama_completion:
         engines["llama.cpp"] = lambda m, p: [args.llama_completion, "-m", m, "-p", p, "-n", n, "--temp", "0",
                                              "--no-display-prompt", "-no-cnv", "--ignore-eos", "-t", "1"]
@@ -114,6 +114,7 @@ def main():
     ap.add_argument("--prompts", type=int, default=0, help="greedy prompts (0: no greedy measure)")
     ap.add_argument("--tokens", type=int, default=128, help="greedy tokens per prompt")
     ap.add_argument("--quickfill", default=os.path.join(ROOT, "build", "server", "quickfill"))
+    ap.add_argument("--device", default="cpu", help="quickfill's device: cpu (default), cuda or auto")
     ap.add_argument("--llama-logits", help="llama_logits built from llama_logits.cpp (omit: quickfill only)")
     ap.add_argument("--llama-completion", help="llama.cpp's llama-completion, for the greedy measure")
     args = ap.parse_args()
