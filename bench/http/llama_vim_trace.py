@@ -121,7 +121,10 @@ def client(url, text, start, chars, chunks, out):
     for k in ("t_max_prompt_ms", "t_max_predict_ms"):
         warm.pop(k)
     warm["n_predict"] = 1
-    post(url, warm)
+    try:
+        post(url, warm)
+    except Exception as e:
+        print(f"warm-up failed: {e}", file=sys.stderr)
     for i in range(chars):
         pos = start + i + 1
         body = json.dumps(request_at(typed_at(text, pos), pos, chunks)).encode()
@@ -143,7 +146,8 @@ def run(kind, args, text):
     log = open(os.path.join(args.work, f"{kind}.log"), "w")
     if kind == "llama-server":
         cmd = [args.llama_server, "-m", args.model, "--host", "127.0.0.1", "--port", str(port),
-               "-t", str(args.threads), "-c", str(args.ctx), "-np", str(args.clients), "--cache-reuse", "256"]
+               "-t", str(args.threads), "-c", str(args.ctx * args.clients), "-np", str(args.clients),
+               "--cache-reuse", "256"]
     else:
         cmd = [args.quickfill, "serve", "--http", f"127.0.0.1:{port}", "--config", "none", "--model", args.model,
                "--threads", str(args.threads), "--deadline-ms", "600000"]
@@ -204,7 +208,7 @@ def main():
     ap.add_argument("--chars", type=int, default=30)
     ap.add_argument("--clients", type=int, default=1)
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--ctx", type=int, default=4096, help="llama-server's context (all slots together)")
+    ap.add_argument("--ctx", type=int, default=4096, help="llama-server's context per slot (-np is --clients)")
     ap.add_argument("--only", choices=["quickfill", "llama-server"])
     ap.add_argument("--work", default="/tmp/qf-http-bench")
     args = ap.parse_args()
