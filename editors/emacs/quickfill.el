@@ -285,7 +285,8 @@ of plists (:kind :origin :text :tokens) in prompt order."
 (defun quickfill-explain ()
   "Show the prompt a completion at point would give the model.
 The *quickfill-explain* buffer lists the prompt's parts (kind, tokens,
-origin), then the prompt itself."
+origin), the confidence gate of each trigger kind and where it came from,
+then the prompt itself."
   (interactive)
   (let* ((e (quickfill-explanation))
          (parts (append (plist-get e :parts) nil)))
@@ -299,6 +300,12 @@ origin), then the prompt itself."
           (let ((origin (plist-get p :origin)))
             (insert (format "%-10s %7d  %s\n" (plist-get p :kind) (plist-get p :tokens)
                             (if (equal origin "") "-" origin)))))
+        ;; The confidence gate of each trigger kind and where it came from.
+        (dolist (kind '(:automatic :explicit))
+          (let ((g (plist-get (plist-get e :gate) kind)))
+            (when (numberp (plist-get g :threshold))
+              (insert (format "confidence gate, %s triggers: %.2f (%s)\n" (substring (symbol-name kind) 1)
+                              (plist-get g :threshold) (plist-get g :origin))))))
         (insert "\n----- prompt -----\n" (plist-get e :prompt) "\n----- end of prompt -----\n")
         (goto-char (point-min)))
       (special-mode)

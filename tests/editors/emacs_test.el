@@ -258,6 +258,7 @@ target, jumped to and accepted, and the acceptance reaches quickfill/stats."
            (text (with-current-buffer "*quickfill-explain*" (buffer-string))))
       (should (string-match-p "\\`quickfill prompt: [^ ]+ format, [0-9]+ tokens in [0-9]+ parts" text))
       (should (string-match-p (concat "\nprefix +[0-9]+  " (regexp-quote (eglot--path-to-uri buffer-file-name))) text))
+      (should (string-match-p "\nconfidence gate, automatic triggers: -?[0-9.]+ ([a-z]" text))
       (should (string-match-p (regexp-quote "----- prompt -----\n") text))
       (should (string-match-p (regexp-quote "def read_lines(path):\n    with open(path) as f:") text))
       (should (with-current-buffer "*quickfill-explain*" buffer-read-only))

@@ -190,6 +190,7 @@ local function run()
   local elines = vim.api.nvim_buf_get_lines(ebuf, 0, -1, false)
   local etext = table.concat(elines, '\n')
   check(elines[1]:find('^quickfill prompt: %S+ format, %d+ tokens in %d+ parts') ~= nil, 'explanation header: ' .. elines[1])
+  check(etext:find('\nconfidence gate, automatic triggers: %-?[%d.]+ %(%a') ~= nil, 'the explanation names the confidence gate and its origin')
   check(etext:find('\nprefix +%d+  ' .. vim.pesc(vim.uri_from_bufnr(bufnr))) ~= nil, 'a prefix part from the buffer')
   check(etext:find('----- prompt -----\n', 1, true) ~= nil and etext:find('def read_lines(path):\n    with open(path) as f:', 1, true) ~= nil,
         'the prompt holds the text above the cursor')

@@ -1,7 +1,8 @@
 // quickfill/explainCompletion for the "quickfill: Explain Completion Prompt"
 // command: the request's params, a strict reading of its result
-// ({format, prompt, tokens, parts: [{kind, origin, text, tokens}]}) and the
-// text the command shows (a table of the parts, then the prompt). No `vscode`
+// ({format, prompt, tokens, parts: [{kind, origin, text, tokens}], gate?}) and
+// the text the command shows (a table of the parts, the confidence gate of each
+// trigger kind and where it came from, then the prompt). No `vscode`
 // import: unit-tested with node's test runner (test/explain.test.ts).
 
 export const ExplainMethod = 'quickfill/explainCompletion';
@@ -9,7 +10,11 @@ export const ExplainMethod = 'quickfill/explainCompletion';
 export const ExplainScheme = 'quickfill-explain';
 
 export interface PromptPart { kind: string; origin: string; text: string; tokens: number }
-export interface Explanation { format: string; prompt: string; tokens: number; parts: PromptPart[] }
+export interface GateChoice { threshold: number; origin: string }
+export interface Explanation {
+  format: string; prompt: string; tokens: number; parts: PromptPart[];
+  gate?: { automatic?: GateChoice; explicit?: GateChoice };
+}
 
 export function explainParams(uri: string, position: { line: number; character: number }) {
   return { textDocument: { uri }, position: { line: position.line, character: position.character } };
@@ -26,7 +31,16 @@ export function parseExplanation(result: unknown): Explanation {
       throw new Error(`quickfill/explainCompletion: part ${i} lacks kind, origin, text or tokens`);
     return { kind: p.kind, origin: p.origin, text: p.text, tokens: p.tokens };
   });
-  return { format: r.format, prompt: r.prompt, tokens: r.tokens, parts };
+  const e: Explanation = { format: r.format, prompt: r.prompt, tokens: r.tokens, parts };
+  // The gate (servers before it was reported have none): kept when well-formed.
+  const g = r.gate as Record<string, any> | undefined;
+  if (g && typeof g === 'object') {
+    e.gate = {};
+    for (const k of ['automatic', 'explicit'] as const)
+      if (g[k] && typeof g[k].threshold === 'number' && typeof g[k].origin === 'string')
+        e.gate[k] = { threshold: g[k].threshold, origin: g[k].origin };
+  }
+  return e;
 }
 
 function pad(s: string, n: number, right = false): string {
@@ -42,6 +56,10 @@ export function explanationText(e: Explanation, where: string): string {
     `${pad('part', 10)} ${pad('tokens', 7, true)}  origin`,
   ];
   for (const p of e.parts) lines.push(`${pad(p.kind, 10)} ${pad(String(p.tokens), 7, true)}  ${p.origin || '-'}`);
+  for (const k of ['automatic', 'explicit'] as const) {
+    const g = e.gate?.[k];
+    if (g) lines.push(`confidence gate, ${k} triggers: ${g.threshold.toFixed(2)} (${g.origin})`);
+  }
   lines.push('', '----- prompt -----', e.prompt, '----- end of prompt -----', '');
   return lines.join('\n');
 }

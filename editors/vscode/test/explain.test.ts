@@ -33,4 +33,13 @@ test('the text lists the parts, then the prompt', () => {
   assert.equal(lines[4], 'special          1  -');
   assert.equal(lines[5], 'prefix           2  file:///a.py');
   assert.ok(t.includes('----- prompt -----\n<fim_prefix>def f():\n<fim_suffix><fim_middle>\n----- end of prompt -----\n'));
+  assert.ok(!t.includes('confidence gate'));  // an answer without a gate shows none
+});
+
+test('the text says which confidence gate applies and where it came from', () => {
+  const gate = { automatic: { threshold: -2.5268, origin: 'calibrated /m/x.gguf.gate.json' },
+                 explicit: { threshold: -100, origin: 'default' } };
+  const t = explanationText(parseExplanation({ ...answer, gate }), 'file:///a.py:4:8');
+  assert.ok(t.includes('\nconfidence gate, automatic triggers: -2.53 (calibrated /m/x.gguf.gate.json)\n'));
+  assert.ok(t.includes('\nconfidence gate, explicit triggers: -100.00 (default)\n'));
 });

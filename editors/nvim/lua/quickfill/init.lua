@@ -446,6 +446,13 @@ function M.explanation_lines(result)
   for _, p in ipairs(result.parts) do
     table.insert(lines, string.format('%-10s %7d  %s', p.kind, p.tokens, p.origin ~= '' and p.origin or '-'))
   end
+  -- The confidence gate of each trigger kind and where it came from (setting, calibrated FILE, default).
+  for _, kind in ipairs({ 'automatic', 'explicit' }) do
+    local g = type(result.gate) == 'table' and result.gate[kind] or nil
+    if type(g) == 'table' and type(g.threshold) == 'number' then
+      table.insert(lines, string.format('confidence gate, %s triggers: %.2f (%s)', kind, g.threshold, tostring(g.origin)))
+    end
+  end
   table.insert(lines, '')
   table.insert(lines, '----- prompt -----')
   vim.list_extend(lines, vim.split(result.prompt, '\n', { plain = true }))
