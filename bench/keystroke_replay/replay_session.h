@@ -85,17 +85,21 @@ inline const boost::json::array* result_items(const boost::json::object& reply) 
   return nullptr;
 }
 
-// Starts `quickfill` (in-process model, no daemon) with `settings` as
-// initializationOptions and waits until its model is loaded. False with a
-// message on stderr. A "model" in `settings` goes on the command line as
-// --model: the server takes a model path only from the user (docs/security.md).
+// Starts `quickfill` with `settings` as initializationOptions and waits until
+// its model is loaded. False with a message on stderr. A "model" in
+// `settings` goes on the command line as --model: the server takes a model
+// path only from the user (docs/security.md). `mode_args` choose the mode:
+// in-process by default; {"--socket-dir", DIR, ...} makes it a bridge to the
+// daemon of DIR (docs/daemon.md), started by the first bridge.
 inline bool start_server(lsp::lsp_client& c, const std::string& quickfill, int threads, const std::string& log,
-                         boost::json::object settings, const char* who) {
+                         boost::json::object settings, const char* who,
+                         const std::vector<std::string>& mode_args = {"--no-daemon"}) {
   lsp::client_options copts;
   copts.answer_server_requests = true;  // the server never waits on us
   std::string error;
-  std::vector<std::string> argv = {quickfill, "--no-daemon", "--threads", std::to_string(threads),
-                                   "--log-level", "debug", "--log-file", log};
+  std::vector<std::string> argv = {quickfill, "--threads", std::to_string(threads), "--log-level", "debug",
+                                   "--log-file", log};
+  argv.insert(argv.begin() + 1, mode_args.begin(), mode_args.end());
   if (const boost::json::value* m = settings.if_contains("model"); m && m->is_string()) {
     argv.push_back("--model");
     argv.emplace_back(m->get_string());
