@@ -9,6 +9,7 @@
 #include <string>
 
 #include "server/cli/commands.h"
+#include "server/cli/serve.h"
 #include "server/server_args.h"
 #include "server/completion/provider_factory.h"
 #include "server/logging.h"
@@ -58,7 +59,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "quickfill: %s\n", error.c_str());
     return 2;
   }
-  if (daemon_mode) return qf::server::daemon::run_daemon(opts);
+  if (daemon_mode) return qf::server::daemon::run_daemon(opts, qf::cli::daemon_http_service());
+  if (!opts.http_listen.empty() || !opts.http_api_key_file.empty()) {
+    std::fprintf(stderr, "quickfill: --http and --api-key-file are options of `quickfill daemon` and `quickfill serve`\n");
+    return 2;
+  }
   opts.user_config = qf::server::default_user_config_path();  // of the editor's environment
   return qf::server::daemon::run_stdio_entry(opts);
 }

@@ -91,6 +91,10 @@ bool parse_server_args(std::span<char*> args, server_args& out, std::string* err
       out.no_daemon = true;
     } else if (a == "--socket-dir") {
       if (!need_value(out.socket_dir)) return false;
+    } else if (a == "--http") {
+      if (!need_value(out.http_listen)) return false;
+    } else if (a == "--api-key-file") {
+      if (!need_value(out.http_api_key_file)) return false;
     } else if (a == "--idle-timeout") {
       std::string v;
       if (!need_value(v)) return false;
@@ -118,7 +122,7 @@ bool parse_server_args(std::span<char*> args, server_args& out, std::string* err
   if (is_model_name(out.model_path)) {
     if (std::string file = resolve_model_argument(out.model_path); !file.empty()) out.model_path = file;
   }
-  for (std::string* p : {&out.model_path, &out.log_file, &out.socket_dir}) {
+  for (std::string* p : {&out.model_path, &out.log_file, &out.socket_dir, &out.http_api_key_file}) {
     if (p->empty() || (p == &out.model_path && is_model_name(*p)) || (*p)[0] == '/') continue;
     std::error_code ec;
     std::filesystem::path abs = std::filesystem::absolute(*p, ec);
@@ -140,7 +144,9 @@ const char* server_usage() {
          "       quickfill prompt FILE LINE COL           the prompt a completion there would use, part by part\n"
          "       quickfill model pull REF | list          download a GGUF model (owner/repo:file.gguf or a URL)\n"
          "       quickfill daemon [--socket-dir DIR] [--idle-timeout S] [--client-timeout S] [--max-sessions N]\n"
-         "                                               the per-user daemon in the foreground (debugging)\n"
+         "                                               the per-user daemon in the foreground (debugging);\n"
+         "                                               --http HOST:PORT [--api-key-file F]: serve llama-server\n"
+         "                                               clients from its engines too (quickfill serve)\n"
          "       quickfill report --from-stats FILE [--out FILE.html]\n"
          "                                               the dashboard page from quickfill/stats JSON\n"
          "       quickfill doctor [--json]                what quickfill finds here: build, CPU, GPU, model,\n"

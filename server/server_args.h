@@ -24,6 +24,10 @@ struct server_args {
   int client_timeout_s = 60;    // daemon --client-timeout: a client that reads nothing this long is dropped
   int max_sessions = 64;        // daemon --max-sessions: clients served at once (more are refused)
   int idle_timeout_s = -1;      // --idle-timeout (-1 = the daemon.idleTimeoutSeconds setting)
+  // daemon --http HOST:PORT: also serve llama-server clients over HTTP from the
+  // shared engines (server/http/, docs/remote.md); --api-key-file for it.
+  std::string http_listen;
+  std::string http_api_key_file;
   // The user config file of the editor's environment (user_config.h; set by
   // main, not an option): the daemon gets it in the hello, so a session reads
   // the file of the editor that opened it, not of the one that started the daemon.

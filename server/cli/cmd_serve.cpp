@@ -4,7 +4,8 @@
 // sources). One Asio io_context on the main thread is both the HTTP server's
 // and the core's dispatcher; the model is loaded with the user config file's
 // settings (the serving user's own, as for an editor session) under the
-// command line's --model/--threads/--device. SIGINT/SIGTERM stop it.
+// command line's --model/--threads/--device (serve.h, shared with the
+// daemon's --http). SIGINT/SIGTERM stop it.
 #include <csignal>
 #include <cstdio>
 #include <string>
@@ -16,11 +17,10 @@
 
 #include "server/cli/cli_args.h"
 #include "server/cli/commands.h"
+#include "server/cli/serve.h"
 #include "server/completion/provider_factory.h"
 #include "server/http/http_server.h"
 #include "server/logging.h"
-#include "server/server_core.h"
-#include "server/settings.h"
 #include "server/user_config.h"
 
 namespace qf::cli {
@@ -74,56 +74,39 @@ int cmd_serve(std::span<char*> args) {
   ho.deadline_ms = static_cast<int>(deadline_ms);
 
   boost::asio::io_context ioc(1);
-  server::core_options co;
-  co.cli_model_path = model;
-  co.cli_device = device;
-  co.n_threads = threads;
-  co.factory = [](const server::provider_options& o, std::string* err) { return server::make_completion_provider(o, err); };
-  co.user_config_path = config == "none" ? "" : config == "default" ? server::default_user_config_path() : config;
-  server::server_core core(co, [&ioc](std::function<void()> f) { boost::asio::post(ioc, std::move(f)); });
-
-  // The serving user's own settings (the user config file), as an editor session's base layer.
-  const server::user_config user = server::read_user_config(*co.user_config_path);
-  if (!user.refused.empty())
-    spdlog::warn("the user config file {} is not used: {}", *co.user_config_path, user.refused);
-  std::vector<std::string> refused;
-  const server::parsed_settings parsed = server::parse_layered_settings(user.payload, nullptr, &refused);
-  for (const auto& pr : parsed.problems) spdlog::warn("settings: {}", pr.message);
-  if (parsed.usable) core.apply_settings(parsed.values);
-  core.start();
-
-  http::http_server server(core, ioc, ho);
-  if (!server.start(&error)) {
-    std::fprintf(stderr, "quickfill serve: %s\n", error.c_str());
-    core.stop();
-    return 1;
-  }
+  serve_options so;
+  so.http = ho;
+  so.model = model;
+  so.device = device;
+  so.threads = threads;
+  so.sessions = static_cast<int>(buffers);
+  so.user_config = config == "none" ? "" : config == "default" ? server::default_user_config_path() : config;
   int exit_code = 0;
-  core.load_model(nullptr, [&](const server::model_state& m) {
-    if (m.loaded) {
-      spdlog::info("model loaded: {}", m.description);
-      return;
-    }
-    spdlog::error("no model: {}", m.error);
+  std::function<void()> stop;
+  so.on_loaded = [&](const server::model_state& m) {
+    if (m.loaded) return;
     std::fprintf(stderr, "quickfill serve: no model: %s\n", m.error.c_str());
     exit_code = 1;
-    server.stop();
     ioc.stop();
-  });
-  std::fprintf(stderr, "quickfill serve: listening on http://%s:%d\n", ho.host.c_str(), server.port());
+  };
+  stop = start_http_service(
+      ioc, [](const server::provider_options& o, std::string* err) { return server::make_completion_provider(o, err); },
+      so, &error);
+  if (!stop) {
+    std::fprintf(stderr, "quickfill serve: %s\n", error.c_str());
+    return 1;
+  }
+  std::fprintf(stderr, "quickfill serve: listening on %s\n", listen.c_str());
   std::fflush(stderr);
 
   boost::asio::signal_set signals(ioc, SIGINT, SIGTERM);
   signals.async_wait([&](const boost::system::error_code& ec, int) {
     if (ec) return;
     spdlog::info("stopping");
-    server.stop();
-    core.worker().cancel_all(cancel_reason::shutdown);
     ioc.stop();
   });
   ioc.run();
-  server.stop();
-  core.stop();
+  stop();
   return exit_code;
 }
 

@@ -39,8 +39,9 @@ namespace {
 
 class daemon_server {
  public:
-  daemon_server(const server_args& args, socket_paths paths)
+  daemon_server(const server_args& args, socket_paths paths, http_service http)
       : args_(args),
+        http_(std::move(http)),
         paths_(std::move(paths)),
         acceptor_(io_),
         signals_(io_, SIGTERM, SIGINT),
@@ -60,12 +61,20 @@ class daemon_server {
       spdlog::info("daemon: signal {}, ending {} session(s)", sig, sessions_.size());
       stop_listening();
       for (auto& [id, s] : sessions_) ::shutdown(s.fd, SHUT_RDWR);
+      if (stop_http_) stop_http_();
+      stop_http_ = nullptr;
       stopping_ = true;
       maybe_finish();
     });
+    if (!args_.http_listen.empty() && !start_http()) {
+      cleanup();
+      return 1;
+    }
     accept_next();
     arm_idle();
     io_.run();
+    if (stop_http_) stop_http_();
+    stop_http_ = nullptr;
     cleanup();
     spdlog::info("daemon: exiting");
     spdlog::default_logger()->flush();
@@ -286,8 +295,31 @@ class daemon_server {
     return true;
   }
 
+  // The HTTP endpoint: a session of the engine pool of its own, for the
+  // daemon's lifetime (it keeps the daemon from exiting when idle).
+  bool start_http() {
+    if (!http_) {
+      spdlog::error("daemon: --http: this binary has no HTTP endpoint");
+      return false;
+    }
+    const std::uint64_t id = ++next_id_;
+    std::string error;
+    stop_http_ = http_(io_,
+                       [pool = &pool_, id](const provider_options& po, std::string* err) {
+                         return pool->acquire(id, po, err);
+                       },
+                       args_, &error);
+    if (!stop_http_) {
+      spdlog::error("daemon: --http {}: {}", args_.http_listen, error);
+      std::fprintf(stderr, "quickfill daemon: --http %s: %s\n", args_.http_listen.c_str(), error.c_str());
+      return false;
+    }
+    spdlog::info("daemon: serving HTTP on {} (engine session {})", args_.http_listen, id);
+    return true;
+  }
+
   void arm_idle() {
-    if (!sessions_.empty()) return;
+    if (!sessions_.empty() || stop_http_) return;
     idle_.expires_after(std::chrono::seconds(idle_s_));
     idle_.async_wait([this](const boost::system::error_code& ec) {
       if (ec || !sessions_.empty()) return;
@@ -299,6 +331,8 @@ class daemon_server {
   }
 
   server_args args_;
+  http_service http_;
+  std::function<void()> stop_http_;  // set while the HTTP endpoint runs
   socket_paths paths_;
   asio::io_context io_;
   local::acceptor acceptor_;
@@ -318,7 +352,7 @@ class daemon_server {
 
 }  // namespace
 
-int run_daemon(const server_args& args) {
+int run_daemon(const server_args& args, http_service http) {
   socket_paths paths;
   std::string error;
   // The daemon outlives the directory it was started in (often a repository):
@@ -331,7 +365,7 @@ int run_daemon(const server_args& args) {
     std::fprintf(stderr, "quickfill daemon: %s\n", error.c_str());
     return 2;
   }
-  daemon_server d(args, paths);
+  daemon_server d(args, paths, std::move(http));
   return d.run();
 }
 

@@ -17,14 +17,30 @@
 // The accept loop, handshakes, timers and signals run on one Boost.Asio
 // io_context (a strand of one thread); sessions read and write their socket
 // with the server's framing (lsp/transport.h), as on stdio.
+// With `--http HOST:PORT` the daemon also runs the HTTP endpoint (server/http/)
+// on its io_context, its provider a session of the shared engine pool, and
+// does not exit when idle. qf_server cannot link the endpoint (it sits above
+// it), so the binary injects the service that makes it (server/cli/serve.h).
 #pragma once
 
+#include <functional>
+#include <string>
+
+#include <boost/asio/io_context.hpp>
+
 #include "server/server_args.h"
+#include "server/server_core.h"
 
 namespace qf::server::daemon {
 
+// Starts a service on `io` whose completions come from `factory`; returns the
+// function that stops it (null with *error when it could not start).
+using http_service = std::function<std::function<void()>(boost::asio::io_context& io, provider_factory factory,
+                                                         const server_args& args, std::string* error)>;
+
 // Runs until idle or signalled; the process exit code. `args.socket_dir`
-// (flag or default), `args.idle_timeout_s` (-1: the setting's default).
-int run_daemon(const server_args& args);
+// (flag or default), `args.idle_timeout_s` (-1: the setting's default);
+// `http` starts the endpoint of `args.http_listen`.
+int run_daemon(const server_args& args, http_service http = {});
 
 }  // namespace qf::server::daemon

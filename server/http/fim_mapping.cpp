@@ -7,17 +7,22 @@
 
 namespace qf::http {
 
-std::string buffer_pool::choose(const std::string& scope, std::string_view text, std::size_t cursor) {
+std::string buffer_pool::choose(const std::string& scope, std::string_view text) {
   buffer* best = nullptr;
-  std::size_t best_common = 0;
+  std::size_t best_kept = 0;
   for (auto& b : bufs_) {
     if (b.scope != scope) continue;
     const std::size_t n = std::min(b.text.size(), text.size());
-    std::size_t common = 0;
-    while (common < n && b.text[common] == text[common]) ++common;
-    if (!best || common > best_common) best = &b, best_common = common;
+    std::size_t head = 0;
+    while (head < n && b.text[head] == text[head]) ++head;
+    std::size_t tail = 0;
+    while (tail < n - head && b.text[b.text.size() - 1 - tail] == text[text.size() - 1 - tail]) ++tail;
+    const std::size_t kept = head + tail;
+    // One edit between them, and a small one: the same client typing on.
+    if (text.size() - kept > max_edit_bytes || b.text.size() - kept > max_edit_bytes) continue;
+    if (!best || kept > best_kept) best = &b, best_kept = kept;
   }
-  if (!best || best_common * 2 < cursor || best_common == 0) {
+  if (!best) {
     if (bufs_.size() < capacity_) {
       bufs_.push_back(buffer{scope, "", "", 0});
       best = &bufs_.back();

@@ -11,11 +11,14 @@
 //
 // Buffers: llama.vim sends id_slot 0 from every editor, so the slot says
 // nothing about who is typing. A request goes to the buffer (a KV cache
-// key, completion_request::buffer_key) whose last text shares the longest
-// prefix with its own, among the buffers of the same API key; one sharing
-// less than half of the text before the cursor gets a fresh buffer, the least
-// recently used one when all `capacity` are taken. A client typing on thus
-// keeps reusing its own cache, as an editor's document does.
+// key, completion_request::buffer_key) of the same API key whose last text
+// its own continues: the two differ by one stretch of at most max_edit_bytes
+// (the keystrokes typed while the previous request ran, a short line), found as the longest common prefix and suffix;
+// of several, the one that keeps the most. Otherwise it gets a fresh buffer,
+// the least recently used one when all `capacity` are taken. A client typing
+// on thus keeps reusing its own cache, as an editor's document does, while
+// two clients in one file at different places (same beginning, different
+// lines typed) keep theirs apart.
 #pragma once
 
 #include <cstdint>
@@ -31,8 +34,9 @@ namespace qf::http {
 class buffer_pool {
  public:
   explicit buffer_pool(std::size_t capacity) : capacity_(capacity < 1 ? 1 : capacity) {}
-  // The buffer key for `text` (cursor at byte `cursor`) of clients with `scope`.
-  std::string choose(const std::string& scope, std::string_view text, std::size_t cursor);
+  static constexpr std::size_t max_edit_bytes = 64;
+  // The buffer key for the document `text` of clients with `scope`.
+  std::string choose(const std::string& scope, std::string_view text);
   std::size_t size() const { return bufs_.size(); }
   std::size_t capacity() const { return capacity_; }
 

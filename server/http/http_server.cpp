@@ -79,6 +79,7 @@ struct http_server::state : std::enable_shared_from_this<http_server::state> {
   std::size_t open = 0;
   std::size_t pending = 0;
   std::uint64_t next_job = 0;
+  bool loopback = true;  // bound to a loopback address
   bool stopped = false;
   void accept();
 };
@@ -143,7 +144,23 @@ class connection : public std::enable_shared_from_this<connection> {
     }
   }
 
+  // On a loopback address a Host naming another machine is a web page's
+  // request through DNS rebinding: refused (a browser's cross-origin request
+  // gets no CORS header either).
+  bool host_allowed() const {
+    if (!st_->loopback) return true;
+    std::string host(req_[bhttp::field::host]);
+    if (host.empty()) return true;  // HTTP/1.0 clients send none
+    if (host.front() == '[') host = host.substr(0, host.find(']') + 1);
+    else if (const std::size_t c = host.rfind(':'); c != std::string::npos) host.resize(c);
+    return host == "127.0.0.1" || host == "localhost" || host == "[::1]" || host.rfind("127.", 0) == 0;
+  }
+
   void route() {
+    if (!host_allowed())
+      return send_json(bhttp::status::forbidden,
+                       error_json(403, "this server answers requests for 127.0.0.1 or localhost only (Host: " +
+                                           std::string(req_[bhttp::field::host]) + ")"));
     std::string target(req_.target());
     if (const std::size_t q = target.find('?'); q != std::string::npos) target.resize(q);
     const bool get = req_.method() == bhttp::verb::get;
@@ -251,7 +268,7 @@ class connection : public std::enable_shared_from_this<connection> {
                        error_json(429, "too many completions at once (" + std::to_string(st_->opts.max_pending) +
                                            " queued or running); try again"));
     const std::string doc = q->prefix + q->middle + q->suffix;
-    const std::string key = st_->pool.choose("k" + std::to_string(key_index_), doc, q->prefix.size() + q->middle.size());
+    const std::string key = st_->pool.choose("k" + std::to_string(key_index_), doc);
     server::completion_request creq = make_completion_request(*q, key, received, st_->opts.deadline_ms);
     base.uri = key;
     auto shared_req = std::make_shared<server::completion_request>(creq);
@@ -358,7 +375,6 @@ class connection : public std::enable_shared_from_this<connection> {
     auto res = std::make_shared<response>(status, req_.version() ? req_.version() : 11);
     res->set(bhttp::field::server, "quickfill");
     res->set(bhttp::field::content_type, type);
-    res->set(bhttp::field::access_control_allow_origin, "*");
     res->keep_alive(keep_alive_ && !st_->stopped);
     res->body() = std::move(body);
     res->prepare_payload();
@@ -434,6 +450,7 @@ bool http_server::start(std::string* error) {
   if (!addr.is_loopback() && !o.allow_remote)
     return fail("--http " + o.host + " is not a loopback address: other machines could reach it; add --allow-remote "
                 "(and --api-key-file) to serve them");
+  st_->loopback = addr.is_loopback();
   const tcp::endpoint ep(addr, static_cast<unsigned short>(o.port));
   st_->acceptor.open(ep.protocol(), ec);
   if (!ec) st_->acceptor.set_option(asio::socket_base::reuse_address(true), ec);

@@ -17,7 +17,8 @@
 //   body over max_body_bytes is refused with 413, more than max_connections
 //   connections are closed at once, and more than max_pending completions
 //   queued or running get 429. With an API key file every path but /health
-//   needs a key (401 otherwise). Bad JSON, wrong types and unknown fields get
+//   needs a key (401 otherwise). On a loopback address a Host header naming
+//   another machine (DNS rebinding from a web page) gets 403. Bad JSON, wrong types and unknown fields get
 //   400 naming the field. Every answer is JSON (the dashboard HTML aside), and
 //   the server keeps serving after each.
 // * Every completion request is one stats record with source kind "http".

@@ -4,7 +4,7 @@
 // /v1/completions plain and streamed, /v1/models, /props, the stats and the
 // dashboard with "http" as a source kind; bad input (malformed JSON, a field
 // of the wrong type, an unknown field, an oversized body, a wrong or missing
-// key, an unknown path, a wrong method) gets a clear HTTP error and the
+// key, a Host of another machine, an unknown path, a wrong method) gets a clear HTTP error and the
 // server keeps answering; a non-loopback address is refused unless allowed.
 #include <filesystem>
 #include <fstream>
@@ -178,6 +178,11 @@ TEST_F(HttpEndpoint, BadInputGetsClearErrorsAndServerKeepsServing) {
   reply large = post("/infill", big);
   EXPECT_EQ(large.status, 413) << large.body;
   EXPECT_NE(error_message(large).find("larger than 65536 bytes"), std::string::npos) << large.body;
+
+  reply host = get("/v1/models", {"Host: attacker.example:8012"});
+  EXPECT_EQ(host.status, 403);
+  EXPECT_NE(error_message(host).find("127.0.0.1 or localhost only"), std::string::npos) << host.body;
+  EXPECT_EQ(get("/v1/models", {"Host: localhost:8012"}).status, 200);
 
   reply path = get("/nope");
   EXPECT_EQ(path.status, 404);

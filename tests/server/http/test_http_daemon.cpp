@@ -1,0 +1,60 @@
+// `quickfill daemon --http HOST:PORT`: the per-user daemon also serves the
+// HTTP endpoint from its shared engine pool. The real daemon (a private socket
+// folder, idle timeout 0, which exits at once without clients) stays up while
+// it serves HTTP, answers /infill with a curl, and ends on SIGTERM with status
+// 0; `--http` is refused in the LSP mode, which does not serve it.
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <filesystem>
+
+#include "tests/server/http/http_test_util.h"
+
+using namespace qf::http::testing;
+namespace json = boost::json;
+
+TEST(HttpDaemon, ServesHttpFromTheSharedEngines) {
+  const std::string dir = test_dir("daemon");
+  const std::string sock = dir + "/sock";
+  std::filesystem::create_directories(sock);
+  ::chmod(sock.c_str(), 0700);
+  const int port = qf::test::free_loopback_port();
+  const std::string url = "http://127.0.0.1:" + std::to_string(port);
+  pid_t pid = qf::test::spawn_child({QUICKFILL_BINARY, "daemon", "--socket-dir", sock, "--idle-timeout", "0", "--http",
+                                     "127.0.0.1:" + std::to_string(port), "--model", QUICKFILL_TINY_MODEL},
+                                    dir + "/daemon.out");
+  ASSERT_GT(pid, 0);
+  int status = 0;
+  for (int i = 0; i < 3000 && status != 200; ++i) {
+    ASSERT_FALSE(qf::test::child_exited(pid)) << "the daemon exited: " << qf::test::file_text(dir + "/daemon.out")
+                                              << qf::test::file_text(sock + "/daemon.log");
+    qf::test::loopback_get(port, "/health", &status);
+    if (status != 200) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_EQ(status, 200) << qf::test::file_text(sock + "/daemon.log");
+  const reply r = curl(dir, url + "/infill", true,
+                       json::serialize(llama_vim_fim("def f(x):\n", "    return ", "\n\nprint(f(2))\n")));
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_TRUE(r.json().at("content").is_string()) << r.body;
+  EXPECT_FALSE(qf::test::child_exited(pid)) << "idle timeout 0 without LSP clients: the HTTP endpoint keeps it up";
+  const std::string log = qf::test::file_text(sock + "/daemon.log") + qf::test::file_text(dir + "/daemon.out");
+  EXPECT_NE(log.find("daemon: serving HTTP on 127.0.0.1:" + std::to_string(port)), std::string::npos) << log;
+  EXPECT_NE(log.find("loading an engine"), std::string::npos) << "the endpoint's model is an engine of the pool: " << log;
+  ::kill(pid, SIGTERM);
+  int st = 0;
+  ASSERT_EQ(::waitpid(pid, &st, 0), pid);
+  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << st;
+  std::filesystem::remove_all(dir);
+}
+
+TEST(HttpDaemon, HttpIsNotAnOptionOfTheLspMode) {
+  const std::string dir = test_dir("lsp_mode");
+  pid_t pid = qf::test::spawn_child({QUICKFILL_BINARY, "--stdio", "--no-daemon", "--http", "127.0.0.1:1"}, dir + "/out");
+  ASSERT_GT(pid, 0);
+  int st = 0;
+  ASSERT_EQ(::waitpid(pid, &st, 0), pid);
+  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 2);
+  EXPECT_NE(qf::test::file_text(dir + "/out").find("options of `quickfill daemon` and `quickfill serve`"), std::string::npos)
+      << qf::test::file_text(dir + "/out");
+  std::filesystem::remove_all(dir);
+}
