@@ -82,12 +82,12 @@ std::string render_eval_html(const json::value& eval, std::string* error) {
     struct row {
       const char* name;
       const char* key;
-      int kind;  // 0 share, 1 number (3 decimals), 2 count, 3 latency object
+      int kind;  // 0 share, 1 number (3 decimals), 2 count, 3 mean (1 decimal)
     };
     const row rows[] = {{"pass@1 (executed)", "pass@1", 0},   {"exact match", "exactMatch", 0},
                         {"edit similarity", "editSimilarity", 1}, {"syntax valid", "syntaxValid", 0},
                         {"shown (gate)", "shownShare", 0},       {"tasks", "tasks", 2},
-                        {"prompt tokens (mean)", "promptTokens", 1}, {"generated tokens (mean)", "generatedTokens", 1}};
+                        {"prompt tokens (mean)", "promptTokens", 3}, {"generated tokens (mean)", "generatedTokens", 3}};
     std::string body = "<h1>quickfill eval: " + escape_html(benchmark) + "</h1><p class=\"meta\">" +
                        escape_html(string_at(e, "network", "eval")) + "</p><ul>" + models + "</ul>";
     body += "<h2>Measures</h2><table><tr><th></th>";
@@ -97,7 +97,7 @@ std::string render_eval_html(const json::value& eval, std::string* error) {
       body += "<tr><td>" + std::string(r.name) + "</td>";
       for (const column& c : cols) {
         const double v = number_at(*c.s, r.key, c.path);
-        const std::string text = r.kind == 0 ? share_text(v) : format_number(v, r.kind == 1 ? 3 : 0);
+        const std::string text = r.kind == 0 ? share_text(v) : format_number(v, r.kind == 1 ? 3 : r.kind == 3 ? 1 : 0);
         body += "<td data-value=\"" + format_number(v, 6) + "\">" + text + "</td>";
       }
       body += "</tr>";
@@ -120,6 +120,9 @@ std::string render_eval_html(const json::value& eval, std::string* error) {
     const row plotted[] = {{"pass@1 (%)", "pass@1", 0}, {"exact match (%)", "exactMatch", 0},
                            {"edit similarity (%)", "editSimilarity", 0}, {"shown (%)", "shownShare", 0}};
     for (const row& r : plotted) {
+      bool any = false;  // pass@1 of points without tests is null everywhere: no plot
+      for (const column& c : cols) any = any || number_at(*c.s, r.key, c.path) >= 0;
+      if (!any) continue;
       bar_chart b;
       b.id = std::string("eval-") + r.key;
       b.title = r.name;

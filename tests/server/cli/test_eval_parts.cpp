@@ -19,6 +19,8 @@
 #include "server/cli/eval_sandbox.h"
 #include "server/cli/eval_score.h"
 #include "server/completion/gate_file.h"
+#include "server/report/eval_html.h"
+#include "server/cli/eval_report.h"
 #include "server/settings.h"
 #include "tests/server/cli/tool_runner.h"
 
@@ -214,6 +216,32 @@ TEST(GateFile, WrittenReadAndResolved) {
   ASSERT_TRUE(server::completion::write_gate_file(model, "{\"minConfidence\": 3}", &error));
   EXPECT_FALSE(server::completion::read_gate_file(model, &why));
   EXPECT_NE(why.find("minConfidence"), std::string::npos) << why;
+}
+
+TEST(EvalHtml, DrawsTheSummariesAndRefusesWhatIsNotAnEvalRun) {
+  std::vector<eval_task> tasks;
+  std::vector<eval_record> rs = scored_records(tasks);
+  tasks[0].id = "t<1>";
+  eval_run run;
+  run.label = "A";
+  run.model = "m <b>";
+  run.records = rs;
+  run.summaries = {summarize(rs, false, -0.9, "calibrated /x.gate.json"), summarize(rs, true, -100, "default")};
+  const boost::json::object doc = runs_to_json("humaneval-single", {run}, "no network", true);
+  std::string error;
+  const std::string page = server::report::render_eval_html(doc, &error);
+  ASSERT_FALSE(page.empty()) << error;
+  EXPECT_NE(page.find("<title>quickfill eval: humaneval-single</title>"), std::string::npos);
+  EXPECT_NE(page.find("m &lt;b&gt;"), std::string::npos);  // escaped
+  EXPECT_NE(page.find("-0.90 (calibrated /x.gate.json)"), std::string::npos);
+  // 10 of the 12 automatic records passed: pass@1 83.3 %, drawn in a bar carrying its value.
+  EXPECT_NE(page.find("83.3 %"), std::string::npos);
+  EXPECT_NE(page.find("id=\"eval-pass@1\""), std::string::npos);
+  EXPECT_EQ(page.find("<script"), std::string::npos);
+  boost::json::object broken = doc;
+  broken.erase("runs");
+  EXPECT_TRUE(server::report::render_eval_html(broken, &error).empty());
+  EXPECT_NE(error.find("eval.runs"), std::string::npos) << error;
 }
 
 TEST(GateFile, TheSettingsSayWhenTheUserSetTheGate) {
