@@ -14,6 +14,7 @@
 
 #include "inference/convert/synth_model.h"
 #include "inference/convert/synth_vocab.h"
+#include "tests/server/cli/served_model.h"
 #include "tests/server/cli/tool_runner.h"
 
 namespace qf::test {
@@ -232,6 +233,66 @@ TEST_F(EvalCommand, BadInputGetsAClearError) {
   r = eval({"--benchmark", "humaneval-single", "--limit", "1", "--settings", "[1]"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("--settings must be a JSON object"), std::string::npos) << r.err;
+}
+
+// The served model over LSP: a calibrated gate file next to the model gates its
+// automatic suggestions (here one above every score: nothing is shown, and the
+// stats count it), explainCompletion names it, and a minConfidence the user
+// sets wins over it. No shared data needed.
+TEST(CalibratedGateServed, TheServerGatesWithTheModelsFileUnlessTheSettingIsGiven) {
+  const std::string bundled = source_dir() + "/models/quickfill-tiny-code.gguf";
+  if (!fs::exists(bundled)) GTEST_SKIP() << "bundled model absent: " << bundled;
+  const std::string dir = scratch_dir("gate-served");
+  const std::string model = dir + "/tiny.gguf";
+  fs::copy_file(bundled, model);
+  write_file(model + ".gate.json", "{\"minConfidence\": -0.00001, \"modelBytes\": " +
+                                       std::to_string(fs::file_size(model)) + "}");
+  fs::permissions(model + ".gate.json", fs::perms::owner_read | fs::perms::owner_write);
+  const std::string uri = "file:///work/a.py", text = "import os\n\n\ndef list_python_files(root):\n    ";
+  auto automatic = [&](served_model& s) {
+    s.notify("textDocument/didOpen", json::object{{"textDocument", json::object{{"uri", uri},
+                                                                                {"languageId", "python"},
+                                                                                {"version", 1},
+                                                                                {"text", text}}}});
+    return s.call("textDocument/completion",
+                  json::object{{"textDocument", json::object{{"uri", uri}}},
+                               {"position", json::object{{"line", 4}, {"character", 4}}},
+                               {"context", json::object{{"triggerKind", 2}, {"triggerCharacter", " "}}}});
+  };
+  {
+    served_model s;
+    std::string error;
+    ASSERT_TRUE(s.start(model, dir + "/gated.log", &error, json::object{{"typeThrough", false}})) << error;
+    const auto list = automatic(s);
+    ASSERT_TRUE(list.has_value());
+    EXPECT_TRUE(list->at("items").as_array().empty()) << json::serialize(*list);
+    const auto st = s.call("quickfill/stats", nullptr);
+    ASSERT_TRUE(st.has_value());
+    EXPECT_EQ(st->at("confidence").at("gated").to_number<int64_t>(), 1) << json::serialize(*st);
+    const auto e = s.call("quickfill/explainCompletion",
+                          json::object{{"textDocument", json::object{{"uri", uri}}},
+                                       {"position", json::object{{"line", 4}, {"character", 4}}}});
+    ASSERT_TRUE(e.has_value());
+    EXPECT_EQ(e->at("gate").at("automatic").at("origin").as_string(), "calibrated " + model + ".gate.json");
+    EXPECT_DOUBLE_EQ(e->at("gate").at("automatic").at("threshold").as_double(), -0.00001);
+    EXPECT_EQ(s.stop(), 0);
+  }
+  {
+    served_model s;
+    std::string error;
+    ASSERT_TRUE(s.start(model, dir + "/setting.log", &error,
+                        json::object{{"typeThrough", false}, {"minConfidence", -100}}))
+        << error;
+    const auto list = automatic(s);
+    ASSERT_TRUE(list.has_value());
+    EXPECT_FALSE(list->at("items").as_array().empty()) << json::serialize(*list);
+    const auto e = s.call("quickfill/explainCompletion",
+                          json::object{{"textDocument", json::object{{"uri", uri}}},
+                                       {"position", json::object{{"line", 4}, {"character", 4}}}});
+    ASSERT_TRUE(e.has_value());
+    EXPECT_EQ(e->at("gate").at("automatic").at("origin").as_string(), "setting");
+    EXPECT_EQ(s.stop(), 0);
+  }
 }
 
 }  // namespace
