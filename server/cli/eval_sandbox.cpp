@@ -68,22 +68,28 @@ std::string read_file(const fs::path& p, size_t max) {
   return s;
 }
 
-void write_proc(const char* path, const std::string& s) {
+void write_proc(const char* path, const char* s) {
   const int fd = ::open(path, O_WRONLY | O_CLOEXEC);
   if (fd < 0) return;
-  [[maybe_unused]] ssize_t n = ::write(fd, s.data(), s.size());
+  [[maybe_unused]] ssize_t n = ::write(fd, s, std::strlen(s));
   ::close(fd);
 }
 
+// The user's own id mapped to itself in a new user namespace ("UID UID 1"),
+// made before fork: a forked child of this multi-threaded process may only
+// make async-signal-safe calls, so no allocation there.
+struct id_maps {
+  std::string uid = std::to_string(::getuid()) + " " + std::to_string(::getuid()) + " 1";
+  std::string gid = std::to_string(::getgid()) + " " + std::to_string(::getgid()) + " 1";
+};
+
 // In a forked child: new user and network namespaces, the user mapped to
 // itself (so files it creates keep their owner). False when refused.
-bool enter_namespaces() {
-  const uid_t uid = ::getuid();
-  const gid_t gid = ::getgid();
+bool enter_namespaces(const id_maps& maps) {
   if (::unshare(CLONE_NEWUSER | CLONE_NEWNET) != 0) return false;
   write_proc("/proc/self/setgroups", "deny");
-  write_proc("/proc/self/uid_map", std::to_string(uid) + " " + std::to_string(uid) + " 1");
-  write_proc("/proc/self/gid_map", std::to_string(gid) + " " + std::to_string(gid) + " 1");
+  write_proc("/proc/self/uid_map", maps.uid.c_str());
+  write_proc("/proc/self/gid_map", maps.gid.c_str());
   return true;
 }
 
@@ -129,9 +135,10 @@ std::string find_python() {
 
 bool sandbox_network(std::string* sentence) {
   static const bool isolated = [] {
+    const id_maps maps;
     const pid_t pid = ::fork();
     if (pid < 0) return false;
-    if (pid == 0) ::_exit(enter_namespaces() ? 0 : 1);
+    if (pid == 0) ::_exit(enter_namespaces(maps) ? 0 : 1);
     int status = 0;
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
@@ -186,6 +193,8 @@ sandbox_result run_python_check(const std::string& program, const std::string& t
   for (std::string& s : env_s) envp.push_back(s.data());
   envp.push_back(nullptr);
   const bool isolate = r.network_isolated;
+  const id_maps maps;
+  // Between fork and exec only async-signal-safe calls: everything is prepared above.
   const pid_t pid = ::fork();
   if (pid < 0) {
     ::close(in_pipe[0]);
@@ -195,7 +204,7 @@ sandbox_result run_python_check(const std::string& program, const std::string& t
   }
   if (pid == 0) {
     ::setsid();
-    if (isolate && !enter_namespaces()) ::_exit(125);
+    if (isolate && !enter_namespaces(maps)) ::_exit(125);
     // SIGXCPU at the limit, SIGKILL a second later if it is caught.
     set_limit(RLIMIT_CPU, static_cast<rlim_t>(limits.cpu_seconds), static_cast<rlim_t>(limits.cpu_seconds) + 1);
     set_limit(RLIMIT_AS, static_cast<rlim_t>(limits.memory_mib) << 20);
