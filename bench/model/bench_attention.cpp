@@ -62,7 +62,7 @@ int main(int argc, char** argv) {
       for (int64_t gi = 0; gi < n_head_kv; ++gi) {
         const float* qg = q.data() + gi * group * hd;
         float* og = out.data() + gi * group * hd;
-        kernel(qg, group, k.data() + gi * hd, v.data() + gi * hd, row, n_kv, hd, scale, scores.data(), og);
+        kernel(qg, group, k.data() + gi * hd, v.data() + gi * hd, kv_cells{row}, n_kv, hd, scale, scores.data(), og);
       }
     };
     const double gen = best_us(20, [&] { one_thread(attend_group_f16_generic); });

@@ -18,9 +18,10 @@
 //  - Element-wise ops (add, swiglu, geglu, gelu, add_bias) allow `out` to alias an input.
 //
 // Layouts: activations are row-major [n_tokens][width]. A KV cache buffer of
-// one layer is [n_cells][n_head_kv][head_dim] in kv_type (f16 or f32); cell i
-// holds position i. Attention for token t of a batch whose first token sits
-// at position pos0 reads cells [0, pos0 + t] (causal), query head h using KV
+// one layer is [n_cells][n_head_kv][head_dim] in kv_type (f16 or f32); a
+// sequence's position p is cell p, or, paged, the cell its block table names
+// (kv_table). Attention for token t of a batch whose first token sits at
+// position pos0 reads positions [0, pos0 + t] (causal), query head h using KV
 // head h / (n_head / n_head_kv) (grouped-query attention).
 //
 // Step graphs (caps().step_graphs): a backend may record the ops of one
@@ -94,6 +95,17 @@ struct matmul_out {
   f32_ref y;
 };
 
+// How one sequence's positions map to the cells of a KV cache buffer. No
+// table: position p is cell p (a contiguous cache). Paged: the buffer is a
+// pool of blocks of block_cells cells each (a power of two), and position p
+// is row p % block_cells of block blocks[p / block_cells]; `blocks` holds the
+// sequence's block ids (int32 [at least (last position / block_cells) + 1]),
+// read when the op runs, so a replayed step graph follows a table that grew.
+struct kv_table {
+  const buffer* blocks = nullptr;
+  int64_t block_cells = 0;
+};
+
 struct attention_params {
   int64_t n_tokens = 0;   // query rows
   int64_t pos0 = 0;       // position of query row 0; row t attends cells [0, pos0 + t]
@@ -106,6 +118,7 @@ struct attention_params {
   // ops read row 0's position from it when they run, and pos0 is only the
   // value at the time of the call (a replayed step graph keeps that value).
   const buffer* pos = nullptr;
+  kv_table table{};  // where the sequence's cells lie in k_cache / v_cache
 };
 
 struct backend_caps {
@@ -199,17 +212,18 @@ class backend {
 
   // ---- KV cache ----
   // Writes src [n_rows][row_len] (f32) as kv_type into the cells of the rows'
-  // positions: [pos[0], pos[0] + n_rows), pos[0] read when the op runs. Rows
-  // outside the cache are an error: host backends throw std::out_of_range,
-  // device backends (which cannot throw from a kernel) skip them.
+  // positions [pos[0], pos[0] + n_rows) (pos[0] read when the op runs), each
+  // position's cell found through `table`. Rows outside the cache are an
+  // error: host backends throw std::out_of_range, device backends (which
+  // cannot throw from a kernel) skip them.
   virtual void kv_store(f32_ref src, int64_t n_rows, int64_t row_len, buffer& cache, ggml_type kv_type,
-                        const buffer& pos) = 0;
+                        const buffer& pos, const kv_table& table) = 0;
   // Causal GQA attention: q [n_tokens][n_head][head_dim] -> out [n_tokens][n_head][head_dim].
   virtual void attention(f32_ref q, const buffer& k_cache, const buffer& v_cache, f32_ref out,
                          const attention_params& ap) = 0;
-  // Copies cells [src, src + n) to [dst, dst + n) (overlap allowed).
+  // Copies physical cells [src, src + n) to [dst, dst + n) (overlap allowed).
   virtual void kv_move(buffer& cache, ggml_type kv_type, int64_t row_len, int64_t src, int64_t dst, int64_t n) = 0;
-  // Re-rotates keys in cells [first, first + n) by `delta` positions.
+  // Re-rotates keys in physical cells [first, first + n) by `delta` positions.
   virtual void kv_rope_shift(buffer& k_cache, ggml_type kv_type, int64_t first, int64_t n, int64_t n_head_kv,
                              int64_t head_dim, int64_t delta, const rope_params& rp) = 0;
 

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -347,20 +348,42 @@ const float* cpu_backend::rope_table(const int32_t* pos, int64_t n_tokens, const
 }
 
 void cpu_backend::kv_store(f32_ref src, int64_t n_rows, int64_t row_len, buffer& cache, ggml_type kv_type,
-                           const buffer& pos) {
+                           const buffer& pos, const kv_table& table) {
   const size_t es = kv_elem_size(kv_type);
-  const int64_t first_cell = reinterpret_cast<const int32_t*>(bytes_of(pos))[0];
-  if (first_cell < 0 || static_cast<size_t>(first_cell + n_rows) * row_len * es > cache.size())
-    throw std::out_of_range("kv_store beyond the cache");
+  const int64_t first = reinterpret_cast<const int32_t*>(bytes_of(pos))[0];
+  const size_t n_cells = cache.size() / (static_cast<size_t>(row_len) * es);
   const float* s = f32(src);
-  uint8_t* base = bytes_of(cache) + static_cast<size_t>(first_cell) * row_len * es;
-  if (kv_type == ggml_type::f32) {
-    std::memcpy(base, s, static_cast<size_t>(n_rows) * row_len * sizeof(float));
+  if (!table.blocks) {
+    if (first < 0 || static_cast<size_t>(first + n_rows) > n_cells) throw std::out_of_range("kv_store beyond the cache");
+    uint8_t* base = bytes_of(cache) + static_cast<size_t>(first) * row_len * es;
+    if (kv_type == ggml_type::f32) {
+      std::memcpy(base, s, static_cast<size_t>(n_rows) * row_len * sizeof(float));
+      return;
+    }
+    fp16_t* d = reinterpret_cast<fp16_t*>(base);
+    parallel_for(n_rows, rows_worth_waking(row_len, 16), [&](int64_t b, int64_t e, int) {
+      for (int64_t r = b; r < e; ++r) cpu::f32_to_f16_row(s + r * row_len, d + r * row_len, row_len);
+    });
     return;
   }
-  fp16_t* d = reinterpret_cast<fp16_t*>(base);
+  // Paged: each row to the cell its block table names.
+  const int32_t* blocks = reinterpret_cast<const int32_t*>(bytes_of(*table.blocks));
+  const int64_t bc = table.block_cells;
+  const int64_t n_table = static_cast<int64_t>(table.blocks->size() / sizeof(int32_t));
+  if (first < 0 || (first + n_rows - 1) / bc >= n_table) throw std::out_of_range("kv_store beyond the block table");
+  for (int64_t r = 0; r < n_rows; ++r) {
+    const int64_t cell = int64_t{blocks[(first + r) / bc]} * bc + (first + r) % bc;
+    if (cell < 0 || static_cast<size_t>(cell) >= n_cells) throw std::out_of_range("kv_store: a block beyond the cache");
+  }
   parallel_for(n_rows, rows_worth_waking(row_len, 16), [&](int64_t b, int64_t e, int) {
-    for (int64_t r = b; r < e; ++r) cpu::f32_to_f16_row(s + r * row_len, d + r * row_len, row_len);
+    for (int64_t r = b; r < e; ++r) {
+      const int64_t cell = int64_t{blocks[(first + r) / bc]} * bc + (first + r) % bc;
+      uint8_t* d = bytes_of(cache) + static_cast<size_t>(cell) * row_len * es;
+      if (kv_type == ggml_type::f32)
+        std::memcpy(d, s + r * row_len, static_cast<size_t>(row_len) * sizeof(float));
+      else
+        cpu::f32_to_f16_row(s + r * row_len, reinterpret_cast<fp16_t*>(d), row_len);
+    }
   });
 }
 
@@ -368,6 +391,18 @@ void cpu_backend::attention(f32_ref q, const buffer& k_cache, const buffer& v_ca
                             const attention_params& ap_in) {
   attention_params ap = ap_in;
   if (ap.pos) ap.pos0 = reinterpret_cast<const int32_t*>(bytes_of(*ap.pos))[0];  // the position now
+  if (ap.table.blocks && ap.n_tokens > 0) {  // every block the rows read must be in the table and the cache
+    const int64_t bc = ap.table.block_cells;
+    if (bc <= 0 || (bc & (bc - 1)) != 0) throw std::invalid_argument("attention: block_cells must be a power of two");
+    const size_t block_bytes = static_cast<size_t>(bc * ap.n_head_kv * ap.head_dim) * kv_elem_size(ap.kv_type);
+    const int64_t n_blocks = static_cast<int64_t>(std::min(k_cache.size(), v_cache.size()) / block_bytes);
+    const int64_t need = (ap.pos0 + ap.n_tokens - 1) / bc + 1;
+    if (need > static_cast<int64_t>(ap.table.blocks->size() / sizeof(int32_t)))
+      throw std::out_of_range("attention beyond the block table");
+    const int32_t* blocks = reinterpret_cast<const int32_t*>(bytes_of(*ap.table.blocks));
+    for (int64_t b = 0; b < need; ++b)
+      if (blocks[b] < 0 || blocks[b] >= n_blocks) throw std::out_of_range("attention: a block beyond the cache");
+  }
   // Work items are (token, KV head, chunk of the query heads sharing it). A
   // whole group shares each converted K/V row; when there are few items (a
   // decode step) groups are split so that every thread gets work. Threads take
@@ -403,6 +438,11 @@ void cpu_backend::attention(f32_ref q, const buffer& k_cache, const buffer& v_ca
   auto body = [](job& j, int ith) {
     const attention_params& a = *j.ap;
     const int64_t q_stride = a.n_head * a.head_dim, kv_stride = a.n_head_kv * a.head_dim;
+    kv_cells cells{kv_stride, nullptr, 0};
+    if (a.table.blocks) {
+      cells.blocks = reinterpret_cast<const int32_t*>(bytes_of(*a.table.blocks));
+      cells.shift = std::countr_zero(static_cast<uint64_t>(a.table.block_cells));
+    }
     float* scores = (*j.scratch)[ith].data();
     for (int64_t it = j.next.fetch_add(1); it < j.n_items; it = j.next.fetch_add(1)) {
       const int64_t c = it % j.n_chunks, g = (it / j.n_chunks) % a.n_head_kv, t = it / (j.n_chunks * a.n_head_kv);
@@ -414,11 +454,11 @@ void cpu_backend::attention(f32_ref q, const buffer& k_cache, const buffer& v_ca
       if (a.kv_type == ggml_type::f16) {
         const fp16_t* k = reinterpret_cast<const fp16_t*>(j.k) + g * a.head_dim;
         const fp16_t* v = reinterpret_cast<const fp16_t*>(j.v) + g * a.head_dim;
-        attend_group_f16(qh, n_q, k, v, kv_stride, n_kv, a.head_dim, a.scale, scores, oh);
+        attend_group_f16(qh, n_q, k, v, cells, n_kv, a.head_dim, a.scale, scores, oh);
       } else {
         const float* k = reinterpret_cast<const float*>(j.k) + g * a.head_dim;
         const float* v = reinterpret_cast<const float*>(j.v) + g * a.head_dim;
-        attend_group_f32(qh, n_q, k, v, kv_stride, n_kv, a.head_dim, a.scale, scores, oh);
+        attend_group_f32(qh, n_q, k, v, cells, n_kv, a.head_dim, a.scale, scores, oh);
       }
     }
   };

@@ -71,8 +71,8 @@ class cpu_backend final : public backend {
   void rope(f32_ref x, const buffer& pos, int64_t n_tokens, int64_t n_heads, int64_t head_dim,
             const rope_params& rp) override;
 
-  void kv_store(f32_ref src, int64_t n_rows, int64_t row_len, buffer& cache, ggml_type kv_type,
-                const buffer& pos) override;
+  void kv_store(f32_ref src, int64_t n_rows, int64_t row_len, buffer& cache, ggml_type kv_type, const buffer& pos,
+                const kv_table& table) override;
   void attention(f32_ref q, const buffer& k_cache, const buffer& v_cache, f32_ref out,
                  const attention_params& ap) override;
   void kv_move(buffer& cache, ggml_type kv_type, int64_t row_len, int64_t src, int64_t dst, int64_t n) override;

@@ -206,11 +206,22 @@ float hparams::kq_scale() const {
 }
 
 void prefetch_attention(backend& be, const hparams& hp, const context_state& s, const forward_batch& b, int64_t il) {
+  // The first blocks of each sequence's cells (the backend takes up to tens of KiB).
+  constexpr size_t k_ahead_bytes = 64 << 10;
   const size_t row_bytes = row_size(s.kv_type, hp.n_embd_kv()).value_or(0);
   for (const forward_segment& seg : b.segments) {
-    const size_t kv_bytes = static_cast<size_t>(seg.pos0 + seg.n_rows) * row_bytes;
-    be.prefetch(*(*seg.k_cache)[static_cast<size_t>(il)], 0, kv_bytes);
-    be.prefetch(*(*seg.v_cache)[static_cast<size_t>(il)], 0, kv_bytes);
+    const int64_t bc = seg.table.block_cells, cells = seg.pos0 + seg.n_rows;
+    const buffer& kc = *(*seg.k_cache)[static_cast<size_t>(il)];
+    const buffer& vc = *(*seg.v_cache)[static_cast<size_t>(il)];
+    size_t asked = 0;
+    for (int64_t blk = 0; blk * bc < cells && blk < static_cast<int64_t>(seg.blocks_host.size()) && asked < k_ahead_bytes;
+         ++blk) {
+      const size_t bytes = static_cast<size_t>(std::min(bc, cells - blk * bc)) * row_bytes;
+      const size_t off = static_cast<size_t>(seg.blocks_host[static_cast<size_t>(blk)]) * static_cast<size_t>(bc) * row_bytes;
+      be.prefetch(kc, off, bytes);
+      be.prefetch(vc, off, bytes);
+      asked += bytes;
+    }
   }
   be.prefetch(*s.att, 0, static_cast<size_t>(b.n_tokens * hp.n_embd_q()) * sizeof(float));
 }
@@ -221,12 +232,13 @@ void store_and_attend(backend& be, const hparams& hp, context_state& s, const fo
   for (const forward_segment& seg : b.segments) {
     buffer& kc = *(*seg.k_cache)[static_cast<size_t>(il)];
     buffer& vc = *(*seg.v_cache)[static_cast<size_t>(il)];
-    be.kv_store(f32_ref(*s.k, seg.row0 * KV), seg.n_rows, KV, kc, s.kv_type, *seg.pos);  // cells pos0..pos0+n_rows
-    be.kv_store(f32_ref(*s.v, seg.row0 * KV), seg.n_rows, KV, vc, s.kv_type, *seg.pos);
+    be.kv_store(f32_ref(*s.k, seg.row0 * KV), seg.n_rows, KV, kc, s.kv_type, *seg.pos, seg.table);  // positions pos0..
+    be.kv_store(f32_ref(*s.v, seg.row0 * KV), seg.n_rows, KV, vc, s.kv_type, *seg.pos, seg.table);
     attention_params sp = ap;
     sp.n_tokens = seg.n_rows;
     sp.pos0 = seg.pos0;
     sp.pos = seg.pos;
+    sp.table = seg.table;
     be.attention(f32_ref(*s.q, seg.row0 * Q), kc, vc, f32_ref(*s.att, seg.row0 * Q), sp);  // att rows [n_rows][n_head][hd]
   }
 }

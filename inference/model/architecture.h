@@ -29,9 +29,10 @@ namespace gguf { class file; }
 
 // A run of a forward pass's rows that belongs to one sequence: rows [row0,
 // row0 + n_rows) sit at consecutive positions pos0.. of that sequence, whose
-// KV cache is k_cache / v_cache (one buffer per layer, cell i = position i);
-// `pos` holds those rows' positions (int32 [n_rows], uploaded), for the ops
-// that read them when they run.
+// KV cache is k_cache / v_cache (one buffer per layer) with its cells found
+// through `table` (kv_table; `blocks_host` is the same block table on the
+// host, for prefetching); `pos` holds those rows' positions (int32 [n_rows],
+// uploaded), for the ops that read them when they run.
 struct forward_segment {
   int64_t row0 = 0;
   int64_t n_rows = 0;
@@ -39,6 +40,8 @@ struct forward_segment {
   const std::vector<buffer_ptr>* k_cache = nullptr;
   const std::vector<buffer_ptr>* v_cache = nullptr;
   const buffer* pos = nullptr;
+  kv_table table;
+  std::span<const int32_t> blocks_host;
 };
 
 // One forward pass over n_tokens rows (token ids and positions already

@@ -77,6 +77,13 @@ void batch::eval(std::span<batch_entry> entries, output_kind kind, const cancel_
     active[i] = n > 0;
   }
 
+  // Whatever happens, no context keeps blocks past its committed tokens.
+  struct trim_all {
+    std::span<batch_entry> es;
+    ~trim_all() {
+      for (batch_entry& e : es) e.ctx->trim_blocks();
+    }
+  } trim{entries};
   std::vector<chunk> chunks;
   std::vector<forward_segment> segs;
   std::vector<size_t> order(entries.size());
@@ -121,6 +128,8 @@ void batch::eval(std::span<batch_entry> entries, output_kind kind, const cancel_
       tail += c.n_out;
       chunks.push_back(c);
     }
+    // Every block the chunks write, before any work (a full pool throws here).
+    for (const chunk& c : chunks) entries[c.entry].ctx->reserve_cells(entries[c.entry].ctx->n_past() + c.n);
     // Rows: every chunk's rows without outputs, then every chunk's output rows.
     segs.clear();
     int64_t row = 0;
@@ -138,7 +147,7 @@ void batch::eval(std::span<batch_entry> entries, output_kind kind, const cancel_
       if (seg_pos_.size() <= segs.size()) seg_pos_.push_back(be.alloc(static_cast<size_t>(max_rows()) * sizeof(int32_t)));
       buffer& sp = *seg_pos_[segs.size()];
       be.upload(sp, 0, pos_host_.data() + row0, static_cast<size_t>(n) * sizeof(int32_t));
-      segs.push_back({row0, n, pos0, &ctx.st_->k_cache, &ctx.st_->v_cache, &sp});
+      segs.push_back(ctx.segment(row0, n, pos0, &sp));
     };
     for (const chunk& c : chunks) add_segment(c, c.head_row, 0, c.n - c.n_out);
     for (const chunk& c : chunks) add_segment(c, c.tail_row, c.n - c.n_out, c.n_out);

@@ -44,8 +44,8 @@ struct batch_entry {
   context* ctx = nullptr;
   std::span<const int32_t> tokens;  // appended to ctx
   logits_mode mode = logits_mode::last;
-  cancel_token cancel;               // this entry's own
-  eval_result result;                // set by batch::eval
+  cancel_token cancel{};             // this entry's own
+  eval_result result{};              // set by batch::eval
 };
 
 struct context_state;  // context_state.h

@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <cstdlib>
@@ -46,30 +47,27 @@ context::context(const model& m, const context_options& opts) : model_(m), opts_
   backend& be = m.be();
   if (opts.n_ctx < 1) throw model_error("context: n_ctx must be >= 1");
   if (opts.n_ubatch < 1) throw model_error("context: n_ubatch must be >= 1");
-  if (opts.kv_type != ggml_type::f16 && opts.kv_type != ggml_type::f32)
-    throw model_error("context: the KV cache type must be F16 or F32");
-  if (opts.kv_type == ggml_type::f32 && !be.caps().kv_f32)
-    throw model_error("context: the " + be.name() + " backend keeps the KV cache in F16 only");
-
   if (opts.n_ctx > hp.n_ctx_train)
     spdlog::warn("context of {} tokens is longer than the model's training context ({}): quality may drop",
                  opts.n_ctx, hp.n_ctx_train);
+  if (opts.blocks) {
+    if (&opts.blocks->mdl() != &m) throw model_error("context: the KV block pool belongs to another model");
+    blocks_ = opts.blocks;
+  } else {
+    // Blocks of 16 cells (fewer for a tiny context): n_ctx rounded up to a block.
+    const int64_t bc = std::min<int64_t>(kv_blocks::k_default_block_cells,
+                                         static_cast<int64_t>(std::bit_ceil(static_cast<uint64_t>(opts.n_ctx))));
+    blocks_ = std::make_shared<kv_blocks>(m, (opts.n_ctx + bc - 1) / bc, opts.kv_type, bc);  // checks kv_type
+  }
 
   st_ = std::make_unique<context_state>();
   context_state& s = *st_;
   s.n_ctx = opts.n_ctx;
   s.n_ubatch = std::min(opts.n_ubatch, opts.n_ctx);
-  s.kv_type = opts.kv_type;
-  const size_t kv_es = opts.kv_type == ggml_type::f16 ? 2 : 4;
-  size_t kv_layer_bytes = 0, kv_total = 0;  // overflow-checked: n_ctx comes from the caller
-  if (__builtin_mul_overflow(static_cast<size_t>(s.n_ctx), static_cast<size_t>(hp.n_embd_kv()) * kv_es,
-                             &kv_layer_bytes) ||
-      __builtin_mul_overflow(kv_layer_bytes, 2 * static_cast<size_t>(hp.n_layer), &kv_total))
-    throw model_error("context: a KV cache of " + std::to_string(s.n_ctx) + " tokens does not fit in memory sizes");
-  for (int64_t il = 0; il < hp.n_layer; ++il) {
-    s.k_cache.push_back(be.alloc(kv_layer_bytes));  // [n_ctx][n_head_kv][head_dim]
-    s.v_cache.push_back(be.alloc(kv_layer_bytes));  // [n_ctx][n_head_kv][head_dim]
-  }
+  s.kv_type = blocks_->kv_type();
+  const size_t max_blocks = static_cast<size_t>((s.n_ctx + blocks_->block_cells() - 1) / blocks_->block_cells());
+  s.table = be.alloc(max_blocks * sizeof(int32_t));  // int32 [max_blocks]
+  table_.reserve(max_blocks);
   alloc_scratch(be, hp, s);
   pos_host_.resize(static_cast<size_t>(s.n_ubatch));
   graphs_on_ = opts.step_graphs && be.caps().step_graphs;
@@ -77,21 +75,107 @@ context::context(const model& m, const context_options& opts) : model_(m), opts_
   tokens_.reserve(static_cast<size_t>(s.n_ctx));
 }
 
-context::~context() = default;
+context::~context() {
+  for (int32_t b : table_) blocks_->release(b);
+}
 
 int64_t context::n_ctx() const { return st_->n_ctx; }
 
 size_t context::kv_bytes() const {
-  size_t b = 0;
-  for (const auto& k : st_->k_cache) b += k->size();
-  for (const auto& v : st_->v_cache) b += v->size();
-  return b;
+  if (!opts_.blocks) return blocks_->bytes();  // a private pool
+  return blocks_->block_bytes() * table_.size();
+}
+
+void context::trim_blocks() {
+  const size_t keep = static_cast<size_t>((n_past() + blocks_->block_cells() - 1) / blocks_->block_cells());
+  while (table_.size() > keep) {
+    blocks_->release(table_.back());
+    table_.pop_back();
+    table_dirty_ = true;
+  }
 }
 
 void context::keep_first(int64_t n) {
   if (n < 0) throw std::out_of_range("keep_first: negative count");
   if (n < n_past()) tokens_.resize(static_cast<size_t>(n));
-  // Cells past n_past() hold stale data that the next eval overwrites.
+  trim_blocks();
+  // Cells past n_past() in a kept block hold stale data that the next eval overwrites.
+}
+
+void context::copy_cells(const kv_blocks& src_pool, const std::vector<int32_t>& src_table, int64_t src_pos,
+                         int64_t dst_pos, int64_t n) {
+  const hparams& hp = model_.hp();
+  backend& be = model_.be();
+  const int64_t sbc = src_pool.block_cells(), dbc = blocks_->block_cells();
+  const size_t row = row_size(blocks_->kv_type(), hp.n_embd_kv()).value_or(0);
+  const bool same_pool = &src_pool == blocks_.get();
+  for (int64_t i = 0; i < n;) {
+    const int64_t sp = src_pos + i, dp = dst_pos + i;
+    const int64_t run = std::min({n - i, sbc - sp % sbc, dbc - dp % dbc});
+    const int64_t s_cell = int64_t{src_table[static_cast<size_t>(sp / sbc)]} * sbc + sp % sbc;
+    const int64_t d_cell = int64_t{table_[static_cast<size_t>(dp / dbc)]} * dbc + dp % dbc;
+    for (int64_t il = 0; il < hp.n_layer; ++il) {
+      const size_t l = static_cast<size_t>(il);
+      if (same_pool) {
+        be.kv_move(*blocks_->k()[l], blocks_->kv_type(), hp.n_embd_kv(), s_cell, d_cell, run);
+        be.kv_move(*blocks_->v()[l], blocks_->kv_type(), hp.n_embd_kv(), s_cell, d_cell, run);
+      } else {
+        be.copy(*blocks_->k()[l], static_cast<size_t>(d_cell) * row, *src_pool.k()[l], static_cast<size_t>(s_cell) * row,
+                static_cast<size_t>(run) * row);
+        be.copy(*blocks_->v()[l], static_cast<size_t>(d_cell) * row, *src_pool.v()[l], static_cast<size_t>(s_cell) * row,
+                static_cast<size_t>(run) * row);
+      }
+    }
+    i += run;
+  }
+}
+
+void context::own_block(size_t i) {
+  const int32_t old = table_[i];
+  if (blocks_->refs(old) <= 1) return;
+  const int32_t fresh = blocks_->take();
+  if (fresh < 0) throw model_error("KV cache full: no free block to copy a shared block into");
+  const int64_t bc = blocks_->block_cells();
+  table_[i] = fresh;
+  // The whole block: positions past n_past() in it are stale either way.
+  try {
+    std::vector<int32_t> src_table(i + 1, old);  // position i * bc sits in `old` there
+    copy_cells(*blocks_, src_table, static_cast<int64_t>(i) * bc, static_cast<int64_t>(i) * bc, bc);
+  } catch (...) {
+    table_[i] = old;
+    blocks_->release(fresh);
+    throw;
+  }
+  blocks_->release(old);
+  table_dirty_ = true;
+}
+
+void context::reserve_cells(int64_t n) {
+  const int64_t bc = blocks_->block_cells();
+  // The block that the next position falls into, if it is already there and shared.
+  if (n > n_past() && n_past() % bc != 0) own_block(static_cast<size_t>(n_past() / bc));
+  const size_t want = static_cast<size_t>((n + bc - 1) / bc);
+  const size_t had = table_.size();
+  while (table_.size() < want) {
+    const int32_t b = blocks_->take();
+    if (b < 0) {
+      while (table_.size() > had) blocks_->release(table_.back()), table_.pop_back();
+      throw model_error("KV cache full: no free block for " + std::to_string(n - n_past()) +
+                        " more tokens (the pool holds " + std::to_string(blocks_->n_blocks()) + " blocks of " +
+                        std::to_string(bc) + " cells)");
+    }
+    table_.push_back(b);
+    table_dirty_ = true;
+  }
+  if (table_dirty_) {
+    model_.be().upload(*st_->table, 0, table_.data(), table_.size() * sizeof(int32_t));
+    table_dirty_ = false;
+  }
+}
+
+forward_segment context::segment(int64_t row0, int64_t n_rows, int64_t pos0, const buffer* pos) const {
+  return forward_segment{row0,     n_rows, pos0, &blocks_->k(), &blocks_->v(), pos,
+                         kv_table{st_->table.get(), blocks_->block_cells()}, table_};
 }
 
 void context::move_range(int64_t src_begin, int64_t src_end, int64_t dst_begin) {
@@ -104,38 +188,61 @@ void context::move_range(int64_t src_begin, int64_t src_end, int64_t dst_begin) 
     const hparams& hp = model_.hp();
     backend& be = model_.be();
     const rope_params rp = rope_params_of(model_);
-    context_state& s = *st_;
-    for (int64_t il = 0; il < hp.n_layer; ++il) {
-      be.kv_move(*s.k_cache[il], s.kv_type, hp.n_embd_kv(), src_begin, dst_begin, n);
-      be.kv_move(*s.v_cache[il], s.kv_type, hp.n_embd_kv(), src_begin, dst_begin, n);
-      be.kv_rope_shift(*s.k_cache[il], s.kv_type, dst_begin, n, hp.n_head_kv, hp.head_dim, delta, rp);
+    const int64_t bc = blocks_->block_cells();
+    // The destination blocks become this context's own before they are written.
+    for (int64_t b = dst_begin / bc; b <= (dst_begin + n - 1) / bc; ++b) own_block(static_cast<size_t>(b));
+    // Left to right, run by run: a run's source positions lie right of every
+    // destination written before it, and distinct positions are distinct cells.
+    copy_cells(*blocks_, table_, src_begin, dst_begin, n);
+    for (int64_t i = 0; i < n;) {
+      const int64_t p = dst_begin + i, run = std::min(n - i, bc - p % bc);
+      const int64_t cell = int64_t{table_[static_cast<size_t>(p / bc)]} * bc + p % bc;
+      for (int64_t il = 0; il < hp.n_layer; ++il)
+        be.kv_rope_shift(*blocks_->k()[static_cast<size_t>(il)], blocks_->kv_type(), cell, run, hp.n_head_kv,
+                         hp.head_dim, delta, rp);
+      i += run;
     }
     be.synchronize();
     std::copy(tokens_.begin() + src_begin, tokens_.begin() + src_end, tokens_.begin() + dst_begin);
   }
   tokens_.resize(static_cast<size_t>(dst_begin + n));
+  trim_blocks();
+  if (table_dirty_) {
+    model_.be().upload(*st_->table, 0, table_.data(), table_.size() * sizeof(int32_t));
+    table_dirty_ = false;
+  }
 }
 
 void context::copy_prefix(const context& src, int64_t n) {
-  if (&src.model_ != &model_ || src.st_->kv_type != st_->kv_type)
+  if (&src.model_ != &model_ || src.blocks_->kv_type() != blocks_->kv_type())
     throw model_error("copy_prefix: the source context has another model or KV type");
   if (n < 0 || n > src.n_past() || n > st_->n_ctx)
     throw model_error("copy_prefix: " + std::to_string(n) + " tokens asked, the source holds " +
                       std::to_string(src.n_past()) + " and this context fits " + std::to_string(st_->n_ctx));
+  if (&src == this) return keep_first(n);
   int64_t same = 0;
   const int64_t common_max = std::min(n, n_past());
   while (same < common_max && tokens_[static_cast<size_t>(same)] == src.tokens_[static_cast<size_t>(same)]) ++same;
   keep_first(same);
-  if (same == n || &src == this) return;
-  const hparams& hp = model_.hp();
-  backend& be = model_.be();
-  const size_t row = row_size(st_->kv_type, hp.n_embd_kv()).value_or(0);
-  const size_t off = static_cast<size_t>(same) * row, bytes = static_cast<size_t>(n - same) * row;
-  for (int64_t il = 0; il < hp.n_layer; ++il) {
-    be.copy(*st_->k_cache[static_cast<size_t>(il)], off, *src.st_->k_cache[static_cast<size_t>(il)], off, bytes);
-    be.copy(*st_->v_cache[static_cast<size_t>(il)], off, *src.st_->v_cache[static_cast<size_t>(il)], off, bytes);
+  if (same == n) return;
+  const int64_t bc = blocks_->block_cells();
+  if (src.blocks_ == blocks_) {
+    // One pool: reference src's blocks from the one holding position `same` on.
+    const size_t first = static_cast<size_t>(same / bc), last = static_cast<size_t>((n + bc - 1) / bc);
+    while (table_.size() > first) blocks_->release(table_.back()), table_.pop_back();
+    for (size_t b = first; b < last; ++b) {
+      blocks_->retain(src.table_[b]);
+      table_.push_back(src.table_[b]);
+    }
+    table_dirty_ = true;
+    tokens_.insert(tokens_.end(), src.tokens_.begin() + same, src.tokens_.begin() + n);
+    model_.be().upload(*st_->table, 0, table_.data(), table_.size() * sizeof(int32_t));
+    table_dirty_ = false;
+    return;
   }
-  be.synchronize();
+  reserve_cells(n);  // own blocks for [same, n)
+  copy_cells(*src.blocks_, src.table_, same, same, n - same);
+  model_.be().synchronize();
   tokens_.insert(tokens_.end(), src.tokens_.begin() + same, src.tokens_.begin() + n);
 }
 
@@ -163,6 +270,7 @@ eval_result context::eval(std::span<const int32_t> toks, logits_mode mode, const
     s.logits_rows = rows_new;  // only once the buffer exists (alloc may throw)
   }
 
+  reserve_cells(n_past() + n_total);  // every block this eval writes, before any work
   eval_result r;
   for (int64_t start = 0; start < n_total; start += s.n_ubatch) {
     if (cancel.is_cancelled()) {
@@ -181,6 +289,7 @@ eval_result context::eval(std::span<const int32_t> toks, logits_mode mode, const
     n_logit_rows_ = mode == logits_mode::all ? start + n : (n_out ? 1 : 0);
     if (opts_.on_ubatch) opts_.on_ubatch(r.n_evaluated, n_total);
   }
+  trim_blocks();  // the blocks of a cancelled rest
   return r;
 }
 
@@ -224,7 +333,7 @@ bool context::run_forward(int64_t n, int64_t pos0, int64_t n_out, const cancel_t
   context_state& s = *st_;
   const bool best = n_out > 0 && out_kind_ == output_kind::argmax;
   // One sequence: every row is this context's, at positions pos0..pos0+n.
-  const forward_segment seg{0, n, pos0, &s.k_cache, &s.v_cache, s.pos.get()};
+  const forward_segment seg = segment(0, n, pos0, s.pos.get());
   forward_batch b;
   b.n_tokens = n;
   b.pos0 = pos0;

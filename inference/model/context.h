@@ -1,12 +1,17 @@
 // One sequence being evaluated: its KV cache (F16 by default) and the scratch
 // buffers of the forward pass, all allocated once at construction.
 //
-// The cache holds tokens() at positions 0..size()-1 (cell i holds position i).
-// eval() appends tokens: a run of more than one token is a prefill, split in
-// ubatches of n_ubatch tokens; a single token is a decode step. Cancellation
-// is polled between layers and between ubatches; whole ubatches already done
-// stay cached. keep_first()/move_range() are the operations prefix reuse
-// needs (drop a tail; slide a kept chunk to earlier positions, re-rotating K).
+// The cache holds tokens() at positions 0..size()-1, in blocks of a KV block
+// pool (kv_blocks.h) listed in the context's block table: a private pool
+// sized for n_ctx unless context_options::blocks names one shared with other
+// contexts, where a fork (copy_prefix) references the blocks of the common
+// prefix instead of copying them and a shared block is copied before it is
+// written (copy on write). eval() appends tokens: a run of more than one
+// token is a prefill, split in ubatches of n_ubatch tokens; a single token is
+// a decode step. Cancellation is polled between layers and between ubatches;
+// whole ubatches already done stay cached. keep_first()/move_range() are the
+// operations prefix reuse needs (drop a tail; slide a kept chunk to earlier
+// positions, re-rotating K).
 //
 // Logits are computed only where asked (logits_mode): the output projection
 // runs only for those rows. Greedy callers ask for output_kind::argmax: the
@@ -15,7 +20,8 @@
 // On a backend with step graphs (CUDA), a ubatch of up to k_graph_tokens
 // tokens (a decode step, a speculative verification) is recorded once per
 // shape (tokens, output rows, output kind) and replayed on later steps; the
-// ops read positions and ids from device buffers, so the recording stays valid.
+// ops read positions, ids and the block table from device buffers, so the
+// recording stays valid.
 // Such a step is not cancellable half-way (it is one launch); prefill ubatches
 // still poll cancellation between layers.
 #pragma once
@@ -29,13 +35,14 @@
 
 #include "inference/core/cancellation.h"
 #include "inference/core/ggml_types.h"
+#include "inference/model/kv_blocks.h"
 #include "inference/model/model.h"
 
 namespace qf::infer {
 
 struct context_options {
   int64_t n_ctx = 4096;               // cache capacity in tokens
-  ggml_type kv_type = ggml_type::f16; // f16 or f32
+  ggml_type kv_type = ggml_type::f16; // f16 or f32 (a shared pool's own type when `blocks` is set)
   int64_t n_ubatch = 512;             // tokens per forward pass during prefill
   // Called after each ubatch is committed with (tokens committed by this eval,
   // tokens asked for): prefill progress. May cancel the eval's token.
@@ -43,6 +50,9 @@ struct context_options {
   // Replay recorded decode steps where the backend supports it (the caller
   // decides; the engine reads no environment).
   bool step_graphs = true;
+  // The block pool the cache lives in, shared with other contexts of the
+  // same model; null: a private pool of n_ctx cells (rounded up to blocks).
+  std::shared_ptr<kv_blocks> blocks = nullptr;
 };
 
 enum class logits_mode { none, last, all };
@@ -54,7 +64,8 @@ struct eval_result {
   bool cancelled = false;
 };
 
-struct context_state;  // internal: KV cache + scratch buffers (context.cpp)
+struct context_state;     // internal: scratch buffers (context.cpp)
+struct forward_segment;   // architecture.h
 class step_graph;      // inference/backend/backend.h
 
 class context {
@@ -81,10 +92,12 @@ class context {
   void move_range(int64_t src_begin, int64_t src_end, int64_t dst_begin);
 
   // Makes this context hold src's first n tokens: the tokens it shares with
-  // them at the start stay, the cells of the rest are copied from src's cache
-  // (not recomputed), and anything after them is dropped. src must be of the
-  // same model and KV type. Throws model_error otherwise or when n exceeds
-  // src's tokens or this context's n_ctx.
+  // them at the start stay, the rest come from src's cache, not recomputed:
+  // by reference when both live in one block pool (the blocks are shared
+  // until either writes into one), else copied cell by cell. Anything after
+  // them is dropped. src must be of the same model and KV type. Throws
+  // model_error otherwise, when n exceeds src's tokens or this context's
+  // n_ctx, or when the pool has no free block for a copy.
   void copy_prefix(const context& src, int64_t n);
 
   // Appends `toks` to the cache and evaluates them. Throws model_error if they
@@ -112,12 +125,31 @@ class context {
   size_t n_step_graphs() const { return graphs_.size(); }
   bool step_graphs_active() const { return graphs_on_; }
 
-  size_t kv_bytes() const;  // memory the cache holds
+  // Memory the cache holds: a private pool's whole size; in a shared pool,
+  // the blocks this context references (shared ones counted in each).
+  size_t kv_bytes() const;
+  const kv_blocks& blocks() const { return *blocks_; }
+  const std::vector<int32_t>& block_table() const { return table_; }
 
  private:
   friend class batch;  // evaluates several contexts in one pass (batch.h)
   // Throws model_error unless toks fit after the cached tokens and every id is in the vocabulary.
   void check_appendable(std::span<const int32_t> toks) const;
+  // Makes the block table cover positions [0, n) with blocks this context
+  // may write from n_past() on (copying a shared partly filled block first),
+  // and uploads it when it changed. Throws model_error when the pool has no
+  // free block (the table is then as before).
+  void reserve_cells(int64_t n);
+  // Drops the blocks past the cached tokens.
+  void trim_blocks();
+  // Makes block i of the table this context's own (copies it if shared).
+  void own_block(size_t i);
+  // Copies cells between two runs of positions through the block tables
+  // (src_table in src_pool), layer by layer, in runs within blocks.
+  void copy_cells(const kv_blocks& src_pool, const std::vector<int32_t>& src_table, int64_t src_pos, int64_t dst_pos,
+                  int64_t n);
+  // The segment of a pass over this context's rows.
+  forward_segment segment(int64_t row0, int64_t n_rows, int64_t pos0, const buffer* pos) const;
   // One forward pass over toks[0..n) at positions n_past().., logits for the
   // last n_out rows written to logits_[out_row0..]. Returns false if cancelled.
   bool run_ubatch(std::span<const int32_t> toks, int64_t n_out, int64_t out_row0, const cancel_token& cancel);
@@ -127,6 +159,9 @@ class context {
 
   const model& model_;
   context_options opts_;
+  std::shared_ptr<kv_blocks> blocks_;
+  std::vector<int32_t> table_;  // block of each block_cells positions held (and reserved)
+  bool table_dirty_ = false;    // table_ differs from the device copy
   std::unique_ptr<context_state> st_;
   std::vector<int32_t> tokens_;
   std::vector<float> logits_;    // [n_logit_rows_][n_vocab]

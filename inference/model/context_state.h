@@ -16,8 +16,10 @@ struct context_state {
   int64_t n_ubatch = 0;
   ggml_type kv_type = ggml_type::f16;
 
-  // KV cache, per layer: [n_ctx][n_head_kv][head_dim] in kv_type; cell i = position i.
-  std::vector<buffer_ptr> k_cache, v_cache;
+  // The KV cache lives in a pool of blocks (kv_blocks.h); `table` is the
+  // device copy of the context's block table (int32 [n_ctx / block_cells,
+  // rounded up]), uploaded when it changes. None in a batch's scratch.
+  buffer_ptr table;
 
   // Scratch, [n_ubatch][width] f32 unless noted.
   buffer_ptr ids;     // int32 [n_ubatch]   token ids

@@ -96,8 +96,8 @@ struct lm_batch_entry {
   lm_sequence* seq = nullptr;
   std::span<const int32_t> toks;
   lm_logits mode = lm_logits::last;
-  cancel_token cancel;
-  lm_eval_result result;
+  cancel_token cancel{};
+  lm_eval_result result{};
 };
 
 class lm_backend {

@@ -22,41 +22,41 @@ bool attention_avx512_usable(int64_t head_dim) {
   return cpu_ok && (head_dim == 32 || head_dim == 64 || head_dim == 96 || head_dim == 128);
 }
 
-void attend_group_f16_generic(const float* q, int64_t n_q, const fp16_t* k, const fp16_t* v, int64_t row_stride,
+void attend_group_f16_generic(const float* q, int64_t n_q, const fp16_t* k, const fp16_t* v, const kv_cells& cells,
                               int64_t n_kv, int64_t head_dim, float scale, float* scores, float* out) {
   for (int64_t h = 0; h < n_q; ++h) {
     const float* qh = q + h * head_dim;
     float* s = scores + h * n_kv;
     float* oh = out + h * head_dim;
-    for (int64_t j = 0; j < n_kv; ++j) s[j] = scale * cpu::dot_f16_f32(k + j * row_stride, qh, head_dim);
+    for (int64_t j = 0; j < n_kv; ++j) s[j] = scale * cpu::dot_f16_f32(k + cells.offset(j), qh, head_dim);
     cpu::softmax(s, n_kv);
     std::fill(oh, oh + head_dim, 0.0f);
-    for (int64_t j = 0; j < n_kv; ++j) cpu::axpy_f16(s[j], v + j * row_stride, oh, head_dim);
+    for (int64_t j = 0; j < n_kv; ++j) cpu::axpy_f16(s[j], v + cells.offset(j), oh, head_dim);
   }
 }
 
-void attend_group_f16(const float* q, int64_t n_q, const fp16_t* k, const fp16_t* v, int64_t row_stride,
+void attend_group_f16(const float* q, int64_t n_q, const fp16_t* k, const fp16_t* v, const kv_cells& cells,
                       int64_t n_kv, int64_t head_dim, float scale, float* scores, float* out) {
   if (attention_avx512_usable(head_dim))
-    attend_group_f16_avx512(q, n_q, k, v, row_stride, n_kv, head_dim, scale, scores, out);
+    attend_group_f16_avx512(q, n_q, k, v, cells, n_kv, head_dim, scale, scores, out);
   else if (attention_avx2_usable(head_dim))
-    attend_group_f16_avx2(q, n_q, k, v, row_stride, n_kv, head_dim, scale, scores, out);
+    attend_group_f16_avx2(q, n_q, k, v, cells, n_kv, head_dim, scale, scores, out);
   else
-    attend_group_f16_generic(q, n_q, k, v, row_stride, n_kv, head_dim, scale, scores, out);
+    attend_group_f16_generic(q, n_q, k, v, cells, n_kv, head_dim, scale, scores, out);
 }
 
-void attend_group_f32(const float* q, int64_t n_q, const float* k, const float* v, int64_t row_stride,
+void attend_group_f32(const float* q, int64_t n_q, const float* k, const float* v, const kv_cells& cells,
                       int64_t n_kv, int64_t head_dim, float scale, float* scores, float* out) {
   for (int64_t h = 0; h < n_q; ++h) {
     const float* qh = q + h * head_dim;
     float* s = scores + h * n_kv;
     float* oh = out + h * head_dim;
-    for (int64_t j = 0; j < n_kv; ++j) s[j] = scale * cpu::dot_f32(k + j * row_stride, qh, head_dim);
+    for (int64_t j = 0; j < n_kv; ++j) s[j] = scale * cpu::dot_f32(k + cells.offset(j), qh, head_dim);
     cpu::softmax(s, n_kv);
     std::fill(oh, oh + head_dim, 0.0f);
     for (int64_t j = 0; j < n_kv; ++j) {
       const float p = s[j];
-      const float* vr = v + j * row_stride;
+      const float* vr = v + cells.offset(j);
       for (int64_t d = 0; d < head_dim; ++d) oh[d] += p * vr[d];
     }
   }

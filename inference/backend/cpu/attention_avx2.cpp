@@ -63,7 +63,7 @@ void softmax_avx2(float* x, int64_t n) {
 
 }  // namespace
 
-void attend_group_f16_avx2(const float* q, int64_t n_q, const fp16_t* k, const fp16_t* v, int64_t row_stride,
+void attend_group_f16_avx2(const float* q, int64_t n_q, const fp16_t* k, const fp16_t* v, const kv_cells& cells,
                            int64_t n_kv, int64_t head_dim, float scale, float* scores, float* out) {
   const int64_t nb = head_dim / 8;  // head_dim % 8 == 0, <= 256 (attention_avx2_usable)
   alignas(32) float row[4][256];
@@ -78,10 +78,10 @@ void attend_group_f16_avx2(const float* q, int64_t n_q, const fp16_t* k, const f
     const bool ahead_ok = j + k_attention_prefetch_rows + 4 <= n_kv;
     for (int r = 0; r < 4; ++r) {
       if (ahead_ok) {
-        const char* ahead = reinterpret_cast<const char*>(base + (j + k_attention_prefetch_rows + r) * row_stride);
+        const char* ahead = reinterpret_cast<const char*>(base + cells.offset(j + k_attention_prefetch_rows + r));
         for (int64_t o = 0; o < 2 * head_dim; o += 64) _mm_prefetch(ahead + o, _MM_HINT_T0);
       }
-      load_row(base + (j + r) * row_stride, row[r]);
+      load_row(base + cells.offset(j + r), row[r]);
     }
   };
 
@@ -107,7 +107,7 @@ void attend_group_f16_avx2(const float* q, int64_t n_q, const fp16_t* k, const f
     }
   }
   for (; j < n_kv; ++j) {
-    load_row(k + j * row_stride, row[0]);
+    load_row(k + cells.offset(j), row[0]);
     for (int64_t h = 0; h < n_q; ++h) {
       const float* qh = q + h * head_dim;
       __m256 a0 = _mm256_setzero_ps();
@@ -138,7 +138,7 @@ void attend_group_f16_avx2(const float* q, int64_t n_q, const fp16_t* k, const f
     }
   }
   for (; j < n_kv; ++j) {
-    load_row(v + j * row_stride, row[0]);
+    load_row(v + cells.offset(j), row[0]);
     for (int64_t h = 0; h < n_q; ++h) {
       const __m256 p = _mm256_set1_ps(scores[h * n_kv + j]);
       float* oh = out + h * head_dim;
@@ -151,9 +151,9 @@ void attend_group_f16_avx2(const float* q, int64_t n_q, const fp16_t* k, const f
 }  // namespace qf::infer
 #else  // not an x86 build with AVX2 flags: never selected (attention_avx2_usable is false)
 namespace qf::infer {
-void attend_group_f16_avx2(const float* q, int64_t n_q, const fp16_t* k, const fp16_t* v, int64_t row_stride,
+void attend_group_f16_avx2(const float* q, int64_t n_q, const fp16_t* k, const fp16_t* v, const kv_cells& cells,
                            int64_t n_kv, int64_t head_dim, float scale, float* scores, float* out) {
-  attend_group_f16_generic(q, n_q, k, v, row_stride, n_kv, head_dim, scale, scores, out);
+  attend_group_f16_generic(q, n_q, k, v, cells, n_kv, head_dim, scale, scores, out);
 }
 }  // namespace qf::infer
 #endif

@@ -56,7 +56,7 @@ inline __m128 hsum4(__m512 a0, __m512 a1, __m512 a2, __m512 a3) {
 
 // scores[h][j] = scale * q_h . K_j for every cell j < n_kv.
 template <int NB>
-void scores_pass(const float* q, int64_t n_q, const fp16_t* k, int64_t row_stride, int64_t n_kv, float scale,
+void scores_pass(const float* q, int64_t n_q, const fp16_t* k, const kv_cells& cells, int64_t n_kv, float scale,
                  float* scores) {
   constexpr int64_t hd = 16 * NB;
   alignas(64) float row[4][hd];
@@ -64,8 +64,8 @@ void scores_pass(const float* q, int64_t n_q, const fp16_t* k, int64_t row_strid
   int64_t j = 0;
   for (; j + 4 <= n_kv; j += 4) {
     for (int r = 0; r < 4; ++r) {
-      if (j + k_attention_prefetch_rows + r < n_kv) prefetch_row(k + (j + k_attention_prefetch_rows + r) * row_stride, hd);
-      for (int b = 0; b < NB; ++b) _mm512_store_ps(row[r] + 16 * b, load_f16x16(k + (j + r) * row_stride + 16 * b));
+      if (j + k_attention_prefetch_rows + r < n_kv) prefetch_row(k + cells.offset(j + k_attention_prefetch_rows + r), hd);
+      for (int b = 0; b < NB; ++b) _mm512_store_ps(row[r] + 16 * b, load_f16x16(k + cells.offset(j + r) + 16 * b));
     }
     for (int64_t h = 0; h < n_q; ++h) {
       const float* qh = q + h * hd;
@@ -81,7 +81,7 @@ void scores_pass(const float* q, int64_t n_q, const fp16_t* k, int64_t row_strid
     }
   }
   for (; j < n_kv; ++j) {
-    for (int b = 0; b < NB; ++b) _mm512_store_ps(row[0] + 16 * b, load_f16x16(k + j * row_stride + 16 * b));
+    for (int b = 0; b < NB; ++b) _mm512_store_ps(row[0] + 16 * b, load_f16x16(k + cells.offset(j) + 16 * b));
     for (int64_t h = 0; h < n_q; ++h) {
       __m512 a = _mm512_setzero_ps();
       for (int b = 0; b < NB; ++b) a = _mm512_fmadd_ps(_mm512_loadu_ps(q + h * hd + 16 * b), _mm512_load_ps(row[0] + 16 * b), a);
@@ -93,14 +93,14 @@ void scores_pass(const float* q, int64_t n_q, const fp16_t* k, int64_t row_strid
 // out_h = sum_j p[h][j] * V_j for NH heads (p = scores after the softmax),
 // the NH x NB output blocks held in registers across all cells.
 template <int NB, int NH>
-void values_pass(const float* p, int64_t n_kv, const fp16_t* v, int64_t row_stride, float* out) {
+void values_pass(const float* p, int64_t n_kv, const fp16_t* v, const kv_cells& cells, float* out) {
   constexpr int64_t hd = 16 * NB;
   __m512 acc[NH][NB];
   for (int h = 0; h < NH; ++h)
     for (int b = 0; b < NB; ++b) acc[h][b] = _mm512_setzero_ps();
   for (int64_t j = 0; j < n_kv; ++j) {
-    const fp16_t* vr = v + j * row_stride;
-    if (j + k_attention_prefetch_rows < n_kv) prefetch_row(vr + k_attention_prefetch_rows * row_stride, hd);
+    const fp16_t* vr = v + cells.offset(j);
+    if (j + k_attention_prefetch_rows < n_kv) prefetch_row(v + cells.offset(j + k_attention_prefetch_rows), hd);
     for (int b = 0; b < NB; ++b) {
       const __m512 x = load_f16x16(vr + 16 * b);
       for (int h = 0; h < NH; ++h) acc[h][b] = _mm512_fmadd_ps(_mm512_set1_ps(p[h * n_kv + j]), x, acc[h][b]);
@@ -111,44 +111,44 @@ void values_pass(const float* p, int64_t n_kv, const fp16_t* v, int64_t row_stri
 }
 
 template <int NB, int... NH>
-void values_for(int nh, const float* p, int64_t n_kv, const fp16_t* v, int64_t row_stride, float* out,
+void values_for(int nh, const float* p, int64_t n_kv, const fp16_t* v, const kv_cells& cells, float* out,
                 std::integer_sequence<int, NH...>) {
   // nh in [1, sizeof...(NH)]: the instance for exactly nh heads
-  ((nh == NH + 1 ? values_pass<NB, NH + 1>(p, n_kv, v, row_stride, out) : void()), ...);
+  ((nh == NH + 1 ? values_pass<NB, NH + 1>(p, n_kv, v, cells, out) : void()), ...);
 }
 
 template <int NB>
-void attend(const float* q, int64_t n_q, const fp16_t* k, const fp16_t* v, int64_t row_stride, int64_t n_kv,
+void attend(const float* q, int64_t n_q, const fp16_t* k, const fp16_t* v, const kv_cells& cells, int64_t n_kv,
             float scale, float* scores, float* out) {
-  scores_pass<NB>(q, n_q, k, row_stride, n_kv, scale, scores);
+  scores_pass<NB>(q, n_q, k, cells, n_kv, scale, scores);
   for (int64_t h = 0; h < n_q; ++h) cpu::softmax(scores + h * n_kv, n_kv);
   constexpr int max_heads = std::min(8, k_acc_registers / NB);
   for (int64_t h0 = 0; h0 < n_q; h0 += max_heads) {
     const int nh = static_cast<int>(std::min<int64_t>(max_heads, n_q - h0));
-    values_for<NB>(nh, scores + h0 * n_kv, n_kv, v, row_stride, out + h0 * 16 * NB,
+    values_for<NB>(nh, scores + h0 * n_kv, n_kv, v, cells, out + h0 * 16 * NB,
                    std::make_integer_sequence<int, max_heads>{});
   }
 }
 
 }  // namespace
 
-void attend_group_f16_avx512(const float* q, int64_t n_q, const fp16_t* k, const fp16_t* v, int64_t row_stride,
+void attend_group_f16_avx512(const float* q, int64_t n_q, const fp16_t* k, const fp16_t* v, const kv_cells& cells,
                              int64_t n_kv, int64_t head_dim, float scale, float* scores, float* out) {
   switch (head_dim) {
-    case 32: attend<2>(q, n_q, k, v, row_stride, n_kv, scale, scores, out); return;
-    case 64: attend<4>(q, n_q, k, v, row_stride, n_kv, scale, scores, out); return;
-    case 96: attend<6>(q, n_q, k, v, row_stride, n_kv, scale, scores, out); return;
-    case 128: attend<8>(q, n_q, k, v, row_stride, n_kv, scale, scores, out); return;
-    default: attend_group_f16_generic(q, n_q, k, v, row_stride, n_kv, head_dim, scale, scores, out);
+    case 32: attend<2>(q, n_q, k, v, cells, n_kv, scale, scores, out); return;
+    case 64: attend<4>(q, n_q, k, v, cells, n_kv, scale, scores, out); return;
+    case 96: attend<6>(q, n_q, k, v, cells, n_kv, scale, scores, out); return;
+    case 128: attend<8>(q, n_q, k, v, cells, n_kv, scale, scores, out); return;
+    default: attend_group_f16_generic(q, n_q, k, v, cells, n_kv, head_dim, scale, scores, out);
   }
 }
 
 }  // namespace qf::infer
 #else  // not an x86 build with AVX-512 flags: never selected (attention_avx512_usable is false)
 namespace qf::infer {
-void attend_group_f16_avx512(const float* q, int64_t n_q, const fp16_t* k, const fp16_t* v, int64_t row_stride,
+void attend_group_f16_avx512(const float* q, int64_t n_q, const fp16_t* k, const fp16_t* v, const kv_cells& cells,
                              int64_t n_kv, int64_t head_dim, float scale, float* scores, float* out) {
-  attend_group_f16_generic(q, n_q, k, v, row_stride, n_kv, head_dim, scale, scores, out);
+  attend_group_f16_generic(q, n_q, k, v, cells, n_kv, head_dim, scale, scores, out);
 }
 }  // namespace qf::infer
 #endif

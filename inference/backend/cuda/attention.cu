@@ -5,7 +5,8 @@
 // writes its partial (acc[head_dim], max, sum) to scratch. Pass 2 merges the
 // splits of each (head, token) with the usual log-sum-exp rescaling. Long
 // contexts thus spread over many blocks even for a single decoded token.
-// GQA: query head h reads KV head h / (n_head / n_head_kv).
+// GQA: query head h reads KV head h / (n_head / n_head_kv). A paged cache is
+// read through the sequence's block table (kv_cell).
 //
 // The first query's position is read on the device (pos[0]) when given, so a
 // recorded step graph attends over the current context: the grid is then
@@ -34,7 +35,7 @@ __global__ void attn_partial_kernel(const float* __restrict__ q, const KV* __res
                                     const KV* __restrict__ v, float* __restrict__ scratch,
                                     int64_t n_past_host, const int32_t* __restrict__ pos, int64_t n_kv_max,
                                     int64_t n_head, int64_t n_head_kv, int64_t head_dim, float scale,
-                                    int64_t n_splits) {
+                                    int64_t n_splits, const int32_t* __restrict__ blocks, int shift) {
   const int64_t h = blockIdx.x, t = blockIdx.y, s = blockIdx.z;
   const int64_t g = h / (n_head / n_head_kv);
   const int64_t n_keys = min(first_pos(pos, n_past_host) + t + 1, n_kv_max);  // causal, never past the bound
@@ -53,7 +54,7 @@ __global__ void attn_partial_kernel(const float* __restrict__ q, const KV* __res
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int64_t row_stride = n_head_kv * head_dim;
   for (int64_t j = begin + warp; j < end; j += k_threads / 32) {
-    const KV* krow = k + j * row_stride + g * head_dim;
+    const KV* krow = k + kv_cell(blocks, shift, j) * row_stride + g * head_dim;
     float dot = 0.f;
     for (int64_t d = lane; d < head_dim; d += 32) dot += qs[d] * kv_load(krow + d);
     dot = warp_sum(dot);
@@ -84,8 +85,8 @@ __global__ void attn_partial_kernel(const float* __restrict__ q, const KV* __res
 
   for (int64_t d = threadIdx.x; d < head_dim; d += k_threads) {
     float acc = 0.f;
-    const KV* vcol = v + begin * row_stride + g * head_dim + d;
-    for (int i = 0; i < n; ++i) acc += sc[i] * kv_load(vcol + int64_t(i) * row_stride);
+    const KV* vcol = v + g * head_dim + d;
+    for (int i = 0; i < n; ++i) acc += sc[i] * kv_load(vcol + kv_cell(blocks, shift, begin + i) * row_stride);
     part[d] = acc;
   }
   if (threadIdx.x == 0) { part[head_dim] = m; part[head_dim + 1] = l; }
@@ -115,11 +116,11 @@ __global__ void attn_combine_kernel(const float* __restrict__ scratch, float* __
 template <typename KV>
 void launch(const float* q, const void* k, const void* v, float* out, int64_t n_tokens, int64_t n_past,
             const int32_t* pos, int64_t n_kv_max, int64_t n_splits, int64_t n_head, int64_t n_head_kv,
-            int64_t head_dim, float scale, float* scratch, stream_t stream) {
+            int64_t head_dim, float scale, float* scratch, const int32_t* blocks, int shift, stream_t stream) {
   dim3 grid1{unsigned(n_head), unsigned(n_tokens), unsigned(n_splits)};
   attn_partial_kernel<KV><<<grid1, k_threads, 0, stream>>>(q, static_cast<const KV*>(k), static_cast<const KV*>(v),
                                                            scratch, n_past, pos, n_kv_max, n_head, n_head_kv,
-                                                           head_dim, scale, n_splits);
+                                                           head_dim, scale, n_splits, blocks, shift);
   dim3 grid2{unsigned(n_head), unsigned(n_tokens)};
   attn_combine_kernel<<<grid2, 128, 0, stream>>>(scratch, out, n_past, pos, n_kv_max, n_head, head_dim, n_splits);
 }
@@ -132,7 +133,8 @@ int64_t attention_scratch_floats(int64_t n_tokens, int64_t n_head, int64_t head_
 
 void attention(const float* q, const void* k, const void* v, ggml_type kv_type, float* out, int64_t n_tokens,
                int64_t n_past, const int32_t* pos, int64_t n_kv_max, int64_t n_head, int64_t n_head_kv,
-               int64_t head_dim, float scale, float* scratch, stream_t stream) {
+               int64_t head_dim, float scale, float* scratch, const int32_t* blocks, int block_shift,
+               stream_t stream) {
   if (head_dim > k_max_head_dim || n_head % n_head_kv != 0)
     throw std::invalid_argument("cuda attention: unsupported head layout");
   if (kv_type != ggml_type::f16 && kv_type != ggml_type::f32)
@@ -142,10 +144,10 @@ void attention(const float* q, const void* k, const void* v, ggml_type kv_type, 
   const int64_t n_splits = splits_for(n_kv_max);
   if (kv_type == ggml_type::f16)
     launch<uint16_t>(q, k, v, out, n_tokens, n_past, pos, n_kv_max, n_splits, n_head, n_head_kv, head_dim, scale,
-                     scratch, stream);
+                     scratch, blocks, block_shift, stream);
   else
     launch<float>(q, k, v, out, n_tokens, n_past, pos, n_kv_max, n_splits, n_head, n_head_kv, head_dim, scale,
-                  scratch, stream);
+                  scratch, blocks, block_shift, stream);
   QF_CUDA_CHECK(cudaGetLastError());
 }
 

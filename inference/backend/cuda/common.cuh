@@ -294,4 +294,10 @@ template <class F> bool dispatch_type(ggml_type t, F&& f) {
   }
 }
 
+// The cell of a sequence's position p: p itself (contiguous cache, blocks
+// null) or, paged, row p % 2^shift of block blocks[p >> shift].
+__device__ __forceinline__ int64_t kv_cell(const int32_t* blocks, int shift, int64_t p) {
+  return blocks ? (int64_t(blocks[p >> shift]) << shift) | (p & ((int64_t(1) << shift) - 1)) : p;
+}
+
 }  // namespace qf::infer::cuda

@@ -21,6 +21,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -99,6 +100,13 @@ size_t kv_elem_size(ggml_type t) {
   throw std::invalid_argument("the CUDA backend keeps the KV cache in F16 or F32");
 }
 int32_t* i32(const buffer& b) { return reinterpret_cast<int32_t*>(dev(b)); }
+// log2 of a paged table's block size (0 when the cache is contiguous).
+int block_shift(const kv_table& t) {
+  if (!t.blocks) return 0;
+  if (t.block_cells <= 0 || (t.block_cells & (t.block_cells - 1)) != 0)
+    throw std::invalid_argument("cuda: block_cells must be a power of two");
+  return std::countr_zero(static_cast<uint64_t>(t.block_cells));
+}
 float* f32(f32_ref r) { return reinterpret_cast<float*>(dev(*r.buf)) + r.offset; }
 const cuda_weight& cw(const weight& w) { return static_cast<const cuda_weight&>(w); }
 
@@ -238,11 +246,11 @@ class cuda_backend final : public backend {
              rp.attn_factor, rp.corr_low, rp.corr_high);
   }
 
-  void kv_store(f32_ref src, int64_t n_rows, int64_t row_len, buffer& cache, ggml_type kv_type,
-                const buffer& pos) override {
+  void kv_store(f32_ref src, int64_t n_rows, int64_t row_len, buffer& cache, ggml_type kv_type, const buffer& pos,
+                const kv_table& table) override {
     const size_t row_bytes = size_t(row_len) * kv_elem_size(kv_type);
     cu::kv_store(f32(src), n_rows, row_len, dev(cache), kv_type, int64_t(cache.size() / row_bytes), i32(pos),
-                 stream_);
+                 table.blocks ? i32(*table.blocks) : nullptr, block_shift(table), stream_);
   }
 
   void attention(f32_ref q, const buffer& k_cache, const buffer& v_cache, f32_ref out,
@@ -251,7 +259,10 @@ class cuda_backend final : public backend {
       throw std::logic_error("cuda: attention without device positions cannot be recorded");
     const int64_t n_cells = int64_t(k_cache.size() / (size_t(ap.n_head_kv * ap.head_dim) * kv_elem_size(ap.kv_type)));
     // Recorded: the position is read on the device and may be anything up to the cache's end.
-    const int64_t n_kv_max = capturing_ && ap.pos ? n_cells : ap.pos0 + ap.n_tokens;
+    // Paged, a position may be anything the block table covers.
+    const int64_t n_positions =
+        ap.table.blocks ? int64_t(ap.table.blocks->size() / sizeof(int32_t)) * ap.table.block_cells : n_cells;
+    const int64_t n_kv_max = capturing_ && ap.pos ? n_positions : ap.pos0 + ap.n_tokens;
     const auto need = size_t(cu::attention_scratch_floats(ap.n_tokens, ap.n_head, ap.head_dim, n_kv_max));
     if (need > attn_scratch_elems_) {
       if (capturing_) {
@@ -265,7 +276,7 @@ class cuda_backend final : public backend {
     }
     cu::attention(f32(q), dev(k_cache), dev(v_cache), ap.kv_type, f32(out), ap.n_tokens, ap.pos0,
                   ap.pos ? i32(*ap.pos) : nullptr, n_kv_max, ap.n_head, ap.n_head_kv, ap.head_dim, ap.scale,
-                  attn_scratch_, stream_);
+                  attn_scratch_, ap.table.blocks ? i32(*ap.table.blocks) : nullptr, block_shift(ap.table), stream_);
   }
 
   void kv_move(buffer& cache, ggml_type kv_type, int64_t row_len, int64_t src, int64_t dst, int64_t n) override {

@@ -81,10 +81,12 @@ void rope_shift(void* k, ggml_type kv_type, int64_t n_rows, int64_t n_heads, int
                 float ext_factor = 0, float corr_low = 0, float corr_high = 0);
 
 // --- kv_store.cu ---
-// cache cells [pos[0], pos[0] + n_rows) = src [n_rows][row_len] as kv_type (F16
-// or F32); pos[0] is read on the device; rows past n_cells are skipped.
+// cache cells of positions [pos[0], pos[0] + n_rows) = src [n_rows][row_len]
+// as kv_type (F16 or F32); pos[0] is read on the device; a position's cell is
+// the position itself (blocks null) or found through the block table (blocks
+// of 2^block_shift cells); rows past n_cells are skipped.
 void kv_store(const float* src, int64_t n_rows, int64_t row_len, void* cache, ggml_type kv_type, int64_t n_cells,
-              const int32_t* pos, stream_t stream);
+              const int32_t* pos, const int32_t* blocks, int block_shift, stream_t stream);
 
 // --- elementwise.cu ---
 void silu_mul(const float* gate, const float* up, float* out, int64_t n, stream_t stream);
@@ -104,7 +106,9 @@ void top_logprob_rows(const float* x, int64_t n_rows, int64_t n, float* out, str
 // --- attention.cu: causal attention over the KV cache, flash-decoding style ---
 // q:   [n_tokens][n_head][head_dim] F32, token t sits at position n_past + t,
 //      n_past = pos[0] read on the device when pos is not null
-// k,v: [n_ctx][n_head_kv][head_dim] in kv_type (F16 or F32), positions 0 .. n_past + n_tokens - 1 filled
+// k,v: [n_cells][n_head_kv][head_dim] in kv_type (F16 or F32), positions 0 .. n_past + n_tokens - 1 filled;
+//      position p in cell p, or, with a block table (blocks not null), in cell
+//      blocks[p >> block_shift] << block_shift | (p & (2^block_shift - 1))
 // out: [n_tokens][n_head][head_dim] F32
 // n_kv_max (used with pos): a bound on n_past + n_tokens, which sizes the grid;
 // keys past it are never read (a position beyond the cache cannot read out of bounds).
@@ -112,7 +116,8 @@ void top_logprob_rows(const float* x, int64_t n_rows, int64_t n, float* out, str
 int64_t attention_scratch_floats(int64_t n_tokens, int64_t n_head, int64_t head_dim, int64_t n_kv);
 void attention(const float* q, const void* k, const void* v, ggml_type kv_type, float* out, int64_t n_tokens,
                int64_t n_past, const int32_t* pos, int64_t n_kv_max, int64_t n_head, int64_t n_head_kv,
-               int64_t head_dim, float scale, float* scratch, stream_t stream);
+               int64_t head_dim, float scale, float* scratch, const int32_t* blocks, int block_shift,
+               stream_t stream);
 
 // --- graph.cu: CUDA graphs of a recorded stream ---
 // begin_capture starts recording `stream` (thread-local mode); end_capture

@@ -102,9 +102,9 @@ class faulty_backend final : public infer::backend {
     in_->top_logprob_rows(x, n_rows, n_cols, out);
   }
   void kv_store(infer::f32_ref src, int64_t n_rows, int64_t row_len, infer::buffer& cache, infer::ggml_type kv_type,
-                const infer::buffer& pos) override {
+                const infer::buffer& pos, const infer::kv_table& table) override {
     ++*ops;
-    in_->kv_store(src, n_rows, row_len, cache, kv_type, pos);
+    in_->kv_store(src, n_rows, row_len, cache, kv_type, pos, table);
   }
   void attention(infer::f32_ref q, const infer::buffer& k, const infer::buffer& v, infer::f32_ref out,
                  const infer::attention_params& ap) override {

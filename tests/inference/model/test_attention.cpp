@@ -2,6 +2,8 @@
 // one and against a direct double-precision computation.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <cmath>
 #include <random>
 #include <vector>
@@ -52,7 +54,8 @@ std::vector<double> direct(const case_data& c, float scale) {
 struct group_kernel {
   const char* name;
   bool (*usable)(int64_t head_dim);
-  void (*run)(const float*, int64_t, const fp16_t*, const fp16_t*, int64_t, int64_t, int64_t, float, float*, float*);
+  void (*run)(const float*, int64_t, const fp16_t*, const fp16_t*, const kv_cells&, int64_t, int64_t, float, float*,
+              float*);
 };
 const group_kernel k_kernels[] = {
     {"generic", [](int64_t) { return true; }, attend_group_f16_generic},
@@ -71,10 +74,25 @@ TEST(attention, group_kernels_match_direct) {
         for (const group_kernel& gk : k_kernels) {
           if (!gk.usable(hd)) continue;
           std::vector<float> scores(n_q * n_kv), out(n_q * hd, 123.0f);
-          gk.run(c.q.data(), n_q, c.k.data() + hd, c.v.data() + hd, c.stride, n_kv, hd, scale, scores.data(),
-                 out.data());
+          gk.run(c.q.data(), n_q, c.k.data() + hd, c.v.data() + hd, kv_cells{c.stride}, n_kv, hd, scale,
+                 scores.data(), out.data());
           for (size_t i = 0; i < out.size(); ++i)
             ASSERT_NEAR(out[i], ref[i], 1e-4) << gk.name << " hd " << hd << " n_q " << n_q << " n_kv " << n_kv;
+          // The same cells paged: blocks of 4 cells in a shuffled order, read through a block table.
+          const int shift = 2;
+          const int64_t bc = int64_t{1} << shift, n_blocks = (n_kv + bc - 1) / bc;
+          std::vector<int32_t> table(static_cast<size_t>(n_blocks));
+          for (int64_t b = 0; b < n_blocks; ++b) table[static_cast<size_t>(b)] = static_cast<int32_t>(n_blocks - 1 - b);
+          std::vector<fp16_t> pk(static_cast<size_t>(n_blocks * bc * c.stride)), pv(pk.size());
+          for (int64_t j = 0; j < n_kv; ++j) {
+            const int64_t cell = (int64_t{table[static_cast<size_t>(j >> shift)]} << shift) | (j & (bc - 1));
+            std::copy_n(c.k.begin() + j * c.stride, c.stride, pk.begin() + cell * c.stride);
+            std::copy_n(c.v.begin() + j * c.stride, c.stride, pv.begin() + cell * c.stride);
+          }
+          std::vector<float> paged(n_q * hd, 123.0f);
+          gk.run(c.q.data(), n_q, pk.data() + hd, pv.data() + hd, kv_cells{c.stride, table.data(), shift}, n_kv, hd,
+                 scale, scores.data(), paged.data());
+          for (size_t i = 0; i < out.size(); ++i) ASSERT_EQ(paged[i], out[i]) << gk.name << " paged, hd " << hd;
         }
       }
     }

@@ -94,8 +94,8 @@ class replaying_backend final : public backend {
     op([=, this, &pos] { in_->rope(x, pos, n_tokens, n_heads, head_dim, rp); });
   }
   void kv_store(f32_ref src, int64_t n_rows, int64_t row_len, buffer& cache, ggml_type kv_type,
-                const buffer& pos) override {
-    op([=, this, &cache, &pos] { in_->kv_store(src, n_rows, row_len, cache, kv_type, pos); });
+                const buffer& pos, const kv_table& table) override {
+    op([=, this, &cache, &pos] { in_->kv_store(src, n_rows, row_len, cache, kv_type, pos, table); });
   }
   void attention(f32_ref q, const buffer& k, const buffer& v, f32_ref out, const attention_params& ap) override {
     op([=, this, &k, &v] { in_->attention(q, k, v, out, ap); });

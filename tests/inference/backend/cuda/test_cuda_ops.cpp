@@ -395,7 +395,7 @@ TEST(CudaOps, AttentionMatchesNaiveCausal) {
     // With the position on the device, the host value is deliberately wrong: it must not be used.
     cu::attention(dq.p, f32 ? static_cast<const void*>(dk32.p) : dk.p, f32 ? static_cast<const void*>(dv32.p) : dv.p,
                   f32 ? ggml_type::f32 : ggml_type::f16, dout.p, nt, on_device ? 0 : n_past,
-                  on_device ? dpos.p : nullptr, n_kv, nh, nkv, hd, scale, scratch.p, nullptr);
+                  on_device ? dpos.p : nullptr, n_kv, nh, nkv, hd, scale, scratch.p, nullptr, 0, nullptr);
 
     std::vector<double> ref(q.size());
     for (int64_t t = 0; t < nt; ++t)
@@ -435,8 +435,8 @@ TEST(CudaOps, KvStoreAtDevicePosition) {
     dev_buf<float> dsrc(src);
     dev_buf<uint16_t> c16(std::vector<uint16_t>(size_t(n_alloc * row_len), guard16));
     dev_buf<float> c32(std::vector<float>(size_t(n_alloc * row_len), -7.0f));
-    cu::kv_store(dsrc.p, n_rows, row_len, c16.p, ggml_type::f16, n_cells, dpos.p, nullptr);
-    cu::kv_store(dsrc.p, n_rows, row_len, c32.p, ggml_type::f32, n_cells, dpos.p, nullptr);
+    cu::kv_store(dsrc.p, n_rows, row_len, c16.p, ggml_type::f16, n_cells, dpos.p, nullptr, 0, nullptr);
+    cu::kv_store(dsrc.p, n_rows, row_len, c32.p, ggml_type::f32, n_cells, dpos.p, nullptr, 0, nullptr);
     const auto h16 = c16.download();
     const auto h32 = c32.download();
     for (int64_t cell = 0; cell < n_alloc; ++cell)
