@@ -37,6 +37,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.error
 import urllib.request
 
 N_PREFIX, N_SUFFIX = 256, 64
@@ -134,7 +135,9 @@ def client(url, text, start, chars, chunks, out):
             with urllib.request.urlopen(req, timeout=120) as r:
                 answer = json.loads(r.read())
             ok = True
-        except Exception as e:  # a failed request counts, with its time
+        except urllib.error.HTTPError as e:  # a failed request counts, with its time
+            answer, ok = {"error": f"{e.code} {e.read().decode(errors='replace')[:200]}"}, False
+        except Exception as e:
             answer, ok = {"error": str(e)}, False
         ms = (time.perf_counter() - t0) * 1000
         out.append((ms, ok, answer))
@@ -189,6 +192,8 @@ def run(kind, args, text):
     def pct(p):
         return ms[min(len(ms) - 1, int(round(p * (len(ms) - 1))))]
     nonempty = sum(1 for r in flat if r[1] and r[2].get("content"))
+    for err in sorted({r[2]["error"] for r in flat if not r[1]})[:3]:
+        print(f"  failed: {err}")
     print(f"{kind:13s} clients {args.clients}: {len(ms)} requests ({ok} answered, {nonempty} with text) in "
           f"{wall:.1f} s: p50 {pct(0.5):.1f} ms, p90 {pct(0.9):.1f} ms; median prompt_n "
           f"{med('timings/prompt_n')}, tokens_cached {med('tokens_cached')}, predicted_n "

@@ -7,9 +7,9 @@
 
 namespace qf::http {
 
-std::string buffer_pool::choose(const std::string& scope, std::string_view text) {
+std::string buffer_pool::choose(const std::string& scope, std::string_view text, std::size_t cursor) {
   buffer* best = nullptr;
-  std::size_t best_kept = 0;
+  std::size_t best_edit = 0;
   for (auto& b : bufs_) {
     if (b.scope != scope) continue;
     const std::size_t n = std::min(b.text.size(), text.size());
@@ -18,9 +18,12 @@ std::string buffer_pool::choose(const std::string& scope, std::string_view text)
     std::size_t tail = 0;
     while (tail < n - head && b.text[b.text.size() - 1 - tail] == text[text.size() - 1 - tail]) ++tail;
     const std::size_t kept = head + tail;
-    // One edit between them, and a small one: the same client typing on.
+    // One edit between them, a small one, and where the cursor is: the same
+    // client typing on (the edit is the keystrokes before the cursor).
     if (text.size() - kept > max_edit_bytes || b.text.size() - kept > max_edit_bytes) continue;
-    if (!best || kept > best_kept) best = &b, best_kept = kept;
+    const std::size_t edit = std::max(text.size() - kept, b.text.size() - kept);
+    if (edit > 0 && (cursor + max_edit_bytes < head || cursor > text.size() - tail + max_edit_bytes)) continue;
+    if (!best || edit < best_edit) best = &b, best_edit = edit;
   }
   if (!best) {
     if (bufs_.size() < capacity_) {

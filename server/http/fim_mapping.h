@@ -13,8 +13,9 @@
 // nothing about who is typing. A request goes to the buffer (a KV cache
 // key, completion_request::buffer_key) of the same API key whose last text
 // its own continues: the two differ by one stretch of at most max_edit_bytes
-// (the keystrokes typed while the previous request ran, a short line), found as the longest common prefix and suffix;
-// of several, the one that keeps the most. Otherwise it gets a fresh buffer,
+// (the keystrokes typed while the previous request ran, a short line) at
+// most max_edit_bytes from the cursor, found as the longest common prefix and suffix;
+// of several, the one with the smallest edit. Otherwise it gets a fresh buffer,
 // the least recently used one when all `capacity` are taken. A client typing
 // on thus keeps reusing its own cache, as an editor's document does, while
 // two clients in one file at different places (same beginning, different
@@ -35,8 +36,9 @@ class buffer_pool {
  public:
   explicit buffer_pool(std::size_t capacity) : capacity_(capacity < 1 ? 1 : capacity) {}
   static constexpr std::size_t max_edit_bytes = 64;
-  // The buffer key for the document `text` of clients with `scope`.
-  std::string choose(const std::string& scope, std::string_view text);
+  // The buffer key for the document `text` (the cursor at byte `cursor`) of
+  // clients with `scope`.
+  std::string choose(const std::string& scope, std::string_view text, std::size_t cursor);
   std::size_t size() const { return bufs_.size(); }
   std::size_t capacity() const { return capacity_; }
 

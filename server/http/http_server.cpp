@@ -268,7 +268,8 @@ class connection : public std::enable_shared_from_this<connection> {
                        error_json(429, "too many completions at once (" + std::to_string(st_->opts.max_pending) +
                                            " queued or running); try again"));
     const std::string doc = q->prefix + q->middle + q->suffix;
-    const std::string key = st_->pool.choose("k" + std::to_string(key_index_), doc);
+    const std::string key =
+        st_->pool.choose("k" + std::to_string(key_index_), doc, q->prefix.size() + q->middle.size());
     server::completion_request creq = make_completion_request(*q, key, received, st_->opts.deadline_ms);
     base.uri = key;
     auto shared_req = std::make_shared<server::completion_request>(creq);

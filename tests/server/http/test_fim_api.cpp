@@ -29,37 +29,41 @@ std::string typed_at(std::size_t pos) {
 TEST(BufferPool, TypingOnKeepsTheBuffer) {
   buffer_pool pool(4);
   const std::size_t at = file.find("a + 1");
-  const std::string k = pool.choose("k0", typed_at(at));
-  for (std::size_t i = 1; i <= 5; ++i) EXPECT_EQ(pool.choose("k0", typed_at(at + i)), k) << i;
+  const std::string k = pool.choose("k0", typed_at(at), at);
+  for (std::size_t i = 1; i <= 5; ++i) EXPECT_EQ(pool.choose("k0", typed_at(at + i), at + i), k) << i;
   EXPECT_EQ(pool.size(), 1u);
 }
 
 TEST(BufferPool, TwoClientsInOneFileKeepTheirOwn) {
   buffer_pool pool(4);
   const std::size_t a = file.find("a + 1"), b = file.find("b * 2");
-  const std::string ka = pool.choose("k0", typed_at(a));
-  const std::string kb = pool.choose("k0", typed_at(b));
+  const std::string ka = pool.choose("k0", typed_at(a), a);
+  const std::string kb = pool.choose("k0", typed_at(b), b);
   EXPECT_NE(ka, kb);
+  // One finishing its line makes its text the other's plus that line's end:
+  // one short edit, but far from its cursor, so not the other's buffer.
+  const std::size_t eol = file.find('\n', b);
+  EXPECT_NE(pool.choose("k0", file, eol), ka);
   // Both type on, interleaved: each stays with its own buffer.
   for (std::size_t i = 1; i <= 3; ++i) {
-    EXPECT_EQ(pool.choose("k0", typed_at(a + i)), ka) << i;
-    EXPECT_EQ(pool.choose("k0", typed_at(b + i)), kb) << i;
+    EXPECT_EQ(pool.choose("k0", typed_at(a + i), a + i), ka) << i;
+    EXPECT_EQ(pool.choose("k0", typed_at(b + i), b + i), kb) << i;
   }
 }
 
 TEST(BufferPool, KeysScopeBuffersAndTheOldestIsReused) {
   buffer_pool pool(2);
-  const std::string k0 = pool.choose("k0", file);
-  const std::string k1 = pool.choose("k1", file);
+  const std::string k0 = pool.choose("k0", file, 10);
+  const std::string k1 = pool.choose("k1", file, 10);
   EXPECT_NE(k0, k1) << "another key's client never shares a buffer";
-  EXPECT_EQ(pool.choose("k0", file), k0);
-  const std::string k2 = pool.choose("k0", std::string(2000, 'x'));
+  EXPECT_EQ(pool.choose("k0", file, 10), k0);
+  const std::string k2 = pool.choose("k0", std::string(2000, 'x'), 10);
   EXPECT_NE(k2, k0);
   EXPECT_NE(k2, k1);
   EXPECT_EQ(pool.size(), 2u);
   // k1's buffer was the least recently used: k2 took it; k0's is still there.
-  EXPECT_EQ(pool.choose("k0", file), k0);
-  const std::string k1_again = pool.choose("k1", file);
+  EXPECT_EQ(pool.choose("k0", file, 10), k0);
+  const std::string k1_again = pool.choose("k1", file, 10);
   EXPECT_NE(k1_again, k1) << "k1's buffer was given away";
   EXPECT_EQ(pool.size(), 2u) << "the pool never grows past its capacity";
 }
