@@ -5,6 +5,7 @@
 // backend's op on the thread pool; and one 512-token prefill ubatch.
 //
 //   bench_attention [threads=2]
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -56,22 +57,32 @@ int main(int argc, char** argv) {
 
   std::printf("attention, F16 cache, %lld heads / %lld KV heads, head_dim %lld; %s; best of 20, microseconds per layer\n",
               (long long)n_head, (long long)n_head_kv, (long long)hd, be->describe().c_str());
-  std::printf("%8s %14s %14s %14s %18s\n", "n_kv", "generic 1T", "avx2 1T", "avx512 1T", "backend op");
+  // The same cells read through a block table of 16-cell blocks (paged), in order
+  // as a private pool hands them out, and shuffled as a shared pool may.
+  std::vector<int32_t> in_order(n_ctx / 16), shuffled(n_ctx / 16);
+  for (size_t b = 0; b < in_order.size(); ++b) in_order[b] = static_cast<int32_t>(b);
+  shuffled = in_order;
+  std::shuffle(shuffled.begin(), shuffled.end(), g);
+  std::printf("%8s %14s %14s %14s %14s %14s %18s\n", "n_kv", "generic 1T", "avx2 1T", "avx512 1T", "paged 1T",
+              "shuffled 1T", "backend op");
   for (int64_t n_kv : {256, 1024, 2048, 4096}) {
-    auto one_thread = [&](auto kernel) {
+    auto one_thread = [&](auto kernel, const int32_t* blocks = nullptr) {
       for (int64_t gi = 0; gi < n_head_kv; ++gi) {
         const float* qg = q.data() + gi * group * hd;
         float* og = out.data() + gi * group * hd;
-        kernel(qg, group, k.data() + gi * hd, v.data() + gi * hd, kv_cells{row}, n_kv, hd, scale, scores.data(), og);
+        kernel(qg, group, k.data() + gi * hd, v.data() + gi * hd, kv_cells{row, blocks, blocks ? 4 : 0}, n_kv, hd,
+               scale, scores.data(), og);
       }
     };
     const double gen = best_us(20, [&] { one_thread(attend_group_f16_generic); });
     const double avx = attention_avx2_usable(hd) ? best_us(20, [&] { one_thread(attend_group_f16_avx2); }) : 0.0;
     const double avx512 =
         attention_avx512_usable(hd) ? best_us(20, [&] { one_thread(attend_group_f16_avx512); }) : 0.0;
+    const double paged = best_us(20, [&] { one_thread(attend_group_f16, in_order.data()); });
+    const double shuf = best_us(20, [&] { one_thread(attend_group_f16, shuffled.data()); });
     attention_params ap{1, n_kv - 1, n_head, n_head_kv, hd, scale, ggml_type::f16};
     const double op = best_us(20, [&] { be->attention(*qb, *kb, *vb, *ob, ap); });
-    std::printf("%8lld %14.1f %14.1f %14.1f %18.1f\n", (long long)n_kv, gen, avx, avx512, op);
+    std::printf("%8lld %14.1f %14.1f %14.1f %14.1f %14.1f %18.1f\n", (long long)n_kv, gen, avx, avx512, paged, shuf, op);
   }
   attention_params pp{512, 0, n_head, n_head_kv, hd, scale, ggml_type::f16};
   const double pre = best_us(5, [&] { be->attention(*qb, *kb, *vb, *ob, pp); });

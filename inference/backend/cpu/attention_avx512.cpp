@@ -65,7 +65,8 @@ void scores_pass(const float* q, int64_t n_q, const fp16_t* k, const kv_cells& c
   for (; j + 4 <= n_kv; j += 4) {
     for (int r = 0; r < 4; ++r) {
       if (j + k_attention_prefetch_rows + r < n_kv) prefetch_row(k + cells.offset(j + k_attention_prefetch_rows + r), hd);
-      for (int b = 0; b < NB; ++b) _mm512_store_ps(row[r] + 16 * b, load_f16x16(k + cells.offset(j + r) + 16 * b));
+      const fp16_t* kr = k + cells.offset(j + r);
+      for (int b = 0; b < NB; ++b) _mm512_store_ps(row[r] + 16 * b, load_f16x16(kr + 16 * b));
     }
     for (int64_t h = 0; h < n_q; ++h) {
       const float* qh = q + h * hd;
@@ -81,7 +82,8 @@ void scores_pass(const float* q, int64_t n_q, const fp16_t* k, const kv_cells& c
     }
   }
   for (; j < n_kv; ++j) {
-    for (int b = 0; b < NB; ++b) _mm512_store_ps(row[0] + 16 * b, load_f16x16(k + cells.offset(j) + 16 * b));
+    const fp16_t* kr = k + cells.offset(j);
+    for (int b = 0; b < NB; ++b) _mm512_store_ps(row[0] + 16 * b, load_f16x16(kr + 16 * b));
     for (int64_t h = 0; h < n_q; ++h) {
       __m512 a = _mm512_setzero_ps();
       for (int b = 0; b < NB; ++b) a = _mm512_fmadd_ps(_mm512_loadu_ps(q + h * hd + 16 * b), _mm512_load_ps(row[0] + 16 * b), a);
