@@ -6,7 +6,12 @@
 // median per B is printed with its ratio to B = 1.
 //
 //   bench_batch_decode FILE.gguf [--threads 2] [--batch 1,2,4,8] [--prompt 256]
-//                      [--tokens 32] [--reps 3]
+//                      [--tokens 32] [--reps 3] [--shared-head 1000]
+//
+// --shared-head H: also the KV memory of 4 documents that start with one
+// H-token head and go on with 20 tokens of their own, in one block pool
+// (each a fork of the head: copy_prefix references its blocks), against one
+// such document alone, and the same 4 documents decoded together from forks.
 //
 // A figure, never a test: the machine is shared; read the ratios of one run.
 #include <algorithm>
@@ -20,6 +25,7 @@
 
 #include "inference/model/batch.h"
 #include "inference/model/context.h"
+#include "inference/model/kv_blocks.h"
 #include "inference/model/model.h"
 
 using namespace qf::infer;
@@ -68,6 +74,25 @@ double run(const model& m, batch& bt, int B, int64_t prompt, int tokens) {
   return now_s() - t0;
 }
 
+// KV blocks in use for `docs` documents forked from one `head`-token head, 20 tokens each after it.
+int64_t blocks_for(const model& m, int docs, int64_t head) {
+  const int64_t bc = kv_blocks::k_default_block_cells;
+  auto pool = std::make_shared<kv_blocks>(m, (head + 64) / bc * docs + 64, ggml_type::f16, bc);
+  context_options o;
+  o.n_ctx = head + 64;
+  o.blocks = pool;
+  context root(m, o);
+  root.eval(prompt_of(head, m.hp().n_vocab, 3), logits_mode::none);
+  std::vector<std::unique_ptr<context>> ds;
+  for (int d = 0; d < docs; ++d) {
+    ds.push_back(std::make_unique<context>(m, o));
+    ds.back()->copy_prefix(root, head);
+    ds.back()->eval(prompt_of(20, m.hp().n_vocab, 100u + static_cast<uint32_t>(d)), logits_mode::last);
+  }
+  root.clear();
+  return pool->n_blocks() - pool->n_free();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -78,7 +103,7 @@ int main(int argc, char** argv) {
   }
   std::string path = argv[1], batches = "1,2,4,8";
   int threads = 2, tokens = 32, reps = 3;
-  int64_t prompt = 256;
+  int64_t prompt = 256, shared_head = 0;
   for (int i = 2; i + 1 < argc; i += 2) {
     const std::string a = argv[i], v = argv[i + 1];
     if (a == "--threads") threads = std::atoi(v.c_str());
@@ -86,6 +111,7 @@ int main(int argc, char** argv) {
     else if (a == "--prompt") prompt = std::atoll(v.c_str());
     else if (a == "--tokens") tokens = std::atoi(v.c_str());
     else if (a == "--reps") reps = std::atoi(v.c_str());
+    else if (a == "--shared-head") shared_head = std::atoll(v.c_str());
     else {
       std::fprintf(stderr, "unknown option %s\n", a.c_str());
       return 2;
@@ -112,6 +138,14 @@ int main(int argc, char** argv) {
     const double tps = Bs[b] * tokens / s;
     if (Bs[b] == 1) base = tps;
     std::printf("%4d %12.1f %14.1f %9.2fx\n", Bs[b], 1000 * s / tokens, tps, base > 0 ? tps / base : 0.0);
+  }
+  if (shared_head > 0) {
+    const int64_t one = blocks_for(*m, 1, shared_head), four = blocks_for(*m, 4, shared_head);
+    const double mib = static_cast<double>(kv_blocks(*m, 1).block_bytes()) / (1 << 20);
+    std::printf("KV of documents with one %lld-token head (+20 tokens each), F16, one pool: 1 document %lld blocks "
+                "(%.1f MiB), 4 documents %lld blocks (%.1f MiB): %.2fx\n",
+                static_cast<long long>(shared_head), static_cast<long long>(one), one * mib,
+                static_cast<long long>(four), four * mib, static_cast<double>(four) / static_cast<double>(one));
   }
   return 0;
 }
