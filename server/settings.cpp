@@ -73,8 +73,8 @@ std::vector<setting_spec> make_schema() {
         "a new layout is made, not per keystroke."},
       S{"completion.extraTokens", "Prompt", QF_FIELD(completion.extra_tokens), 0, 32768, {},
         "Budget of other open files (repo-level context with `<|repo_name|>`/`<|file_sep|>` where the model has "
-        "them; plain text otherwise). It comes first in the prompt, so it is computed once and shared by every "
-        "layout and document that starts with it."},
+        "them; plain text otherwise). It comes first in the prompt, so it is computed once: a layout or document "
+        "that starts with it continues it, or copies its cached cells into its own cache slot."},
       S{"completion.contextBlockTokens", "Prompt", QF_FIELD(completion.context_block_tokens), 0, 32768, {},
         "Budget of the context gathered per layout, ranked: headers of the enclosing scopes above the prefix window, "
         "signatures of identifiers used near the cursor that are defined elsewhere, recently edited or viewed chunks "
