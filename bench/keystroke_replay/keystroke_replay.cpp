@@ -209,14 +209,6 @@ bool run_file(lsp_client& c, const options& o, const std::string& path, int file
   return true;
 }
 
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  for (std::string item; std::getline(ss, item, ',');)
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -232,7 +224,7 @@ int main(int argc, char** argv) {
     };
     if (a == "--model") o.model = next();
     else if (a == "--quickfill") o.quickfill = next();
-    else if (a == "--files") o.files = split(next());
+    else if (a == "--files") o.files = qf::bench::split_list(next());
     else if (a == "--chars") o.chars = std::atoi(next().c_str());
     else if (a == "--interval-ms") o.interval_ms = std::atoi(next().c_str());
     else if (a == "--threads") o.threads = std::atoi(next().c_str());

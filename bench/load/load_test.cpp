@@ -436,7 +436,7 @@ bool run_llama(const options& o, const std::vector<trace>& traces, int n, figure
 
 // -------------------------------------------------------------------- report
 
-void print(const char* server, int n, const options& o, figures& f) {
+void print(const char* server, int n, figures& f) {
   std::printf("%-12s N=%d: %d keys, answered %d (%d empty), cancelled %d, failed %d; p50 %.1f p90 %.1f p99 %.1f ms; "
               "within budget+10 ms %.1f %%; %.1f tokens/s summed over %.1f s; load %s -> %s\n",
               server, n, f.keystrokes, f.answered, f.empty, f.cancelled, f.failed, pct(f.latency, 50),
@@ -448,15 +448,6 @@ void print(const char* server, int n, const options& o, figures& f) {
     std::printf("             prompt tokens evaluated p50 %.0f p90 %.0f, reused from the cache p50 %.0f\n", pct(f.prompt_n, 50),
                 pct(f.prompt_n, 90), pct(f.cached_n, 50));
   for (const auto& [k, v] : f.counters) std::printf("             %s: %.1f\n", k.c_str(), v);
-  (void)o;
-}
-
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  for (std::string item; std::getline(ss, item, ',');)
-    if (!item.empty()) out.push_back(item);
-  return out;
 }
 
 }  // namespace
@@ -476,12 +467,12 @@ int main(int argc, char** argv) {
     if (a == "--model") o.model = next();
     else if (a == "--typists") {
       o.typists.clear();
-      for (const auto& s : split(next())) o.typists.push_back(std::atoi(s.c_str()));
+      for (const auto& s : split_list(next())) o.typists.push_back(std::atoi(s.c_str()));
     } else if (a == "--keys") o.keys = std::atoi(next().c_str());
     else if (a == "--threads") o.threads = std::atoi(next().c_str());
     else if (a == "--budget-ms") o.budget_ms = std::atoi(next().c_str());
     else if (a == "--seed") o.seed = static_cast<unsigned>(std::atoi(next().c_str()));
-    else if (a == "--files") o.files = split(next());
+    else if (a == "--files") o.files = split_list(next());
     else if (a == "--only") o.only = next();
     else if (a == "--prefix-lines") o.prefix_lines = std::atoi(next().c_str());
     else if (a == "--suffix-lines") o.suffix_lines = std::atoi(next().c_str());
@@ -515,12 +506,12 @@ int main(int argc, char** argv) {
   for (int n : o.typists) {
     if (o.only != "llama-server") {
       if (!run_quickfill(o, traces, n, qf[n])) return 1;
-      print("quickfill", n, o, qf[n]);
+      print("quickfill", n, qf[n]);
       std::fflush(stdout);
     }
     if (o.only != "quickfill") {
       if (!run_llama(o, traces, n, ls[n])) return 1;
-      print("llama-server", n, o, ls[n]);
+      print("llama-server", n, ls[n]);
       std::fflush(stdout);
     }
   }
