@@ -72,8 +72,15 @@ class session_provider final : public completion_provider {
     completion_result r;
     completion_request keyed = req;
     keyed.buffer_key = key_of(req.uri);
-    run(engine_worker::kind::foreground, cancel, req.uri,
-        [&](completion_provider& p, const cancel_token& t) { r = p.complete(keyed, t); });
+    // The request's deadline counts while the call waits behind other
+    // windows' calls: past it, the call leaves the queue and the answer is an
+    // empty, incomplete list at once (the client asks again), as in-process
+    // where nothing waits. Once running, the pipeline keeps the deadline itself.
+    const bool timed = req.deadline.time_since_epoch().count() != 0;
+    const cancel_token waiting = timed ? cancel.with_deadline(req.deadline) : cancel;
+    const bool ran = run(engine_worker::kind::foreground, waiting, req.uri,
+                         [&](completion_provider& p, const cancel_token& t) { r = p.complete(keyed, t); });
+    if (!ran && !cancel.is_cancelled()) r.incomplete = true;
     return r;
   }
   bool background_step(const cancel_token& cancel) override {

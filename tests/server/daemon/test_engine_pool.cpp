@@ -2,12 +2,18 @@
 // completion pipeline (on the scripted model of the pipeline tests) behind
 // engine_pool, as the daemon builds it. Each window typing in its own buffer
 // keeps its KV state however many windows type at once, two windows holding
-// the same URI with different contents do not evict each other, and the KV
-// memory stays within completion.cacheMiB with many windows.
+// the same URI with different contents do not evict each other, the KV
+// memory stays within completion.cacheMiB with many windows, and a request
+// whose deadline passes while it waits behind another window's call is
+// answered then (empty, incomplete), not after that call.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
+#include <future>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "server/completion/pipeline.h"
@@ -153,4 +159,40 @@ TEST(engine_pool_sessions, sixteen_windows_stay_within_the_memory_budget) {
   EXPECT_EQ(eng.pipe->pool().max_slots(), 6);
   EXPECT_LE(eng.pipe->pool().n_slots(), 6);
   EXPECT_LE(eng.pipe->pool().bytes(), static_cast<size_t>(s.cache_mib) << 20);
+}
+
+TEST(engine_pool_sessions, a_request_past_its_deadline_while_waiting_is_answered_at_once) {
+  qf::test::fake_backend* slow = nullptr;
+  completion::pipeline* pipe = nullptr;
+  engine_pool pool([&](const provider_options& o, std::string*) -> std::unique_ptr<completion_provider> {
+    auto be = std::make_unique<qf::test::fake_backend>();
+    be->per_token = std::chrono::milliseconds(4);  // a cold prompt of a few hundred tokens: about a second
+    slow = be.get();
+    auto p = std::make_unique<completion::pipeline>(std::move(be), o.completion);
+    pipe = p.get();
+    return p;
+  });
+  provider_options o;
+  o.model_path = "/models/one.gguf";
+  o.completion = settings();
+  std::string err;
+  auto a = pool.acquire(1, o, &err), b = pool.acquire(2, o, &err);
+  ASSERT_TRUE(a && b) << err;
+  ASSERT_TRUE(slow && pipe);
+
+  std::atomic<bool> a_done{false};
+  auto first = std::async(std::launch::async, [&] {
+    completion_result r = a->complete(keystroke("file:///w/a.py", "a", "x"), {});
+    a_done = true;
+    return r;
+  });
+  // A's call holds the worker for about a second; B asks with a short budget meanwhile.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  completion_request rb = keystroke("file:///w/b.py", "b", "y");
+  rb.deadline = clock::now() + std::chrono::milliseconds(30);
+  const completion_result r = b->complete(rb, {});
+  EXPECT_FALSE(a_done) << "B was answered only after A's call";
+  EXPECT_TRUE(r.incomplete);
+  EXPECT_TRUE(r.items.empty());
+  EXPECT_FALSE(first.get().items.empty());  // A itself is answered as usual
 }
