@@ -26,6 +26,15 @@ const std::set<std::string, std::less<>> ignored_openai = {
     "temperature", "top_p", "n", "logprobs", "echo", "presence_penalty", "frequency_penalty", "best_of",
     "logit_bias", "user", "seed", "top_k", "min_p", "cache_prompt", "samplers", "id_slot", "n_indent"};
 
+// A field's name in quotes (built by appending: GCC 12 warns, falsely, about
+// `"literal" + std::string` here, -Wrestrict).
+std::string field(std::string_view k) {
+  std::string s(1, '"');
+  s.append(k);
+  s += '"';
+  return s;
+}
+
 class reader {
  public:
   reader(const json::object& o, std::string* error) : o_(o), error_(error) {}
@@ -41,7 +50,7 @@ class reader {
   bool string(std::string_view k, std::string& out) {
     const auto* v = get(k);
     if (!v) return true;
-    if (!v->is_string()) return fail("\"" + std::string(k) + "\" must be a string");
+    if (!v->is_string()) return fail(field(k) + " must be a string");
     out = std::string(v->as_string());
     return true;
   }
@@ -52,25 +61,25 @@ class reader {
     if (v->is_int64()) d = static_cast<double>(v->as_int64());
     else if (v->is_uint64()) d = static_cast<double>(v->as_uint64());
     else if (v->is_double() && std::floor(v->as_double()) == v->as_double()) d = v->as_double();
-    else return fail("\"" + std::string(k) + "\" must be an integer");
+    else return fail(field(k) + " must be an integer");
     if (d < lo || d > hi)
-      return fail("\"" + std::string(k) + "\" must be between " + std::to_string(lo) + " and " + std::to_string(hi));
+      return fail(field(k) + " must be between " + std::to_string(lo) + " and " + std::to_string(hi));
     out = static_cast<int>(d);
     return true;
   }
   bool number(std::string_view k, double lo, double hi, double& out) {
     const auto* v = get(k);
     if (!v) return true;
-    if (!v->is_number()) return fail("\"" + std::string(k) + "\" must be a number");
+    if (!v->is_number()) return fail(field(k) + " must be a number");
     const double d = v->to_number<double>();
-    if (!(d >= lo && d <= hi)) return fail("\"" + std::string(k) + "\" is out of range");
+    if (!(d >= lo && d <= hi)) return fail(field(k) + " is out of range");
     out = d;
     return true;
   }
   bool boolean(std::string_view k, bool& out) {
     const auto* v = get(k);
     if (!v) return true;
-    if (!v->is_bool()) return fail("\"" + std::string(k) + "\" must be true or false");
+    if (!v->is_bool()) return fail(field(k) + " must be true or false");
     out = v->as_bool();
     return true;
   }
@@ -82,12 +91,12 @@ class reader {
       out = {std::string(v->as_string())};
       return true;
     }
-    if (!v->is_array()) return fail("\"" + std::string(k) + "\" must be a string or an array of strings");
+    if (!v->is_array()) return fail(field(k) + " must be a string or an array of strings");
     if (v->as_array().size() > max)
-      return fail("\"" + std::string(k) + "\" has more than " + std::to_string(max) + " entries");
+      return fail(field(k) + " has more than " + std::to_string(max) + " entries");
     out.clear();
     for (const auto& e : v->as_array()) {
-      if (!e.is_string()) return fail("\"" + std::string(k) + "\" must hold strings only");
+      if (!e.is_string()) return fail(field(k) + " must hold strings only");
       out.emplace_back(e.as_string());
     }
     return true;
@@ -97,7 +106,7 @@ class reader {
       if (read.count(std::string_view(k)) || ignored.count(std::string_view(k))) continue;
       std::string known;
       for (const auto& r : read) known += (known.empty() ? "" : ", ") + r;
-      return fail("unknown field \"" + std::string(k) + "\" (this server reads " + known +
+      return fail(std::string("unknown field ").append(field(k)).append(" (this server reads ").append(known) +
                   " and accepts llama-server's and OpenAI's sampling options)");
     }
     return true;
@@ -189,12 +198,12 @@ std::optional<fim_request> parse_infill(std::string_view body, std::string* erro
       if (!e->is_array()) return r.fail("\"input_extra\" must be an array of {\"filename\", \"text\"} objects"), std::nullopt;
       for (std::size_t i = 0; i < e->as_array().size(); ++i) {
         const json::value& c = e->as_array()[i];
-        const std::string at = "\"input_extra\"[" + std::to_string(i) + "]";
+        const std::string at = std::string("\"input_extra\"[").append(std::to_string(i)).append("]");
         if (!c.is_object()) return r.fail(at + " must be an object"), std::nullopt;
         fim_chunk chunk;
         for (const auto& [k, v] : c.as_object()) {
           if (k == "time") continue;  // llama.vim's ring chunks carry when they were picked
-          if (k != "filename" && k != "text") return r.fail(at + " has an unknown field \"" + std::string(k) + "\""), std::nullopt;
+          if (k != "filename" && k != "text") return r.fail(at + " has an unknown field " + field(k)), std::nullopt;
           if (!v.is_string()) return r.fail(at + "." + std::string(k) + " must be a string"), std::nullopt;
           (k == "filename" ? chunk.filename : chunk.text) = std::string(v.as_string());
         }
