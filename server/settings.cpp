@@ -57,6 +57,12 @@ std::vector<setting_spec> make_schema() {
       S{"daemon.idleTimeoutSeconds", "Daemon", QF_FIELD(server.daemon_idle_timeout_s), 0, 604800, {},
         "Seconds the daemon keeps the model resident after its last client has gone (0: exit at once). Applies "
         "when this editor starts the daemon; a daemon already running keeps its own. `--idle-timeout` wins."},
+      S{"daemon.http", "Daemon", QF_FIELD(server.daemon_http), 0, 0, {},
+        "`HOST:PORT` (a loopback address, e.g. `127.0.0.1:8012`): a daemon this editor starts also serves the "
+        "llama-server-compatible HTTP endpoint of `quickfill serve` (`/infill`, `/v1/completions`) from the engines "
+        "its windows share, for llama.vim, llama.vscode or Continue, and stays up while it does (docs/daemon.md). "
+        "Empty: no HTTP. Read from the user config file only; a daemon already running keeps its own.",
+        setting_trust::user_file},
       // ---- Engine ----
       S{"device", "Engine", QF_FIELD(engine.device), 0, 0, devices,
         "Where the model runs: `auto` takes the CUDA backend when the binary has it and a GPU is present, otherwise "

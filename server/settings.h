@@ -57,6 +57,7 @@ struct server_settings {
   // switch the mode of a running session.
   bool daemon_enabled = true;       // false: the model is loaded in this process, as with --no-daemon
   int daemon_idle_timeout_s = 300;  // a daemon started by this editor exits this long after its last client
+  std::string daemon_http;          // "HOST:PORT": a daemon started by this editor also serves HTTP (server/http/)
 };
 
 // Who may set a key (docs/security.md). The user config file

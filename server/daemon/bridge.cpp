@@ -66,6 +66,7 @@ bool spawn_daemon(const socket_paths& paths, const server_args& a, int idle_s, s
   std::vector<std::string> args{"quickfill",   "daemon",        "--socket-dir", paths.dir,
                                 "--idle-timeout", std::to_string(idle_s), "--log-file", paths.log,
                                 "--log-level", a.log_level};
+  if (!a.http_listen.empty()) args.insert(args.end(), {"--http", a.http_listen});  // daemon.http
   std::vector<char*> argv;
   for (auto& s : args) argv.push_back(s.data());
   argv.push_back(nullptr);
@@ -400,13 +401,16 @@ int run_stdio_entry(const server_args& a) {
     return run_in_process(a, &in, {std::move(first.body)});
   }
   const int idle_s = a.idle_timeout_s >= 0 ? a.idle_timeout_s : s.daemon_idle_timeout_s;
+  // daemon.http (the user config file's only): a daemon this bridge starts serves HTTP too.
+  server_args with_http = a;
+  if (with_http.http_listen.empty()) with_http.http_listen = s.daemon_http;
   std::string error;
-  const int fd = connect_daemon(a, idle_s, &error);
+  const int fd = connect_daemon(with_http, idle_s, &error);
   if (fd < 0) {
     spdlog::warn("no quickfill daemon ({}); the model is loaded in this process", error);
     return run_in_process(a, &in, {std::move(first.body)});
   }
-  bridge b(a, idle_s, in);
+  bridge b(with_http, idle_s, in);
   return b.run(fd, std::move(first.body));
 }
 

@@ -66,10 +66,9 @@ class daemon_server {
       stopping_ = true;
       maybe_finish();
     });
-    if (!args_.http_listen.empty() && !start_http()) {
-      cleanup();
-      return 1;
-    }
+    // Without its HTTP endpoint (a port taken, say) the daemon still serves its
+    // editors: the log says why.
+    if (!args_.http_listen.empty()) start_http();
     accept_next();
     arm_idle();
     io_.run();
@@ -310,8 +309,9 @@ class daemon_server {
                        },
                        args_, &error);
     if (!stop_http_) {
-      spdlog::error("daemon: --http {}: {}", args_.http_listen, error);
-      std::fprintf(stderr, "quickfill daemon: --http %s: %s\n", args_.http_listen.c_str(), error.c_str());
+      spdlog::error("daemon: no HTTP endpoint: --http {}: {}", args_.http_listen, error);
+      std::fprintf(stderr, "quickfill daemon: no HTTP endpoint: --http %s: %s\n", args_.http_listen.c_str(),
+                   error.c_str());
       return false;
     }
     spdlog::info("daemon: serving HTTP on {} (engine session {})", args_.http_listen, id);

@@ -219,7 +219,7 @@ TEST(SettingsLayers, SchemaMarksThePrivilegedKeysAndTheReferenceSaysSo) {
     if (s.trust == setting_trust::user_file) user_file.emplace_back(s.key);
     if (s.trust == setting_trust::bare_name) bare.emplace_back(s.key);
   }
-  EXPECT_EQ(joined(user_file), "sources, audit.path, audit.includeCode");
+  EXPECT_EQ(joined(user_file), "daemon.http, sources, audit.path, audit.includeCode");
   EXPECT_EQ(joined(bare), "model, completion.draftModel");
   const std::string md = render_settings_markdown();
   const auto row = md.find("| `audit.path` |");
