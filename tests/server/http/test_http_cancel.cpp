@@ -3,7 +3,8 @@
 // its cancel token is set): a client that closes its connection while its
 // /infill runs cancels the job (the worker is freed, the stats count one
 // cancellation), and the server answers the next request; a request for a
-// buffer that a newer one continues is preempted (latest wins).
+// buffer that a newer one continues is preempted (latest wins); past
+// --max-pending completions a request gets 429.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -43,6 +44,7 @@ class HttpCancel : public ::testing::Test {
     core_->start();
     qf::http::http_options ho;
     ho.port = 0;
+    ho.max_pending = max_pending_;
     server_ = std::make_unique<qf::http::http_server>(*core_, ioc_, ho);
     std::string err;
     ASSERT_TRUE(server_->start(&err)) << err;
@@ -98,6 +100,7 @@ class HttpCancel : public ::testing::Test {
     return false;
   }
 
+  std::size_t max_pending_ = 16;
   asio::io_context ioc_;
   asio::executor_work_guard<asio::io_context::executor_type> guard_ = asio::make_work_guard(ioc_);
   std::atomic<int> running_{0};
@@ -135,4 +138,24 @@ TEST_F(HttpCancel, NewerKeystrokeOnTheSameBufferPreemptsTheOlder) {
   ::close(second);
   ASSERT_TRUE(eventually([&] { return cancelled("cancelled") == 1 && cancelled("preempted") == 1; }))
       << json::serialize(core_->stats().to_json(5));
+}
+
+namespace {
+class HttpPendingCap : public HttpCancel {
+ protected:
+  HttpPendingCap() { max_pending_ = 1; }
+};
+}  // namespace
+
+TEST_F(HttpPendingCap, MoreCompletionsThanTheCapGet429AndTheServerGoesOn) {
+  const int running = send_infill(R"({"input_prefix": "BLOCK = ", "input_suffix": "\n"})");
+  ASSERT_TRUE(eventually([&] { return running_.load() == 1; }));
+  // Another client's request, with the one allowed completion running.
+  const std::string refused = read_all(send_infill(R"({"input_prefix": "other_client = 1\nx = ", "input_suffix": "\n"})"));
+  EXPECT_EQ(refused.substr(0, 12), "HTTP/1.1 429") << refused;
+  EXPECT_NE(refused.find("too many completions at once (1 queued or running)"), std::string::npos) << refused;
+  ::close(running);
+  ASSERT_TRUE(eventually([&] { return cancelled("cancelled") == 1; }));
+  const std::string got = read_all(send_infill(R"({"input_prefix": "value = foo", "input_suffix": "\n"})"));
+  EXPECT_EQ(got.substr(0, 12), "HTTP/1.1 200") << got;
 }
