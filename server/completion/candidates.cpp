@@ -49,13 +49,21 @@ std::vector<gen_outcome> generate_candidates(lm_sequence& seq, const lm_vocab& v
   };
 
   if (n > 1 && forks) {
-    // Together: candidates 1..n-1 in forks of the prompt, all decoded in one batch per step.
-    for (int c = 1; c < n; ++c) forks->at(static_cast<size_t>(c - 1)).copy_prefix(seq, n_prompt);
+    // Together: candidates 1..n-1 in forks of the prompt, all decoded in one
+    // batch per step. The engine shares the slot's cells with forks of its
+    // own where it has room (nothing copied); else the kept forks take a copy.
+    const int64_t room = p.max_tokens + p.draft_max + 2;
+    std::vector<std::unique_ptr<lm_sequence>> shared = forks->backend().fork(seq, n_prompt, n - 1, room);
+    auto fork_of = [&](int c) -> lm_sequence& {
+      return shared.empty() ? forks->at(static_cast<size_t>(c - 1)) : *shared[static_cast<size_t>(c - 1)];
+    };
+    if (shared.empty())
+      for (int c = 1; c < n; ++c) forks->at(static_cast<size_t>(c - 1)).copy_prefix(seq, n_prompt);
     outs.resize(static_cast<size_t>(n));
     for (int c = 1; c < n; ++c) outs[static_cast<size_t>(c)].prompt_done = true;
     eval_group group(forks->backend(), n);
     std::vector<std::unique_ptr<lm_sequence>> members;
-    for (int c = 0; c < n; ++c) members.push_back(group.join(c == 0 ? seq : forks->at(static_cast<size_t>(c - 1))));
+    for (int c = 0; c < n; ++c) members.push_back(group.join(c == 0 ? seq : fork_of(c)));
     std::vector<std::exception_ptr> errors(static_cast<size_t>(n));
     auto body = [&](int c) {
       gen_params cp = gp;

@@ -1,10 +1,12 @@
 // n candidates from one evaluated prompt.
 //
 // The prompt is evaluated once, into the request's cache slot. Its last row
-// (the first token's distribution) is kept on the host. With forks (extra
-// sequences kept between requests, candidate_forks), candidates 2..n start
-// from a copy of the slot's prompt cells (copy_prefix: on a keystroke only
-// the cells that changed are copied) and all n are decoded at once: each on
+// (the first token's distribution) is kept on the host. With forks,
+// candidates 2..n start from the slot's prompt: forks the engine makes in the
+// slot's own block pool, sharing its cells (lm_backend::fork: nothing
+// copied), or, where it cannot, extra sequences kept between requests
+// (candidate_forks) into which the prompt's cells are copied (copy_prefix: on
+// a keystroke only the cells that changed). All n are decoded at once: each on
 // its own thread, their evals meeting in one engine batch per step
 // (eval_group.h), so a step reads the weights once for every candidate.
 // Without forks they are decoded one after the other in the slot, each

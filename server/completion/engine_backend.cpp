@@ -11,6 +11,7 @@
 #include "inference/gguf/gguf.h"
 #include "inference/model/batch.h"
 #include "inference/model/context.h"
+#include "inference/model/kv_blocks.h"
 #include "inference/model/device_check.h"
 #include "inference/model/model.h"
 #include "inference/tokenizer/tokenizer.h"
@@ -47,9 +48,24 @@ infer::logits_mode to_engine(lm_logits m) {
   return infer::logits_mode::last;
 }
 
+// Blocks a slot's pool keeps beside its n_ctx cells for the forks of its
+// prompt (candidates 2..n: each needs a copy of the prompt's partly filled
+// last block and blocks for its own tokens), and the slot's own copy of that
+// block once forks share it. 24 blocks of 16 cells: two forks of up to about
+// 160 tokens each.
+constexpr int64_t k_fork_blocks = 24;
+
 class engine_sequence final : public lm_sequence {
  public:
-  engine_sequence(const infer::model& m, int64_t n_ctx, bool step_graphs) : ctx_(m, make_opts(n_ctx, step_graphs)) {}
+  // A sequence with a pool of its own: n_ctx cells and room for forks.
+  engine_sequence(const infer::model& m, int64_t n_ctx, bool step_graphs)
+      : pool_(std::make_shared<infer::kv_blocks>(m, blocks_for(n_ctx) + k_fork_blocks, infer::ggml_type::f16,
+                                                 infer::kv_blocks::k_default_block_cells)),
+        ctx_(m, make_opts(n_ctx, step_graphs, pool_, 512)),
+        owns_pool_(true) {}
+  // A fork in `pool`: it evaluates only in batches, so its own scratch is small.
+  engine_sequence(const infer::model& m, int64_t n_ctx, bool step_graphs, std::shared_ptr<infer::kv_blocks> pool)
+      : pool_(std::move(pool)), ctx_(m, make_opts(n_ctx, step_graphs, pool_, 16)), owns_pool_(false) {}
   int64_t n_ctx() const override { return ctx_.n_ctx(); }
   const std::vector<int32_t>& tokens() const override { return ctx_.tokens(); }
   void keep_first(int64_t n) override { ctx_.keep_first(n); }
@@ -63,21 +79,33 @@ class engine_sequence final : public lm_sequence {
   int32_t best_token(int64_t i) const override { return ctx_.argmax(i); }
   float best_logprob(int64_t i) const override { return ctx_.argmax_logprob(i); }
   std::span<const float> logits(int64_t i) const override { return ctx_.logits(i); }
-  size_t kv_bytes() const override { return ctx_.kv_bytes(); }
+  // The pool a slot owns; nothing for a fork (its cells are the slot's).
+  size_t kv_bytes() const override { return owns_pool_ ? pool_->bytes() : 0; }
   void copy_prefix(const lm_sequence& src, int64_t n) override {
     if (const auto* e = dynamic_cast<const engine_sequence*>(&src)) return ctx_.copy_prefix(e->ctx_, n);
     lm_sequence::copy_prefix(src, n);
   }
   infer::context& ctx() { return ctx_; }
+  const std::shared_ptr<infer::kv_blocks>& pool() const { return pool_; }
+  bool owns_pool() const { return owns_pool_; }
+  static int64_t blocks_for(int64_t n_ctx) {
+    const int64_t bc = infer::kv_blocks::k_default_block_cells;
+    return (n_ctx + bc - 1) / bc;
+  }
 
  private:
-  static infer::context_options make_opts(int64_t n_ctx, bool step_graphs) {
+  static infer::context_options make_opts(int64_t n_ctx, bool step_graphs, std::shared_ptr<infer::kv_blocks> pool,
+                                          int64_t n_ubatch) {
     infer::context_options o;
     o.n_ctx = n_ctx;
     o.step_graphs = step_graphs;
+    o.blocks = std::move(pool);
+    o.n_ubatch = n_ubatch;
     return o;
   }
+  std::shared_ptr<infer::kv_blocks> pool_;  // before ctx_: the context releases its blocks into it
   infer::context ctx_;
+  bool owns_pool_;
 };
 
 class engine_backend final : public lm_backend {
@@ -91,6 +119,25 @@ class engine_backend final : public lm_backend {
   size_t kv_bytes_per_token() const override {
     const infer::hparams& hp = m_->hp();
     return static_cast<size_t>(hp.n_layer) * 2 * static_cast<size_t>(hp.n_embd_kv()) * 2;  // K and V, F16
+  }
+  size_t sequence_bytes(int64_t n_ctx) const override {
+    const int64_t cells = (engine_sequence::blocks_for(n_ctx) + k_fork_blocks) * infer::kv_blocks::k_default_block_cells;
+    return kv_bytes_per_token() * static_cast<size_t>(cells);
+  }
+  std::vector<std::unique_ptr<lm_sequence>> fork(lm_sequence& parent, int64_t n, int count, int64_t more) override {
+    auto* p = dynamic_cast<engine_sequence*>(&parent);
+    if (!p || !p->owns_pool() || count <= 0) return {};
+    // Each fork: a copy of the shared partly filled block and its own tokens; the parent: its copy of that block.
+    const int64_t bc = infer::kv_blocks::k_default_block_cells;
+    const int64_t need = count * ((more + bc - 1) / bc + 2) + 1;
+    if (p->pool()->n_free() < need) return {};
+    std::vector<std::unique_ptr<lm_sequence>> out;
+    for (int i = 0; i < count; ++i) {
+      auto f = std::make_unique<engine_sequence>(*m_, p->n_ctx(), step_graphs_, p->pool());
+      f->ctx().copy_prefix(p->ctx(), n);  // by reference: one pool
+      out.push_back(std::move(f));
+    }
+    return out;
   }
   int64_t n_ctx_train() const override { return m_->hp().n_ctx_train; }
   std::string describe() const override { return m_->describe(); }

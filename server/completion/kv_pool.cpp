@@ -21,7 +21,7 @@ constexpr int64_t k_min_copy_tokens = 16;
 kv_pool::kv_pool(lm_backend& backend, const completion_settings& s) : backend_(backend), s_(s) {
   n_ctx_ = s.context_tokens;
   if (backend.n_ctx_train() > 0) n_ctx_ = std::min<int64_t>(n_ctx_, backend.n_ctx_train());
-  const size_t per_slot = backend.kv_bytes_per_token() * static_cast<size_t>(n_ctx_);
+  const size_t per_slot = backend.sequence_bytes(n_ctx_);
   const size_t budget = static_cast<size_t>(s.cache_mib) << 20;
   by_memory_ = per_slot > 0 ? static_cast<int>(std::min<size_t>(budget / per_slot, 1 << 20)) : s.cache_slots;
   set_sessions(1);

@@ -107,6 +107,18 @@ class lm_backend {
   virtual std::unique_ptr<lm_sequence> new_sequence(int64_t n_ctx) = 0;
   // KV bytes one cached token costs (for the memory budget).
   virtual size_t kv_bytes_per_token() const = 0;
+  // KV bytes a sequence of n_ctx tokens made by new_sequence holds (an engine
+  // may keep room beside it for its forks).
+  virtual size_t sequence_bytes(int64_t n_ctx) const { return kv_bytes_per_token() * static_cast<size_t>(n_ctx); }
+  // `count` new sequences that hold parent's first n tokens by sharing its
+  // cache (nothing copied or evaluated), each with room for `more` tokens of
+  // its own; the parent keeps working beside them. Empty when the engine
+  // cannot share the parent's cache or has no room for that many (the caller
+  // then copies: lm_sequence::copy_prefix). They must go before the parent.
+  virtual std::vector<std::unique_ptr<lm_sequence>> fork(lm_sequence& parent, int64_t n, int count, int64_t more) {
+    (void)parent, (void)n, (void)count, (void)more;
+    return {};
+  }
   virtual int64_t n_ctx_train() const = 0;
   virtual std::string describe() const = 0;
   // Evaluates every entry, each as its sequence's eval would alone (same

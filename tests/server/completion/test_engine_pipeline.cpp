@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include <cstdlib>
 #include <filesystem>
@@ -360,4 +361,44 @@ TEST(engine_pipeline, fim_formats_of_real_vocabularies) {
   EXPECT_EQ(ds.family, "deepseek-coder");
   fim_format qw = detect("ggml-vocab-qwen2.gguf");  // the base Qwen2 vocabulary has no FIM tokens
   EXPECT_FALSE(qw.has_fim);
+}
+
+TEST(engine_pipeline, forks_share_the_slot_cells_and_continue_as_alone) {
+  engine_options eo;
+  eo.threads = 1;
+  std::string err;
+  auto be = load_engine_backend(tiny_model(), eo, &err);
+  ASSERT_TRUE(be) << err;
+  const std::vector<int32_t> prompt = be->vocab().encode("def add(a, b):\n    return a + b\n\ndef sub(a, b):\n");
+  ASSERT_GT(prompt.size(), 17u);
+  auto slot = be->new_sequence(256);
+  slot->eval(prompt, lm_logits::last, {}, lm_output::best);
+  auto forks = be->fork(*slot, static_cast<int64_t>(prompt.size()), 2, 24);
+  ASSERT_EQ(forks.size(), 2u);
+  EXPECT_EQ(forks[0]->kv_bytes(), 0u) << "a fork holds no cells of its own until it writes";
+  // Each continues with its own token, as a sequence that evaluated everything itself.
+  const int32_t toks[3] = {be->vocab().encode("x")[0], be->vocab().encode("y")[0], be->vocab().encode("z")[0]};
+  std::vector<lm_batch_entry> es(3);
+  lm_sequence* seqs[3] = {slot.get(), forks[0].get(), forks[1].get()};
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(seqs[i]->tokens(), prompt);
+    es[static_cast<size_t>(i)].seq = seqs[i];
+    es[static_cast<size_t>(i)].toks = std::span<const int32_t>(&toks[i], 1);
+  }
+  be->eval_batch(es, lm_output::full);
+  for (int i = 0; i < 3; ++i) {
+    auto alone = be->new_sequence(256);
+    std::vector<int32_t> all = prompt;
+    all.push_back(toks[i]);
+    alone->eval(all, lm_logits::last, {}, lm_output::full);
+    const auto a = alone->logits(0), b = seqs[i]->logits(0);
+    ASSERT_EQ(a.size(), b.size());
+    double num = 0, den = 0;
+    for (size_t j = 0; j < a.size(); ++j) num += (a[j] - b[j]) * (a[j] - b[j]), den += a[j] * a[j];
+    EXPECT_LT(std::sqrt(num / den), 1e-4) << "sequence " << i;
+  }
+  // No room for that many: the caller copies instead.
+  EXPECT_TRUE(be->fork(*slot, static_cast<int64_t>(prompt.size()), 8, 400).empty());
+  forks.clear();
+  EXPECT_EQ(be->fork(*slot, 4, 1, 8).size(), 1u) << "the forks' blocks came back";
 }
