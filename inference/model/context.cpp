@@ -102,32 +102,41 @@ void context::keep_first(int64_t n) {
   // Cells past n_past() in a kept block hold stale data that the next eval overwrites.
 }
 
-void context::copy_cells(const kv_blocks& src_pool, const std::vector<int32_t>& src_table, int64_t src_pos,
-                         int64_t dst_pos, int64_t n) {
+void context::copy_run(const kv_blocks& src_pool, int64_t s_cell, int64_t d_cell, int64_t n) {
   const hparams& hp = model_.hp();
   backend& be = model_.be();
-  const int64_t sbc = src_pool.block_cells(), dbc = blocks_->block_cells();
   const size_t row = row_size(blocks_->kv_type(), hp.n_embd_kv()).value_or(0);
-  const bool same_pool = &src_pool == blocks_.get();
+  for (int64_t il = 0; il < hp.n_layer; ++il) {
+    const size_t l = static_cast<size_t>(il);
+    if (&src_pool == blocks_.get()) {
+      be.kv_move(*blocks_->k()[l], blocks_->kv_type(), hp.n_embd_kv(), s_cell, d_cell, n);
+      be.kv_move(*blocks_->v()[l], blocks_->kv_type(), hp.n_embd_kv(), s_cell, d_cell, n);
+    } else {
+      be.copy(*blocks_->k()[l], static_cast<size_t>(d_cell) * row, *src_pool.k()[l], static_cast<size_t>(s_cell) * row,
+              static_cast<size_t>(n) * row);
+      be.copy(*blocks_->v()[l], static_cast<size_t>(d_cell) * row, *src_pool.v()[l], static_cast<size_t>(s_cell) * row,
+              static_cast<size_t>(n) * row);
+    }
+  }
+}
+
+void context::copy_cells(const kv_blocks& src_pool, const std::vector<int32_t>& src_table, int64_t src_pos,
+                         int64_t dst_pos, int64_t n) {
+  const int64_t sbc = src_pool.block_cells(), dbc = blocks_->block_cells();
   for (int64_t i = 0; i < n;) {
     const int64_t sp = src_pos + i, dp = dst_pos + i;
     const int64_t run = std::min({n - i, sbc - sp % sbc, dbc - dp % dbc});
     const int64_t s_cell = int64_t{src_table[static_cast<size_t>(sp / sbc)]} * sbc + sp % sbc;
     const int64_t d_cell = int64_t{table_[static_cast<size_t>(dp / dbc)]} * dbc + dp % dbc;
-    for (int64_t il = 0; il < hp.n_layer; ++il) {
-      const size_t l = static_cast<size_t>(il);
-      if (same_pool) {
-        be.kv_move(*blocks_->k()[l], blocks_->kv_type(), hp.n_embd_kv(), s_cell, d_cell, run);
-        be.kv_move(*blocks_->v()[l], blocks_->kv_type(), hp.n_embd_kv(), s_cell, d_cell, run);
-      } else {
-        be.copy(*blocks_->k()[l], static_cast<size_t>(d_cell) * row, *src_pool.k()[l], static_cast<size_t>(s_cell) * row,
-                static_cast<size_t>(run) * row);
-        be.copy(*blocks_->v()[l], static_cast<size_t>(d_cell) * row, *src_pool.v()[l], static_cast<size_t>(s_cell) * row,
-                static_cast<size_t>(run) * row);
-      }
-    }
+    copy_run(src_pool, s_cell, d_cell, run);
     i += run;
   }
+}
+
+void context::sync_table() {
+  if (!table_dirty_) return;
+  model_.be().upload(*st_->table, 0, table_.data(), table_.size() * sizeof(int32_t));
+  table_dirty_ = false;
 }
 
 void context::own_block(size_t i) {
@@ -136,16 +145,14 @@ void context::own_block(size_t i) {
   const int32_t fresh = blocks_->take();
   if (fresh < 0) throw model_error("KV cache full: no free block to copy a shared block into");
   const int64_t bc = blocks_->block_cells();
-  table_[i] = fresh;
   // The whole block: positions past n_past() in it are stale either way.
   try {
-    std::vector<int32_t> src_table(i + 1, old);  // position i * bc sits in `old` there
-    copy_cells(*blocks_, src_table, static_cast<int64_t>(i) * bc, static_cast<int64_t>(i) * bc, bc);
+    copy_run(*blocks_, int64_t{old} * bc, int64_t{fresh} * bc, bc);
   } catch (...) {
-    table_[i] = old;
     blocks_->release(fresh);
     throw;
   }
+  table_[i] = fresh;
   blocks_->release(old);
   table_dirty_ = true;
 }
@@ -167,10 +174,7 @@ void context::reserve_cells(int64_t n) {
     table_.push_back(b);
     table_dirty_ = true;
   }
-  if (table_dirty_) {
-    model_.be().upload(*st_->table, 0, table_.data(), table_.size() * sizeof(int32_t));
-    table_dirty_ = false;
-  }
+  sync_table();
 }
 
 forward_segment context::segment(int64_t row0, int64_t n_rows, int64_t pos0, const buffer* pos) const {
@@ -207,10 +211,7 @@ void context::move_range(int64_t src_begin, int64_t src_end, int64_t dst_begin) 
   }
   tokens_.resize(static_cast<size_t>(dst_begin + n));
   trim_blocks();
-  if (table_dirty_) {
-    model_.be().upload(*st_->table, 0, table_.data(), table_.size() * sizeof(int32_t));
-    table_dirty_ = false;
-  }
+  sync_table();
 }
 
 void context::copy_prefix(const context& src, int64_t n) {
@@ -236,8 +237,7 @@ void context::copy_prefix(const context& src, int64_t n) {
     }
     table_dirty_ = true;
     tokens_.insert(tokens_.end(), src.tokens_.begin() + same, src.tokens_.begin() + n);
-    model_.be().upload(*st_->table, 0, table_.data(), table_.size() * sizeof(int32_t));
-    table_dirty_ = false;
+    sync_table();
     return;
   }
   reserve_cells(n);  // own blocks for [same, n)

@@ -148,6 +148,11 @@ class context {
   // (src_table in src_pool), layer by layer, in runs within blocks.
   void copy_cells(const kv_blocks& src_pool, const std::vector<int32_t>& src_table, int64_t src_pos, int64_t dst_pos,
                   int64_t n);
+  // Copies n physical cells from s_cell of src_pool to d_cell of this
+  // context's pool, every layer's K and V.
+  void copy_run(const kv_blocks& src_pool, int64_t s_cell, int64_t d_cell, int64_t n);
+  // Uploads the block table when it changed since the last upload.
+  void sync_table();
   // The segment of a pass over this context's rows.
   forward_segment segment(int64_t row0, int64_t n_rows, int64_t pos0, const buffer* pos) const;
   // One forward pass over toks[0..n) at positions n_past().., logits for the
