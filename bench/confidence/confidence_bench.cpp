@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "indexing/lines.h"
+#include "server/cli/eval_score.h"
 #include "server/completion/engine_backend.h"
 #include "server/completion/pipeline.h"
 
@@ -68,23 +69,6 @@ double quantile(std::vector<double> v, double q) {
 std::string added_text(const completion_candidate& c) {
   const size_t word = static_cast<size_t>(c.replace_end.byte_col - c.replace_begin.byte_col);
   return c.insert_text.substr(std::min(word, c.insert_text.size()));
-}
-
-// 1 - Levenshtein distance / the longer length (bytes): 1 is the same text.
-double edit_similarity(std::string_view a, std::string_view b) {
-  if (a.empty() && b.empty()) return 1;
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diag = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diag = up;
-    }
-  }
-  return 1.0 - double(row[b.size()]) / double(std::max(a.size(), b.size()));
 }
 
 struct sample {
@@ -150,7 +134,7 @@ int run_gate(std::unique_ptr<lm_backend> backend, const std::vector<std::string>
       const std::string add = added_text(res.items.front());
       const std::string first(add.substr(0, qf::index::find_line_break(add).pos));
       samples.push_back({*res.items.front().score, !first.empty() && truth.starts_with(first),
-                         !first.empty() && edit_similarity(first, truth) >= 0.5});
+                         !first.empty() && qf::cli::byte_similarity(first, truth) >= 0.5});
     }
   }
   std::vector<double> good, bad, close, far;

@@ -27,15 +27,8 @@ std::string rstrip_lines(const std::string& s) {
 oracle_result trim_oracle(const eval_task& t, bool explicit_trigger, const completion_settings& s) {
   oracle_result r;
   const std::string doc = t.prompt + t.suffix;
-  int64_t line = 0;
-  size_t line_start = 0;
-  for (size_t i = 0; i < t.prompt.size(); ++i)
-    if (t.prompt[i] == '\n') {
-      ++line;
-      line_start = i + 1;
-    }
-  const int64_t col = static_cast<int64_t>(t.prompt.size() - line_start);
-  const cursor_context cx = make_cursor_context(doc, line, col);
+  const hole_position hole = hole_of(t);
+  const cursor_context cx = make_cursor_context(doc, hole.line, hole.col);
   const trigger_decision dec = decide_trigger(cx, explicit_trigger, s);
   if (dec.skip) {
     r.kept = "<no completion here>";

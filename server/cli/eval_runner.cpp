@@ -30,13 +30,7 @@ eval_record eval_one(server::completion_provider& provider, index::syntax_index&
   rec.explicit_trigger = explicit_trigger;
   const std::string doc_text = task.prompt + task.suffix;
   const index::line_table lines(doc_text);
-  int64_t line = 0;
-  size_t line_start = 0;
-  for (size_t i = 0; i < task.prompt.size(); ++i)
-    if (task.prompt[i] == '\n') {
-      ++line;
-      line_start = i + 1;
-    }
+  const hole_position hole = hole_of(task);
   const index::syntax_language* lang = index::find_syntax_language(task.language, task.uri);
   auto doc = std::make_shared<const index::document>(task.uri, task.language, 1, doc_text);
   syntax.opened(doc);
@@ -47,7 +41,7 @@ eval_record eval_one(server::completion_provider& provider, index::syntax_index&
   req.version = 1;
   req.language_id = task.language;
   req.text = doc_text;
-  req.cursor = server::text_pos{line, static_cast<int64_t>(task.prompt.size() - line_start)};
+  req.cursor = server::text_pos{hole.line, hole.col};
   req.explicit_trigger = explicit_trigger;
   req.inline_request = true;
   req.definitions = definitions;

@@ -20,7 +20,10 @@ std::string normalised(std::string_view s) {
 bool exact_match(std::string_view got, std::string_view truth) { return normalised(got) == normalised(truth); }
 
 double edit_similarity(std::string_view got, std::string_view truth) {
-  const std::string a = normalised(got), b = normalised(truth);
+  return byte_similarity(normalised(got), normalised(truth));
+}
+
+double byte_similarity(std::string_view a, std::string_view b) {
   if (a.empty() && b.empty()) return 1.0;
   std::vector<size_t> row(b.size() + 1);
   for (size_t j = 0; j <= b.size(); ++j) row[j] = j;

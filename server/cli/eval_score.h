@@ -14,9 +14,10 @@ namespace qf::cli {
 // CrossCodeEval and RepoBench.
 bool exact_match(std::string_view got, std::string_view truth);
 
-// 1 - Levenshtein(got, truth) / max(|got|, |truth|) over bytes, on the same
-// normalised texts; 1 for two empty texts.
+// byte_similarity of the same normalised texts.
 double edit_similarity(std::string_view got, std::string_view truth);
+// 1 - Levenshtein(a, b) / max(|a|, |b|) over bytes, as is; 1 for two empty texts.
+double byte_similarity(std::string_view a, std::string_view b);
 
 // The p-th percentile (0..100, nearest rank) of `v`; 0 for an empty sample.
 double percentile(std::vector<double> v, double p);

@@ -40,6 +40,18 @@ std::string humaneval_file(const std::string& benchmark) {
   return "";
 }
 
+hole_position hole_of(const eval_task& t) {
+  hole_position h;
+  size_t line_start = 0;
+  for (size_t i = 0; i < t.prompt.size(); ++i)
+    if (t.prompt[i] == '\n') {
+      ++h.line;
+      line_start = i + 1;
+    }
+  h.col = static_cast<int64_t>(t.prompt.size() - line_start);
+  return h;
+}
+
 bool load_humaneval(const std::string& path, const std::string& benchmark, int limit, std::vector<eval_task>& out,
                     std::string* error) {
   std::error_code ec;

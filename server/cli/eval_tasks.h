@@ -8,6 +8,7 @@
 // (eval_repo.h) have no test and are judged by exact match and similarity.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,12 @@ struct eval_task {
   std::string entry_point;  // the function `check` is called with
   std::string kind;         // repo points: "line", "span", "body"; HumanEval: the benchmark
 };
+
+// Where the hole is: the line and the byte column of the end of `prompt`.
+struct hole_position {
+  int64_t line = 0, col = 0;
+};
+hole_position hole_of(const eval_task& t);
 
 // The file of a benchmark name (humaneval-single|humaneval-multi|humaneval-span);
 // "" for an unknown name.
