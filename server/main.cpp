@@ -1,7 +1,7 @@
 // The quickfill executable: the LSP server on stdio by default (in front of
 // the per-user daemon, server/daemon/bridge.h), `quickfill daemon`, or one of
 // the subcommands declared in server/cli/commands.h. The real completion provider
-// (server/completion/provider_factory.h) is the only one this binary uses.
+// (server/completion/pipeline/provider_factory.h) is the only one this binary uses.
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -10,11 +10,11 @@
 
 #include "server/cli/commands.h"
 #include "server/cli/serve.h"
-#include "server/server_args.h"
-#include "server/completion/provider_factory.h"
-#include "server/logging.h"
-#include "server/settings.h"
-#include "server/user_config.h"
+#include "server/core/server_args.h"
+#include "server/completion/pipeline/provider_factory.h"
+#include "server/core/logging.h"
+#include "server/core/settings.h"
+#include "server/core/user_config.h"
 #include "server/daemon/bridge.h"
 #include "server/daemon/daemon_server.h"
 

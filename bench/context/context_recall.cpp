@@ -35,8 +35,8 @@
 
 #include "bench/context/corpus.h"
 #include "indexing/workspace_index.h"
-#include "server/completion/engine_backend.h"
-#include "server/completion/pipeline.h"
+#include "server/completion/decode/engine_backend.h"
+#include "server/completion/pipeline/pipeline.h"
 
 namespace {
 

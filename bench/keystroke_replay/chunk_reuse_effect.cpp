@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "server/completion/engine_backend.h"
-#include "server/completion/pipeline.h"
+#include "server/completion/decode/engine_backend.h"
+#include "server/completion/pipeline/pipeline.h"
 
 using namespace qf::server;
 using namespace qf::server::completion;

@@ -18,8 +18,8 @@
 
 #include "indexing/edit_history.h"
 #include "indexing/lines.h"
-#include "server/completion/engine_backend.h"
-#include "server/completion/pipeline.h"
+#include "server/completion/decode/engine_backend.h"
+#include "server/completion/pipeline/pipeline.h"
 
 using namespace qf::server;
 using namespace qf::server::completion;

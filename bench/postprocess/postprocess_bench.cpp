@@ -29,10 +29,10 @@
 #include "indexing/lines.h"
 #include "indexing/syntax_check.h"
 #include "indexing/syntax_language.h"
-#include "server/completion/engine_backend.h"
-#include "server/completion/pipeline.h"
-#include "server/completion/postprocess.h"
-#include "server/completion/syntax_rules.h"
+#include "server/completion/decode/engine_backend.h"
+#include "server/completion/pipeline/pipeline.h"
+#include "server/completion/postprocess/postprocess.h"
+#include "server/completion/postprocess/syntax_rules.h"
 
 using namespace qf::server;
 using namespace qf::server::completion;

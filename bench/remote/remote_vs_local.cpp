@@ -24,8 +24,8 @@
 #include <boost/json.hpp>
 
 #include "indexing/lines.h"
-#include "server/completion/provider_factory.h"
-#include "server/completion/source_failure.h"
+#include "server/completion/pipeline/provider_factory.h"
+#include "server/completion/api/source_failure.h"
 #include "server/remote/remote_source.h"
 #include "tests/llama_server.h"
 

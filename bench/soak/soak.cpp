@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "bench/soak/lsp_session.h"
-#include "server/completion/chunk_tokenizer.h"
+#include "server/completion/prompt/chunk_tokenizer.h"
 
 namespace json = boost::json;
 using bclock = std::chrono::steady_clock;

@@ -16,9 +16,9 @@
 #include <string>
 #include <vector>
 
-#include "server/completion/draft_model.h"
-#include "server/completion/engine_backend.h"
-#include "server/completion/generator.h"
+#include "server/completion/decode/draft_model.h"
+#include "server/completion/decode/engine_backend.h"
+#include "server/completion/decode/generator.h"
 
 using namespace qf::server::completion;
 

@@ -48,7 +48,7 @@ Also sent to the server as privacy.exclude (added to its own list)."
     "**/.kube/config" "**/.config/gh/hosts.yml" "**/.config/doctl/config.yaml" "**/.config/hcloud/cli.toml"
     "**/.config/rclone/rclone.conf" "**/.databrickscfg" "**/.s3cfg" "**/.boto" "**/.terraform.d/credentials.tfrc.json"
     "**/.fly/config.yml" "**/.wrangler/config/**" "**/.config/op/**")
-  "The server's default privacy.exclude (server/privacy_filter.cpp; a server
+  "The server's default privacy.exclude (server/core/privacy_filter.cpp; a server
 test checks that every entry is here).")
 
 (defun quickfill-privacy--segment-regexp (seg)

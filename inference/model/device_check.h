@@ -11,7 +11,7 @@
 // or out-of-memory during the check is a failure too, with its message.
 //
 // The caller decides what to do with a failure (the server falls back to the
-// CPU, server/completion/engine_backend.cpp) and how to cache the verdict.
+// CPU, server/completion/decode/engine_backend.cpp) and how to cache the verdict.
 #pragma once
 
 #include <string>

@@ -10,7 +10,7 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
-#include "server/model_store.h"
+#include "server/core/model_store.h"
 
 namespace qf::cli {
 

@@ -43,13 +43,13 @@
 #include "server/cli/eval_runner.h"
 #include "server/cli/eval_sandbox.h"
 #include "server/cli/eval_tasks.h"
-#include "server/completion/gate_file.h"
-#include "server/completion/provider_factory.h"
-#include "server/model_locator.h"
-#include "server/model_store.h"
-#include "server/privacy_filter.h"
+#include "server/completion/postprocess/gate_file.h"
+#include "server/completion/pipeline/provider_factory.h"
+#include "server/core/model_locator.h"
+#include "server/core/model_store.h"
+#include "server/core/privacy_filter.h"
 #include "server/report/eval_html.h"
-#include "server/settings.h"
+#include "server/core/settings.h"
 
 namespace qf::cli {
 namespace {

@@ -1,5 +1,5 @@
 // `quickfill model pull REF` and `quickfill model list`: models in the models
-// folder (server/model_store.h), fetched by model_pull.* over net/.
+// folder (server/core/model_store.h), fetched by model_pull.* over net/.
 #include <unistd.h>
 
 #include <algorithm>
@@ -20,7 +20,7 @@
 #include "server/cli/model_pull.h"
 #include "server/cli/model_ref.h"
 #include "server/cli/progress_meter.h"
-#include "server/model_store.h"
+#include "server/core/model_store.h"
 
 namespace qf::cli {
 

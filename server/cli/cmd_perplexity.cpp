@@ -24,7 +24,7 @@
 #include "server/cli/cli_args.h"
 #include "server/cli/cli_model.h"
 #include "server/cli/commands.h"
-#include "server/settings.h"
+#include "server/core/settings.h"
 
 namespace qf::cli {
 

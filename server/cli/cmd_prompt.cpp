@@ -29,11 +29,11 @@
 #include "server/cli/cli_args.h"
 #include "server/cli/cli_model.h"
 #include "server/cli/commands.h"
-#include "server/completion/provider_factory.h"
-#include "server/explain_json.h"
-#include "server/model_locator.h"
-#include "server/model_store.h"
-#include "server/settings.h"
+#include "server/completion/pipeline/provider_factory.h"
+#include "server/core/explain_json.h"
+#include "server/core/model_locator.h"
+#include "server/core/model_store.h"
+#include "server/core/settings.h"
 
 namespace qf::cli {
 namespace {

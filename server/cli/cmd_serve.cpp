@@ -18,10 +18,10 @@
 #include "server/cli/cli_args.h"
 #include "server/cli/commands.h"
 #include "server/cli/serve.h"
-#include "server/completion/provider_factory.h"
+#include "server/completion/pipeline/provider_factory.h"
 #include "server/http/http_server.h"
-#include "server/logging.h"
-#include "server/user_config.h"
+#include "server/core/logging.h"
+#include "server/core/user_config.h"
 
 namespace qf::cli {
 

@@ -1,5 +1,5 @@
 // `quickfill settings --markdown [--update FILE]`: the settings reference
-// rendered from the schema (server/settings.h). Without --update it prints the
+// rendered from the schema (server/core/settings.h). Without --update it prints the
 // block; with it, FILE's block between the reference markers is replaced
 // (written to FILE.tmp, then renamed over FILE). docs/configuration.md is kept
 // this way, and a test fails when it differs from the schema.
@@ -11,7 +11,7 @@
 #include <string>
 
 #include "server/cli/commands.h"
-#include "server/settings.h"
+#include "server/core/settings.h"
 
 namespace qf::cli {
 

@@ -9,7 +9,7 @@
 
 #include "indexing/utf8.h"
 #include "server/cli/demo.h"
-#include "server/model_locator.h"
+#include "server/core/model_locator.h"
 
 namespace qf::cli::demo {
 

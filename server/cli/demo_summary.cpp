@@ -4,7 +4,7 @@
 #include <boost/json.hpp>
 
 #include "server/cli/demo.h"
-#include "server/stats.h"
+#include "server/core/stats.h"
 
 namespace qf::cli::demo {
 

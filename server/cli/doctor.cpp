@@ -19,15 +19,15 @@
 #include "inference/backend/cpu/ops.h"
 #include "inference/gguf/gguf.h"
 #include "inference/tokenizer/tokenizer.h"
-#include "server/completion/device_verdicts.h"
-#include "server/completion/engine_backend.h"
-#include "server/completion/fim_format.h"
+#include "server/completion/decode/device_verdicts.h"
+#include "server/completion/decode/engine_backend.h"
+#include "server/completion/prompt/fim_format.h"
 #include "server/daemon/socket_dir.h"
 #include "server/daemon/status_probe.h"
-#include "server/model_locator.h"
-#include "server/model_store.h"
-#include "server/settings.h"
-#include "server/user_config.h"
+#include "server/core/model_locator.h"
+#include "server/core/model_store.h"
+#include "server/core/settings.h"
+#include "server/core/user_config.h"
 
 namespace qf::cli {
 

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "server/cli/eval_tasks.h"
-#include "server/completion/settings.h"
+#include "server/completion/api/settings.h"
 
 namespace qf::cli {
 

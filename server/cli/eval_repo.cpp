@@ -9,7 +9,7 @@
 
 #include "indexing/file_uri.h"
 #include "indexing/utf8.h"
-#include "server/privacy_filter.h"
+#include "server/core/privacy_filter.h"
 
 namespace qf::cli {
 namespace {

@@ -26,7 +26,7 @@
 
 #include "server/cli/eval_sandbox.h"
 #include "server/cli/eval_tasks.h"
-#include "server/completion/completion_provider.h"
+#include "server/completion/api/completion_provider.h"
 
 namespace qf::index {
 class syntax_index;

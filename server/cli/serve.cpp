@@ -6,8 +6,8 @@
 #include <boost/asio/post.hpp>
 #include <spdlog/spdlog.h>
 
-#include "server/settings.h"
-#include "server/user_config.h"
+#include "server/core/settings.h"
+#include "server/core/user_config.h"
 
 namespace qf::cli {
 

@@ -13,7 +13,7 @@
 
 #include "server/daemon/daemon_server.h"
 #include "server/http/http_server.h"
-#include "server/server_core.h"
+#include "server/core/server_core.h"
 
 namespace qf::cli {
 

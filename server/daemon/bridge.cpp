@@ -25,9 +25,9 @@
 #include "server/daemon/bridge_state.h"
 #include "server/daemon/handshake.h"
 #include "server/daemon/socket_dir.h"
-#include "server/settings.h"
-#include "server/stdio_server.h"
-#include "server/user_config.h"
+#include "server/core/settings.h"
+#include "server/binding/stdio_server.h"
+#include "server/core/user_config.h"
 
 namespace qf::server::daemon {
 

@@ -21,7 +21,7 @@
 // minute end the bridge (code 1) instead.
 #pragma once
 
-#include "server/server_args.h"
+#include "server/core/server_args.h"
 
 namespace qf::server::daemon {
 

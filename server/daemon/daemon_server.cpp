@@ -20,15 +20,15 @@
 #include <boost/json.hpp>
 #include <spdlog/spdlog.h>
 
-#include "server/completion/provider_factory.h"
+#include "server/completion/pipeline/provider_factory.h"
 #include "server/daemon/engine_pool.h"
 #include "server/daemon/handshake.h"
 #include "server/daemon/socket_dir.h"
 #include "server/daemon/status_probe.h"
-#include "server/logging.h"
-#include "server/lsp_server.h"
-#include "server/settings.h"
-#include "server/stdio_server.h"
+#include "server/core/logging.h"
+#include "server/binding/lsp_server.h"
+#include "server/core/settings.h"
+#include "server/binding/stdio_server.h"
 
 namespace qf::server::daemon {
 

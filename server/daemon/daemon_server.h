@@ -29,8 +29,8 @@
 
 #include <boost/asio/io_context.hpp>
 
-#include "server/server_args.h"
-#include "server/server_core.h"
+#include "server/core/server_args.h"
+#include "server/core/server_core.h"
 
 namespace qf::server::daemon {
 

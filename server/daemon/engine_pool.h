@@ -31,7 +31,7 @@
 #include <mutex>
 #include <string>
 
-#include "server/completion/provider_factory.h"
+#include "server/completion/pipeline/provider_factory.h"
 
 namespace qf::server::daemon {
 

@@ -1,7 +1,7 @@
 // The daemon's single inference worker: one thread that makes every call into
 // a shared completion provider, for all sessions, one at a time, in a fair
 // order. Each session keeps its own scheduler (queue, latest-wins,
-// cancellation, server/scheduler.h); its worker thread blocks in run() while
+// cancellation, server/core/scheduler.h); its worker thread blocks in run() while
 // its call waits here and runs.
 //
 // Policy:

@@ -16,7 +16,7 @@
 #include <optional>
 #include <string>
 
-#include "server/server_args.h"
+#include "server/core/server_args.h"
 
 namespace qf::server::daemon {
 

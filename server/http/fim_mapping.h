@@ -27,7 +27,7 @@
 #include <string_view>
 #include <vector>
 
-#include "server/completion/completion_provider.h"
+#include "server/completion/api/completion_provider.h"
 #include "server/http/fim_api.h"
 
 namespace qf::http {

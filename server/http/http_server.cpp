@@ -15,7 +15,7 @@
 
 #include "server/http/fim_mapping.h"
 #include "server/report/report_html.h"
-#include "server/server_core.h"
+#include "server/core/server_core.h"
 
 namespace qf::http {
 

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "server/completion/source_failure.h"
+#include "server/completion/api/source_failure.h"
 
 namespace qf::remote {
 

@@ -18,7 +18,7 @@
 #include <string_view>
 #include <vector>
 
-#include "server/completion/completion_provider.h"
+#include "server/completion/api/completion_provider.h"
 #include "server/remote/remote_options.h"
 
 namespace qf::remote {

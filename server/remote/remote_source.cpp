@@ -8,8 +8,8 @@
 #include <fstream>
 #include <thread>
 
-#include "server/completion/postprocess.h"
-#include "server/completion/source_failure.h"
+#include "server/completion/postprocess/postprocess.h"
+#include "server/completion/api/source_failure.h"
 #include "server/net/http_client.h"
 #include "server/net/url.h"
 #include "server/remote/api_key.h"

@@ -6,7 +6,7 @@
 // (remote_api.h) with "stream": true through server/net's client, and turns
 // the server-sent events (sse_parser.h) into text as they arrive. The text
 // goes through the same stop rules and post-processing as the local
-// pipeline's (server/completion/postprocess.h), and the stream is closed as
+// pipeline's (server/completion/postprocess/postprocess.h), and the stream is closed as
 // soon as a stop rule ends the completion, the request's deadline comes (it
 // then answers with what arrived, marked incomplete) or its cancel token is
 // set: closing the connection is what makes the server stop generating.
@@ -35,7 +35,7 @@
 
 #include <boost/json/object.hpp>
 
-#include "server/completion/completion_provider.h"
+#include "server/completion/api/completion_provider.h"
 #include "server/remote/circuit_breaker.h"
 #include "server/remote/endpoint_ring.h"
 #include "server/remote/remote_options.h"

@@ -12,7 +12,7 @@
 #include <memory>
 #include <string>
 
-#include "server/completion/completion_provider.h"
+#include "server/completion/api/completion_provider.h"
 #include "server/routing/routing_settings.h"
 #include "server/routing/source_board.h"
 #include "server/routing/source_registry.h"

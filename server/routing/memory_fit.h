@@ -15,7 +15,7 @@
 #include <string>
 #include <string_view>
 
-#include "server/completion/settings.h"
+#include "server/completion/api/settings.h"
 
 namespace qf::server::routing {
 

@@ -6,7 +6,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "server/completion/source_failure.h"
+#include "server/completion/api/source_failure.h"
 
 namespace qf::server::routing {
 

@@ -25,7 +25,7 @@
 #include <string>
 #include <vector>
 
-#include "server/completion/completion_provider.h"
+#include "server/completion/api/completion_provider.h"
 #include "server/routing/audit_log.h"
 #include "server/routing/source_board.h"
 

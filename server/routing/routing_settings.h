@@ -2,7 +2,7 @@
 // route each request class takes, the audit log and the memory headroom.
 //
 // `sources` and `routes` arrive as raw JSON through the settings schema
-// (server/settings.cpp) and are read here, each source's kind members by the
+// (server/core/settings.cpp) and are read here, each source's kind members by the
 // kind's own validator (source_registry.h). Empty `sources` means one
 // implicit local source built from the model settings, exactly as without
 // routing. A value that cannot be read is an error: the settings parser then

@@ -20,8 +20,8 @@
 
 #include <boost/json/object.hpp>
 
-#include "server/completion/completion_provider.h"
-#include "server/completion/provider_factory.h"
+#include "server/completion/api/completion_provider.h"
+#include "server/completion/pipeline/provider_factory.h"
 
 namespace qf::server::routing {
 

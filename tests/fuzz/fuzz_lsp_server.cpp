@@ -23,8 +23,8 @@
 
 #include "indexing/lines.h"
 #include "lsp/jsonrpc.h"
-#include "server/event_loop.h"
-#include "server/lsp_server.h"
+#include "server/binding/event_loop.h"
+#include "server/binding/lsp_server.h"
 #include "tests/fuzz/fuzz_util.h"
 
 namespace {

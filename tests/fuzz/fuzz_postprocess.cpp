@@ -26,8 +26,8 @@
 #include <vector>
 
 #include "indexing/syntax_language.h"
-#include "server/completion/postprocess.h"
-#include "server/completion/syntax_rules.h"
+#include "server/completion/postprocess/postprocess.h"
+#include "server/completion/postprocess/syntax_rules.h"
 #include "tests/fuzz/fuzz_util.h"
 
 namespace {

@@ -14,17 +14,12 @@
 #                        indexing/; lsp/ and indexing/ never inference/;
 #                        indexing/ never lsp/ (lsp/ may use indexing/'s text
 #                        helpers: UTF-8, line breaks)
-#   server/completion/   nothing of server/ outside server/completion/ (the
-#                        pipeline is below the LSP server; it may use inference/
-#                        and indexing/)
-#   server/net/          nothing of the project (the HTTP client; server/ uses it)
-#   server/routing/      of server/ only server/completion/, server/net/ and
-#                        server/remote/ (the router sits below the LSP server)
-#   server/remote/       of server/, only server/net/ and server/completion/ (the
-#                        remote completion sources sit below the LSP server)
-#   server/http/         never lsp/, the LSP binding (server/lsp_server*,
-#                        stdio_server, event_loop), server/daemon/ or server/cli/:
-#                        the HTTP endpoint sits on the LSP-free core
+#   server/<folder>/     one library per folder; what each may include of
+#                        server/ and of the top-level folders is the table
+#                        below (QF_SERVER_USES_* / QF_SERVER_TOP_*), the same
+#                        order as server/CMakeLists.txt; a folder missing from
+#                        the table is itself a violation. server/main.cpp (the
+#                        executable) may use everything.
 # Also: no weak symbols under inference/ (the CUDA backend is chosen by the
 # selector, not by link order), no "../" includes, and qf_cuda does not link
 # qf_inference (the library that holds the selector sits above it).
@@ -42,8 +37,68 @@ set(QF_LAYER_ALLOWED_model "core;backend;gguf;tokenizer;sampling;model")
 set(QF_LAYER_ALLOWED_convert "core;backend;gguf;tokenizer;convert")
 set(QF_LAYER_TOP_ALLOWED_inference "inference")
 set(QF_LAYER_TOP_ALLOWED_lsp "lsp;indexing")
-set(QF_LAYER_TOP_ALLOWED_server "inference;lsp;indexing;server")
 set(QF_LAYER_TOP_ALLOWED_indexing "indexing")
+
+# server/: folder -> the server/ folders it may include ("completion/*" is
+# every stage of the pipeline) and the top-level folders it may include.
+set(QF_SERVER_FOLDERS net report completion_api completion_prompt completion_postprocess
+    completion_decode completion_next_edit completion_pipeline remote routing core binding
+    daemon http cli)
+set(QF_SERVER_USES_net "")
+set(QF_SERVER_TOP_net "")
+set(QF_SERVER_USES_report "")
+set(QF_SERVER_TOP_report "")
+set(QF_SERVER_USES_completion_api "")
+set(QF_SERVER_USES_completion_prompt "completion/api")
+set(QF_SERVER_USES_completion_postprocess "completion/api")
+set(QF_SERVER_USES_completion_decode "completion/api;completion/prompt;completion/postprocess")
+set(QF_SERVER_USES_completion_next_edit "completion/api;completion/decode")
+set(QF_SERVER_USES_completion_pipeline "completion/*")
+foreach(stage api prompt postprocess decode next_edit pipeline)
+  set(QF_SERVER_TOP_completion_${stage} "inference;indexing")
+endforeach()
+set(QF_SERVER_USES_remote "net;completion/api;completion/postprocess")
+set(QF_SERVER_TOP_remote "indexing")
+set(QF_SERVER_USES_routing "completion/*;net;remote")
+set(QF_SERVER_TOP_routing "inference;indexing")
+set(QF_SERVER_USES_core "completion/*;routing")
+set(QF_SERVER_TOP_core "inference;indexing")
+set(QF_SERVER_USES_binding "core;completion/*;report")
+set(QF_SERVER_TOP_binding "inference;indexing;lsp")
+set(QF_SERVER_USES_daemon "binding;core;completion/*")
+set(QF_SERVER_TOP_daemon "inference;indexing;lsp")
+set(QF_SERVER_USES_http "core;completion/*;report")
+set(QF_SERVER_TOP_http "inference;indexing")
+set(QF_SERVER_USES_cli "*")
+set(QF_SERVER_TOP_cli "inference;indexing;lsp")
+
+# Sets out_var to the table key of a path under server/ ("completion_decode",
+# "core", ...) and its display name ("completion/decode"), or "" for a file at
+# server/'s root.
+function(qf_server_folder path out_key out_name)
+  if(path MATCHES "^server/completion/([^/]+)/")
+    set(${out_key} "completion_${CMAKE_MATCH_1}" PARENT_SCOPE)
+    set(${out_name} "completion/${CMAKE_MATCH_1}" PARENT_SCOPE)
+  elseif(path MATCHES "^server/([^/]+)/")
+    set(${out_key} "${CMAKE_MATCH_1}" PARENT_SCOPE)
+    set(${out_name} "${CMAKE_MATCH_1}" PARENT_SCOPE)
+  else()
+    set(${out_key} "" PARENT_SCOPE)
+    set(${out_name} "" PARENT_SCOPE)
+  endif()
+endfunction()
+
+# Whether folder `name` matches one of the patterns ("completion/*", "*", or a
+# folder name) in the list `patterns`.
+function(qf_server_pattern_match name patterns out_var)
+  set(hit FALSE)
+  foreach(p IN LISTS patterns)
+    if(p STREQUAL "*" OR p STREQUAL name OR (p STREQUAL "completion/*" AND name MATCHES "^completion/"))
+      set(hit TRUE)
+    endif()
+  endforeach()
+  set(${out_var} ${hit} PARENT_SCOPE)
+endfunction()
 
 # Appends "<file>: <message>" to the list named by out_var (in the caller).
 function(qf_layering_check_file root rel out_var)
@@ -67,24 +122,28 @@ function(qf_layering_check_file root rel out_var)
       continue()  # a file of the same folder or a third-party header
     endif()
     string(REGEX MATCH "^[^/]+" inc_top "${inc}")
-    if(rel MATCHES "^server/net/" AND NOT inc MATCHES "^server/net/")
-      list(APPEND found "${rel}: includes ${inc} (server/net/ must not depend on the rest of the project)")
-      continue()
-    endif()
-    if(rel MATCHES "^server/remote/" AND inc MATCHES "^server/" AND NOT inc MATCHES "^server/(remote|net|completion)/")
-      list(APPEND found "${rel}: includes ${inc} (server/remote/ may use only server/net/ and server/completion/)")
-      continue()
-    endif()
-    if(rel MATCHES "^server/http/" AND inc MATCHES "^(lsp/|server/(lsp_server|stdio_server|event_loop|daemon/|cli/))")
-      list(APPEND found "${rel}: includes ${inc} (server/http/ sits on the LSP-free core, not on the LSP binding)")
-      continue()
-    endif()
-    if(rel MATCHES "^server/completion/" AND inc MATCHES "^server/" AND NOT inc MATCHES "^server/completion/")
-      list(APPEND found "${rel}: includes ${inc} (server/completion/ must not depend on the rest of server/)")
-      continue()
-    endif()
-    if(rel MATCHES "^server/routing/" AND inc MATCHES "^server/" AND NOT inc MATCHES "^server/(completion|net|remote|routing)/")
-      list(APPEND found "${rel}: includes ${inc} (server/routing/ may use only server/completion/, net/ and remote/)")
+    if(rel MATCHES "^server/")
+      qf_server_folder("${rel}" key name)
+      if(key STREQUAL "")
+        continue()  # server/main.cpp, the executable, sits on everything
+      endif()
+      if(NOT key IN_LIST QF_SERVER_FOLDERS)
+        list(APPEND found "${rel}: server/${name}/ is not in the layering table (tests/layering/check_layering.cmake)")
+        continue()
+      endif()
+      if(inc MATCHES "^server/")
+        qf_server_folder("${inc}" inc_key inc_name)
+        qf_server_pattern_match("${inc_name}" "${QF_SERVER_USES_${key}}" ok)
+        if(NOT inc_name STREQUAL name AND NOT ok)
+          string(REPLACE ";" ", " uses "${QF_SERVER_USES_${key}}")
+          if(uses STREQUAL "")
+            set(uses "nothing")
+          endif()
+          list(APPEND found "${rel}: includes ${inc} (server/${name}/ may use of server/ only: ${uses})")
+        endif()
+      elseif(NOT inc_top IN_LIST QF_SERVER_TOP_${key})
+        list(APPEND found "${rel}: includes ${inc} (server/${name}/ must not depend on ${inc_top}/)")
+      endif()
       continue()
     endif()
     if(NOT inc_top IN_LIST QF_LAYER_TOP_ALLOWED_${top})
@@ -116,8 +175,7 @@ endfunction()
 function(qf_layering_check root out_var)
   set(found "")
   file(GLOB_RECURSE files RELATIVE "${root}"
-       "${root}/inference/*" "${root}/lsp/*" "${root}/indexing/*" "${root}/server/net/*" "${root}/server/completion/*"
-       "${root}/server/routing/*" "${root}/server/remote/*" "${root}/server/http/*")
+       "${root}/inference/*" "${root}/lsp/*" "${root}/indexing/*" "${root}/server/*")
   list(FILTER files EXCLUDE REGEX "(^|/)node_modules/")  # grammar sources installed by npm
   list(SORT files)
   foreach(rel IN LISTS files)

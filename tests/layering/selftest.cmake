@@ -14,10 +14,13 @@ put(inference/backend/backend_select.cpp "#include \"inference/backend/cuda/cuda
 put(inference/backend/cuda/cuda_backend.cpp "#include \"inference/backend/backend.h\"")
 put(inference/backend/cpu/local.cpp "#include \"ops.h\"\n#include <vector>")
 put(lsp/jsonrpc.cpp "#include \"indexing/utf8.h\"")
-put(server/completion/generator.cpp "#include \"server/completion/lm.h\"\n#include \"indexing/lines.h\"")
+put(server/completion/decode/generator.cpp "#include \"server/completion/api/lm.h\"\n#include \"indexing/lines.h\"")
 put(server/net/url.cpp "#include \"server/net/url.h\"")
-put(server/routing/router.cpp "#include \"server/completion/source_failure.h\"\n#include \"server/net/sha256.h\"")
-put(server/remote/remote_source.cpp "#include \"server/net/http_client.h\"\n#include \"server/completion/postprocess.h\"")
+put(server/routing/router.cpp "#include \"server/completion/api/source_failure.h\"\n#include \"server/net/sha256.h\"")
+put(server/remote/remote_source.cpp "#include \"server/net/http_client.h\"\n#include \"server/completion/postprocess/postprocess.h\"")
+put(server/cli/cmd_serve.cpp "#include \"server/daemon/bridge.h\"\n#include \"server/http/http_server.h\"\n#include \"lsp/protocol.h\"")
+put(server/daemon/bridge.cpp "#include \"server/binding/stdio_server.h\"\n#include \"server/completion/pipeline/provider_factory.h\"")
+put(server/main.cpp "#include \"server/cli/commands.h\"")
 qf_layering_check("${root}" clean)
 if(clean)
   message(FATAL_ERROR "clean tree reported: ${clean}")
@@ -33,10 +36,14 @@ put(inference/backend/cuda_stub.cpp "__attribute__((weak)) int make_cuda_backend
 put(inference/tokenizer/bpe.cpp "#include \"../gguf/gguf.h\"")
 put(lsp/transport.cpp "#include \"inference/core/cancellation.h\"")
 put(indexing/document.cpp "#include \"lsp/protocol.h\"")
-put(server/completion/pipeline.cpp "#include \"server/scheduler.h\"")
-put(server/net/http_client.cpp "#include \"server/settings.h\"")
-put(server/routing/make_router.cpp "#include \"server/model_locator.h\"")
-put(server/remote/remote_api.cpp "#include \"server/server_core.h\"")
+put(server/completion/pipeline/pipeline.cpp "#include \"server/core/scheduler.h\"")
+put(server/net/http_client.cpp "#include \"server/core/settings.h\"")
+put(server/routing/make_router.cpp "#include \"server/core/model_locator.h\"")
+put(server/remote/remote_api.cpp "#include \"server/core/server_core.h\"")
+put(server/core/scheduler.cpp "#include \"lsp/jsonrpc.h\"")
+put(server/http/fim_api.cpp "#include \"server/binding/lsp_server.h\"")
+put(server/completion/prompt/prompt_layout.cpp "#include \"server/completion/decode/generator.h\"")
+put(server/shiny/new_thing.cpp "#include \"server/core/stats.h\"")
 put(inference/backend/cuda/CMakeLists.txt "target_link_libraries(qf_cuda PUBLIC\n  qf_inference CUDA::cudart)")
 qf_layering_check("${root}" found)
 set(expected
@@ -49,10 +56,14 @@ set(expected
   "inference/tokenizer/bpe.cpp: includes \"../gguf/gguf.h\""
   "lsp/transport.cpp: includes inference/"
   "indexing/document.cpp: includes lsp/"
-  "server/completion/pipeline.cpp: includes server/scheduler.h"
-  "server/net/http_client.cpp: includes server/settings.h"
-  "server/routing/make_router.cpp: includes server/model_locator.h"
-  "server/remote/remote_api.cpp: includes server/server_core.h"
+  "server/completion/pipeline/pipeline.cpp: includes server/core/scheduler.h"
+  "server/net/http_client.cpp: includes server/core/settings.h"
+  "server/routing/make_router.cpp: includes server/core/model_locator.h"
+  "server/remote/remote_api.cpp: includes server/core/server_core.h"
+  "server/core/scheduler.cpp: includes lsp/jsonrpc.h"
+  "server/http/fim_api.cpp: includes server/binding/lsp_server.h"
+  "server/completion/prompt/prompt_layout.cpp: includes server/completion/decode/generator.h"
+  "server/shiny/new_thing.cpp: server/shiny/ is not in the layering table"
   "qf_cuda links qf_inference")
 set(missing "")
 foreach(e IN LISTS expected)

@@ -1,10 +1,10 @@
-// Acceptance counters (server/acceptance_stats.h): per source and trigger,
+// Acceptance counters (server/core/acceptance_stats.h): per source and trigger,
 // partial acceptance, ids counted once, the bound on remembered ids.
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
 
-#include "server/acceptance_stats.h"
+#include "server/core/acceptance_stats.h"
 
 using qf::server::acceptance_stats;
 namespace json = boost::json;

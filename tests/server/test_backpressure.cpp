@@ -18,9 +18,9 @@
 #include <boost/json.hpp>
 
 #include "lsp/transport.h"
-#include "server/event_loop.h"
-#include "server/lsp_server.h"
-#include "server/stdio_server.h"
+#include "server/binding/event_loop.h"
+#include "server/binding/lsp_server.h"
+#include "server/binding/stdio_server.h"
 #include "tests/server/test_provider.h"
 
 using namespace qf::server;

@@ -3,7 +3,7 @@
 // documents stale, and the core's limits come from its options.
 #include <gtest/gtest.h>
 
-#include "server/server_core.h"
+#include "server/core/server_core.h"
 
 using namespace qf::server;
 

@@ -11,11 +11,11 @@
 #include <future>
 #include <mutex>
 
-#include "server/completion/inflight.h"
-#include "server/completion/pipeline.h"
-#include "server/completion/prompt_layout.h"
-#include "server/scheduler.h"
-#include "server/stats.h"
+#include "server/completion/api/inflight.h"
+#include "server/completion/pipeline/pipeline.h"
+#include "server/completion/prompt/prompt_layout.h"
+#include "server/core/scheduler.h"
+#include "server/core/stats.h"
 #include "tests/server/completion/fake_lm.h"
 
 using namespace qf;

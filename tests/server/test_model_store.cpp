@@ -7,9 +7,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "server/model_locator.h"
-#include "server/model_store.h"
-#include "server/server_args.h"
+#include "server/core/model_locator.h"
+#include "server/core/model_store.h"
+#include "server/core/server_args.h"
 
 namespace qf::server {
 namespace {

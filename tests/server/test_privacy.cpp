@@ -1,4 +1,4 @@
-// Privacy (server/privacy_filter.h): the filter's decisions, the two settings
+// Privacy (server/core/privacy_filter.h): the filter's decisions, the two settings
 // and their layering (the editor adds, never removes), and the core keeping a
 // private document out of every context source and away from the provider.
 #include <gtest/gtest.h>
@@ -16,8 +16,8 @@
 #include "indexing/file_uri.h"
 #include "indexing/syntax_language.h"
 #include "server/remote/remote_prompt.h"
-#include "server/server_core.h"
-#include "server/settings.h"
+#include "server/core/server_core.h"
+#include "server/core/settings.h"
 #include "tests/indexing/temp_tree.h"
 
 using namespace qf;

@@ -25,8 +25,8 @@
 #include <thread>
 
 #include "indexing/lines.h"
-#include "server/completion/completion_provider.h"
-#include "server/completion/source_failure.h"
+#include "server/completion/api/completion_provider.h"
+#include "server/completion/api/source_failure.h"
 
 namespace qf::server::testing {
 

@@ -7,7 +7,7 @@
 
 #include "server/report/report_html.h"
 #include "server/routing/source_board.h"
-#include "server/stats.h"
+#include "server/core/stats.h"
 
 using namespace qf::server;
 namespace json = boost::json;

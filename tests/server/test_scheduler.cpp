@@ -7,8 +7,8 @@
 #include <future>
 #include <mutex>
 
-#include "server/scheduler.h"
-#include "server/stats.h"
+#include "server/core/scheduler.h"
+#include "server/core/stats.h"
 
 using namespace qf;
 using namespace qf::server;

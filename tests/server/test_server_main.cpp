@@ -6,10 +6,10 @@
 #include <span>
 #include <thread>
 
-#include "server/server_args.h"
-#include "server/logging.h"
-#include "server/lsp_server.h"
-#include "server/stdio_server.h"
+#include "server/core/server_args.h"
+#include "server/core/logging.h"
+#include "server/binding/lsp_server.h"
+#include "server/binding/stdio_server.h"
 #include "tests/server/test_provider.h"
 
 namespace {

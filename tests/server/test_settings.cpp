@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "server/server_args.h"
-#include "server/server_core.h"
-#include "server/settings.h"
+#include "server/core/server_args.h"
+#include "server/core/server_core.h"
+#include "server/core/settings.h"
 
 using namespace qf::server;
 namespace json = boost::json;

@@ -4,8 +4,8 @@
 
 #include <boost/json.hpp>
 
-#include "server/settings.h"
-#include "server/stats.h"
+#include "server/core/settings.h"
+#include "server/core/stats.h"
 
 using namespace qf;
 using namespace qf::server;

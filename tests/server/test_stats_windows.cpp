@@ -1,10 +1,10 @@
 // The dashboard's bounded histograms and time windows, and the SLO's
-// compliance over the last hour and day (server/stats_windows.h).
+// compliance over the last hour and day (server/core/stats_windows.h).
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
 
-#include "server/stats.h"
+#include "server/core/stats.h"
 
 using namespace qf;
 using namespace qf::server;

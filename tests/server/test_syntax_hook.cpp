@@ -4,7 +4,7 @@
 
 #include "indexing/syntax_language.h"
 #include "indexing/syntax_tree.h"
-#include "server/server_core.h"
+#include "server/core/server_core.h"
 
 using namespace qf;
 

@@ -15,8 +15,8 @@
 
 #include <boost/json.hpp>
 
-#include "server/settings.h"
-#include "server/user_config.h"
+#include "server/core/settings.h"
+#include "server/core/user_config.h"
 
 using namespace qf::server;
 namespace json = boost::json;

@@ -12,8 +12,8 @@
 
 #include "indexing/file_uri.h"
 #include "indexing/syntax_language.h"
-#include "server/event_loop.h"
-#include "server/lsp_server.h"
+#include "server/binding/event_loop.h"
+#include "server/binding/lsp_server.h"
 #include "tests/indexing/temp_tree.h"
 
 using namespace qf;

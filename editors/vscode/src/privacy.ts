@@ -12,7 +12,7 @@
 //
 // Pure: no `vscode` import (unit-tested with node's test runner).
 
-// The server's default privacy.exclude (server/privacy_filter.cpp; a server
+// The server's default privacy.exclude (server/core/privacy_filter.cpp; a server
 // test checks that every entry is here).
 export const defaultExclude: readonly string[] = [
   '.env', '.env.*', '.envrc', '*.pem', '*.key', 'id_rsa*', 'id_ed25519*', 'id_ecdsa*', 'id_dsa*', '*.p12',

@@ -16,7 +16,7 @@
 #include "server/cli/eval_sandbox.h"
 #include "server/cli/eval_score.h"
 #include "server/cli/eval_tasks.h"
-#include "server/completion/pipeline.h"
+#include "server/completion/pipeline/pipeline.h"
 #include "tests/server/completion/fake_lm.h"
 #include "tests/shared_test_data.h"
 

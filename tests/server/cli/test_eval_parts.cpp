@@ -18,10 +18,10 @@
 #include "server/cli/eval_calibrate.h"
 #include "server/cli/eval_sandbox.h"
 #include "server/cli/eval_score.h"
-#include "server/completion/gate_file.h"
+#include "server/completion/postprocess/gate_file.h"
 #include "server/report/eval_html.h"
 #include "server/cli/eval_report.h"
-#include "server/settings.h"
+#include "server/core/settings.h"
 #include "tests/server/cli/tool_runner.h"
 
 namespace qf::cli {

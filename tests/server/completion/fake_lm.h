@@ -25,7 +25,7 @@
 #include <thread>
 #include <vector>
 
-#include "server/completion/lm.h"
+#include "server/completion/api/lm.h"
 
 namespace qf::test {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "server/completion/generator.h"
+#include "server/completion/decode/generator.h"
 #include "tests/server/completion/fake_lm.h"
 
 namespace qf::test {

@@ -8,7 +8,7 @@
 #include <cmath>
 #include <set>
 
-#include "server/completion/pipeline.h"
+#include "server/completion/pipeline/pipeline.h"
 #include "tests/server/completion/fake_lm.h"
 
 using namespace qf::server;

@@ -11,9 +11,9 @@
 #include "indexing/edit_history.h"
 #include "indexing/lines.h"
 #include "indexing/recent_chunks.h"
-#include "server/completion/context_block.h"
-#include "server/completion/pipeline.h"
-#include "server/completion/prompt_layout.h"
+#include "server/completion/prompt/context_block.h"
+#include "server/completion/pipeline/pipeline.h"
+#include "server/completion/prompt/prompt_layout.h"
 #include "tests/server/completion/fake_lm.h"
 
 using namespace qf::server;

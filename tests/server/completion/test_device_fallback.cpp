@@ -14,8 +14,8 @@
 
 #include "inference/convert/quantize_model.h"
 #include "inference/convert/synth_model.h"
-#include "server/completion/device_verdicts.h"
-#include "server/completion/engine_backend.h"
+#include "server/completion/decode/device_verdicts.h"
+#include "server/completion/decode/engine_backend.h"
 #include "tests/inference/model/faulty_backend.h"
 
 using namespace qf::server::completion;

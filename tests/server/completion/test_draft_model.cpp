@@ -5,8 +5,8 @@
 // a model with another tokenizer.
 #include <gtest/gtest.h>
 
-#include "server/completion/draft_model.h"
-#include "server/completion/generator.h"
+#include "server/completion/decode/draft_model.h"
+#include "server/completion/decode/generator.h"
 #include "tests/server/completion/generator_harness.h"
 
 using namespace qf::server::completion;

@@ -14,11 +14,11 @@
 #include "inference/convert/synth_model.h"
 #include "inference/gguf/gguf.h"
 #include "inference/tokenizer/tokenizer.h"
-#include "server/completion/engine_backend.h"
-#include "server/completion/fim_format.h"
-#include "server/completion/pipeline.h"
-#include "server/completion/prompt_layout.h"
-#include "server/completion/provider_factory.h"
+#include "server/completion/decode/engine_backend.h"
+#include "server/completion/prompt/fim_format.h"
+#include "server/completion/pipeline/pipeline.h"
+#include "server/completion/prompt/prompt_layout.h"
+#include "server/completion/pipeline/provider_factory.h"
 #include "tests/shared_test_data.h"
 
 namespace fs = std::filesystem;

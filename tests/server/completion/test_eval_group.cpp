@@ -8,8 +8,8 @@
 #include <stdexcept>
 #include <thread>
 
-#include "server/completion/candidates.h"
-#include "server/completion/eval_group.h"
+#include "server/completion/decode/candidates.h"
+#include "server/completion/decode/eval_group.h"
 #include "tests/server/completion/fake_lm.h"
 
 using namespace qf::server::completion;

@@ -3,8 +3,8 @@
 // at the right places per format, and explaining changes no pipeline state.
 #include <gtest/gtest.h>
 
-#include "server/completion/pipeline.h"
-#include "server/completion/prompt_layout.h"
+#include "server/completion/pipeline/pipeline.h"
+#include "server/completion/prompt/prompt_layout.h"
 #include "tests/server/completion/fake_lm.h"
 
 using namespace qf::server;

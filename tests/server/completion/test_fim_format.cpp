@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "server/completion/fim_format.h"
+#include "server/completion/prompt/fim_format.h"
 #include "tests/server/completion/fake_lm.h"
 
 using namespace qf::server::completion;

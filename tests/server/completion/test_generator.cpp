@@ -3,7 +3,7 @@
 // the prompt deadline cuts the prompt phase.
 #include <gtest/gtest.h>
 
-#include "server/completion/generator.h"
+#include "server/completion/decode/generator.h"
 #include "tests/server/completion/generator_harness.h"
 
 using namespace qf::server::completion;

@@ -4,7 +4,7 @@
 
 #include <numeric>
 
-#include "server/completion/kv_pool.h"
+#include "server/completion/decode/kv_pool.h"
 #include "tests/server/completion/fake_lm.h"
 
 using namespace qf::server::completion;

@@ -5,8 +5,8 @@
 
 #include <string>
 
-#include "server/completion/pipeline.h"
-#include "server/completion/text_rows.h"
+#include "server/completion/pipeline/pipeline.h"
+#include "server/completion/prompt/text_rows.h"
 #include "tests/server/completion/fake_lm.h"
 
 using namespace qf::server;

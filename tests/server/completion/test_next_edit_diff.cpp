@@ -3,7 +3,7 @@
 
 #include <random>
 
-#include "server/completion/next_edit_diff.h"
+#include "server/completion/next_edit/next_edit_diff.h"
 
 using namespace qf::server::completion;
 

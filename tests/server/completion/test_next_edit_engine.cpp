@@ -9,8 +9,8 @@
 #include <set>
 
 #include "indexing/lines.h"
-#include "server/completion/next_edit_diff.h"
-#include "server/completion/pipeline.h"
+#include "server/completion/next_edit/next_edit_diff.h"
+#include "server/completion/pipeline/pipeline.h"
 #include "tests/server/completion/fake_lm.h"
 
 using namespace qf::server;

@@ -3,8 +3,8 @@
 // character for character and token for token.
 #include <gtest/gtest.h>
 
-#include "server/completion/next_edit.h"
-#include "server/completion/next_edit_format.h"
+#include "server/completion/next_edit/next_edit.h"
+#include "server/completion/next_edit/next_edit_format.h"
 #include "tests/server/completion/fake_lm.h"
 
 using namespace qf::server::completion;

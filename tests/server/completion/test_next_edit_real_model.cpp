@@ -9,11 +9,11 @@
 
 #include "indexing/lines.h"
 #include "inference/convert/synth_model.h"
-#include "server/completion/engine_backend.h"
-#include "server/completion/kv_pool.h"
-#include "server/completion/next_edit.h"
-#include "server/completion/next_edit_diff.h"
-#include "server/completion/provider_factory.h"
+#include "server/completion/decode/engine_backend.h"
+#include "server/completion/decode/kv_pool.h"
+#include "server/completion/next_edit/next_edit.h"
+#include "server/completion/next_edit/next_edit_diff.h"
+#include "server/completion/pipeline/provider_factory.h"
 
 namespace fs = std::filesystem;
 using namespace qf::server;

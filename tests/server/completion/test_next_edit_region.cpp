@@ -1,7 +1,7 @@
 // Regions of next-edit prediction (next_edit_region.h).
 #include <gtest/gtest.h>
 
-#include "server/completion/next_edit_region.h"
+#include "server/completion/next_edit/next_edit_region.h"
 
 using namespace qf::server::completion;
 

@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "indexing/syntax_language.h"
-#include "server/completion/pipeline.h"
-#include "server/completion/prompt_layout.h"
+#include "server/completion/pipeline/pipeline.h"
+#include "server/completion/prompt/prompt_layout.h"
 #include "tests/server/completion/fake_lm.h"
 
 using namespace qf::server;

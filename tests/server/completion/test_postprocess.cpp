@@ -1,7 +1,7 @@
 // Golden cases for every stop rule and post-processing step.
 #include <gtest/gtest.h>
 
-#include "server/completion/postprocess.h"
+#include "server/completion/postprocess/postprocess.h"
 
 using namespace qf::server::completion;
 using qf::server::completion_candidate;

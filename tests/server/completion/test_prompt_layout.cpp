@@ -3,7 +3,7 @@
 // long middle make a new one, budgets are respected, the window is stable.
 #include <gtest/gtest.h>
 
-#include "server/completion/prompt_layout.h"
+#include "server/completion/prompt/prompt_layout.h"
 #include "tests/server/completion/fake_lm.h"
 
 using namespace qf::server::completion;

@@ -4,7 +4,7 @@
 // tests/server/test_settings.cpp.
 #include <gtest/gtest.h>
 
-#include "server/completion/settings.h"
+#include "server/completion/api/settings.h"
 
 using namespace qf::server::completion;
 

@@ -9,8 +9,8 @@
 #include "indexing/lines.h"
 #include "indexing/syntax_check.h"
 #include "indexing/syntax_language.h"
-#include "server/completion/postprocess.h"
-#include "server/completion/syntax_rules.h"
+#include "server/completion/postprocess/postprocess.h"
+#include "server/completion/postprocess/syntax_rules.h"
 
 using namespace qf::server::completion;
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "server/completion/text_rows.h"
+#include "server/completion/prompt/text_rows.h"
 
 using namespace qf::server::completion;
 

@@ -2,7 +2,7 @@
 // from it; anything else misses.
 #include <gtest/gtest.h>
 
-#include "server/completion/type_through.h"
+#include "server/completion/decode/type_through.h"
 
 using qf::server::completion::type_through_cache;
 

@@ -16,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-#include "server/completion/pipeline.h"
+#include "server/completion/pipeline/pipeline.h"
 #include "server/daemon/engine_pool.h"
 #include "tests/server/completion/fake_lm.h"
 

@@ -19,7 +19,7 @@
 #include <boost/json.hpp>
 
 #include "server/http/http_server.h"
-#include "server/server_core.h"
+#include "server/core/server_core.h"
 #include "tests/server/test_provider.h"
 #include "tests/server_process.h"
 

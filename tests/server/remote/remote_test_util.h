@@ -12,7 +12,7 @@
 #include <sstream>
 #include <string>
 
-#include "server/completion/source_failure.h"
+#include "server/completion/api/source_failure.h"
 #include "server/remote/remote_source.h"
 
 namespace qf::remote::testing {

@@ -3,7 +3,7 @@
 
 #include <boost/json.hpp>
 
-#include "server/completion/source_failure.h"
+#include "server/completion/api/source_failure.h"
 #include "server/remote/remote_api.h"
 
 namespace json = boost::json;

@@ -14,7 +14,7 @@
 #include <future>
 #include <thread>
 
-#include "server/server_core.h"
+#include "server/core/server_core.h"
 #include "tests/llama_server.h"
 #include "tests/nginx_server.h"
 #include "tests/server/remote/remote_test_util.h"

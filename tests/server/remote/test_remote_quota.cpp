@@ -13,7 +13,7 @@
 #include <boost/json.hpp>
 #include <thread>
 
-#include "server/completion/source_failure.h"
+#include "server/completion/api/source_failure.h"
 #include "server/routing/make_router.h"
 #include "server/routing/routing_settings.h"
 #include "tests/recording_http_server.h"

@@ -13,7 +13,7 @@
 
 #include <boost/json.hpp>
 
-#include "server/completion/source_failure.h"
+#include "server/completion/api/source_failure.h"
 #include "server/routing/source_registry.h"
 
 namespace qf::server::routing::testing {

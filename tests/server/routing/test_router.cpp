@@ -12,7 +12,7 @@
 
 #include <boost/json.hpp>
 
-#include "server/completion/source_failure.h"
+#include "server/completion/api/source_failure.h"
 #include "server/net/sha256.h"
 #include "server/routing/audit_log.h"
 #include "server/routing/make_router.h"

@@ -4,7 +4,7 @@
 
 #include <boost/json.hpp>
 
-#include "server/settings.h"
+#include "server/core/settings.h"
 
 namespace qf::server {
 namespace {

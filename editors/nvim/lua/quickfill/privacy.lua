@@ -11,7 +11,7 @@
 -- a trailing '/' matches folders only, `~/` is the home folder; no negation.
 local M = {}
 
--- The server's default privacy.exclude (server/privacy_filter.cpp; a server
+-- The server's default privacy.exclude (server/core/privacy_filter.cpp; a server
 -- test checks that every entry is here).
 M.default_exclude = {
   '.env', '.env.*', '.envrc', '*.pem', '*.key', 'id_rsa*', 'id_ed25519*', 'id_ecdsa*', 'id_dsa*', '*.p12',

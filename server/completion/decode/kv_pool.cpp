@@ -1,0 +1,132 @@
+// Slot choice, LRU and chunk shifting for the prefix cache (see the header).
+#include "server/completion/decode/kv_pool.h"
+
+#include <algorithm>
+
+namespace qf::server::completion {
+
+int64_t common_prefix(std::span<const int32_t> a, std::span<const int32_t> b) {
+  size_t n = std::min(a.size(), b.size());
+  size_t i = 0;
+  while (i < n && a[i] == b[i]) ++i;
+  return static_cast<int64_t>(i);
+}
+
+namespace {
+// Fewer shared tokens than this are evaluated again rather than copied (a
+// copy costs a pass over every layer's cells; a few tokens cost about as much).
+constexpr int64_t k_min_copy_tokens = 16;
+}  // namespace
+
+kv_pool::kv_pool(lm_backend& backend, const completion_settings& s) : backend_(backend), s_(s) {
+  n_ctx_ = s.context_tokens;
+  if (backend.n_ctx_train() > 0) n_ctx_ = std::min<int64_t>(n_ctx_, backend.n_ctx_train());
+  const size_t per_slot = backend.sequence_bytes(n_ctx_);
+  const size_t budget = static_cast<size_t>(s.cache_mib) << 20;
+  by_memory_ = per_slot > 0 ? static_cast<int>(std::min<size_t>(budget / per_slot, 1 << 20)) : s.cache_slots;
+  set_sessions(1);
+}
+
+void kv_pool::set_sessions(int sessions) {
+  const int64_t by_count = static_cast<int64_t>(s_.cache_slots) * std::max(1, sessions);
+  max_slots_ = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(by_count, by_memory_)));
+}
+
+int64_t kv_pool::cached_prefix(std::span<const int32_t> prompt) const {
+  int64_t best = 0;
+  for (const slot& sl : slots_) best = std::max(best, common_prefix(sl.seq->tokens(), prompt));
+  return best;
+}
+
+void kv_pool::document_closed(const std::string& uri) {
+  for (slot& sl : slots_)
+    if (sl.owner == uri) sl.owner.clear();
+}
+
+size_t kv_pool::bytes() const {
+  size_t b = 0;
+  for (const slot& sl : slots_) b += sl.seq->kv_bytes();
+  return b;
+}
+
+slot_choice kv_pool::acquire(const std::string& uri, std::span<const int32_t> prompt, int exclude) {
+  int best = -1, own = -1, lru = -1;
+  int64_t best_lcp = -1, own_lcp = -1;
+  for (int i = 0; i < static_cast<int>(slots_.size()); ++i) {
+    if (i == exclude) continue;
+    const slot& sl = slots_[i];
+    int64_t lcp = common_prefix(sl.seq->tokens(), prompt);
+    if (lcp > best_lcp || (lcp == best_lcp && sl.owner == uri)) {
+      best = i;
+      best_lcp = lcp;
+    }
+    if (sl.owner == uri && lcp > own_lcp) {
+      own = i;
+      own_lcp = lcp;
+    }
+    if (lru < 0 || sl.last_used < slots_[lru].last_used) lru = i;
+  }
+  int pick = -1;
+  if (best >= 0) {
+    const slot& b = slots_[best];
+    const bool loses_nothing = best_lcp == static_cast<int64_t>(b.seq->tokens().size());
+    if (best == own || b.owner.empty() || loses_nothing) pick = best;
+    else if (own >= 0 && best_lcp <= own_lcp + s_.min_chunk_tokens) pick = own;
+  }
+  if (pick < 0 && own >= 0) pick = own;
+  slot_choice out;
+  if (pick < 0 && static_cast<int>(slots_.size()) < max_slots_) {
+    slots_.push_back(slot{backend_.new_sequence(n_ctx_), {}, 0});
+    pick = static_cast<int>(slots_.size()) - 1;
+    out.new_slot = true;
+  }
+  if (pick < 0 && lru < 0) {
+    // Everything excluded: only possible with a single slot.
+    pick = exclude;
+  }
+  if (pick < 0) {
+    // Full: take the most useful slot if it covers half of the prompt, else the LRU one.
+    pick = (best >= 0 && best_lcp * 2 >= static_cast<int64_t>(prompt.size())) ? best : lru;
+  }
+  slot& sl = slots_[pick];
+  sl.owner = uri;
+  sl.last_used = ++tick_;
+  lm_sequence& seq = *sl.seq;
+  // Always leave at least the last prompt token to evaluate, so that its logits exist.
+  const int64_t limit = prompt.empty() ? 0 : static_cast<int64_t>(prompt.size()) - 1;
+  int64_t lcp = std::min(common_prefix(seq.tokens(), prompt), limit);
+  if (best >= 0 && best != pick && std::min(best_lcp, limit) >= lcp + k_min_copy_tokens) {
+    // Another slot holds more of this prompt: copy its cells rather than recompute them.
+    const int64_t n = std::min(best_lcp, limit);
+    seq.copy_prefix(*slots_[best].seq, n);
+    out.copied = n - lcp;
+    lcp = n;
+  }
+  if (static_cast<int64_t>(seq.tokens().size()) > lcp && s_.reuse_shifted_chunks && lcp < limit) {
+    // Find the longest cached run, right of lcp, equal to the prompt at lcp.
+    const std::vector<int32_t>& t = seq.tokens();
+    int64_t best_src = -1, best_len = 0;
+    for (int64_t src = lcp + 1; src < static_cast<int64_t>(t.size()); ++src) {
+      if (t[src] != prompt[lcp]) continue;
+      int64_t n = 0;
+      while (src + n < static_cast<int64_t>(t.size()) && lcp + n < limit && t[src + n] == prompt[lcp + n]) ++n;
+      if (n > best_len) {
+        best_len = n;
+        best_src = src;
+      }
+    }
+    if (best_len >= s_.min_chunk_tokens) {
+      seq.keep_first(best_src + best_len);
+      seq.move_range(best_src, best_src + best_len, lcp);
+      out.shifted = best_len;
+      lcp += best_len;
+    }
+  }
+  if (static_cast<int64_t>(seq.tokens().size()) > lcp) seq.keep_first(lcp);
+  out.seq = &seq;
+  out.slot = pick;
+  out.reused = static_cast<int64_t>(seq.tokens().size());
+  return out;
+}
+
+}  // namespace qf::server::completion

@@ -1,0 +1,39 @@
+// Creates the model-backed completion provider (the pipeline of prompts,
+// prefix cache, scheduling and post-processing on top of the inference
+// engine). The server calls this once at start-up (and again when the model
+// setting changes) from the inference worker thread.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "server/completion/api/completion_provider.h"
+#include "server/completion/decode/engine_backend.h"
+#include "server/completion/api/settings.h"
+
+namespace qf::server {
+
+struct provider_options {
+  std::string model_path;
+  completion::completion_settings completion;  // the pipeline's section of the settings
+  completion::engine_options engine;           // device, threads, step graphs
+  // What a model argument means (a pulled model's name -> its file in the
+  // models folder, server/core/model_store.h); used for the draft model, which the
+  // pipeline may load again when the setting changes. It must give an
+  // absolute path ("" refuses); unset, only an absolute path is loaded,
+  // never a name or a path relative to the working directory.
+  std::function<std::string(const std::string&)> resolve_model;
+  // Progress while loading (0..100 and a message), for $/progress.
+  std::function<void(int percent, const std::string& message)> on_progress;
+  // One message for the user about the load (the device self-check fell back
+  // to the CPU: engine_backend.h), for window/showMessage.
+  std::function<void(const std::string& message)> on_notice;
+};
+
+// Returns nullptr and sets *error (a message fit for the user) on failure:
+// unreadable or malformed GGUF, unsupported architecture, out of memory.
+std::unique_ptr<completion_provider> make_completion_provider(const provider_options& opts,
+                                                              std::string* error);
+
+}  // namespace qf::server

@@ -1,0 +1,123 @@
+// Prompt layout for KV reuse: least-volatile first.
+//
+//   [BOS] [extra context] [PRE] prefix lines [SUF] suffix [MID] | middle
+//
+// The "head" (everything up to and including the middle token) is fixed when
+// a layout is made at an anchor line; the "middle" is the text from the anchor
+// line's start to the cursor, so typing inside a line -- and even across new
+// lines -- only appends tokens after the head. A layout stays valid while the
+// prefix window text is unchanged, the text after the cursor still ends with
+// the suffix the head holds (a few auto-inserted closing characters in between
+// are tolerated), and the middle is below a token limit. Otherwise a new
+// layout is made; to keep the shared part long, the prefix window keeps its
+// first line while it fits the budget and then slides by a quarter budget at a
+// time (the slid window is a deletion at the front of the prefix, which the
+// cache can reuse by shifting). "Rebase" = a new layout at the cursor line,
+// done in the background when the user pauses.
+//
+// SPM order puts the suffix before the prefix; models without FIM tokens get
+// [BOS] [extra] prefix lines | middle.
+//
+// A request looks only at a window of rows around the cursor (text_rows.h):
+// as many rows as the budgets can use in front of and behind it, each row at
+// most k_row_bytes. What one keystroke tokenizes, hashes and compares is
+// therefore bounded by the budgets, however long the document or its lines.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "server/completion/prompt/chunk_tokenizer.h"
+#include "server/completion/prompt/context_block.h"
+#include "server/completion/prompt/fim_format.h"
+#include "server/completion/api/settings.h"
+#include "server/completion/prompt/text_rows.h"
+
+namespace qf::server::completion {
+
+struct extra_doc {
+  std::string uri;
+  std::string_view text;
+};
+
+// A layout: the head and what it was made from.
+// "Lines" here are rows (text_rows.h): lines, with a line longer than
+// k_row_bytes counted as several rows; for ordinary code the two agree.
+// One part of a head, for explanations: kind as in prompt_part
+// (completion_provider.h), where it came from, its text, its token count.
+struct layout_part {
+  std::string kind;
+  std::string origin;
+  std::string text;
+  int64_t tokens = 0;
+};
+
+struct layout {
+  bool valid = false;
+  int64_t anchor_line = 0;        // the middle starts at this row's start
+  int64_t window_first_line = 0;  // the prefix window's first row
+  std::string prefix_text;        // rows [window_first_line, anchor_line)
+  std::string suffix_text;        // text after the cursor that the head holds
+  std::vector<int32_t> head;      // tokens up to and including the middle token
+  std::vector<layout_part> parts;  // the head, part by part (tokens add up to head.size())
+  std::vector<std::string> context_keys;  // the context items it holds, in prompt order
+};
+
+struct prompt {
+  std::vector<int32_t> tokens;  // head + middle
+  int64_t head_len = 0;
+  bool relayout = false;        // a new layout was made for this prompt
+  std::string middle_text;      // text between the anchor and the cursor
+  int64_t cursor_row = 0;       // the cursor's row (text_rows.h)
+};
+
+struct layout_input {
+  std::string_view text;  // the whole document
+  int64_t cursor_line = 0;
+  int64_t cursor_col = 0;  // byte column
+  std::string_view uri;
+  std::vector<extra_doc> extra;  // other open files, most recently used first
+  context_sources ctx;           // scopes, definitions, recent chunks, edits (context_block.h)
+};
+
+class prompt_builder {
+ public:
+  prompt_builder(const fim_format& fmt, chunk_tokenizer& tok, const completion_settings& s)
+      : fmt_(fmt), tok_(tok), s_(s) {}
+
+  // Builds the prompt, reusing `state` when it is still valid (or making a new
+  // layout into it). `force_relayout` makes a new layout at the cursor line.
+  prompt build(const layout_input& in, layout& state, bool force_relayout = false);
+
+  // Whether `state` still describes `in` (without building anything).
+  bool still_valid(const layout_input& in, const layout& state) const;
+
+  // The heads of other open files alone (for tests and cache sharing).
+  std::vector<int32_t> extra_block(const layout_input& in);
+
+ private:
+  row_window window(const layout_input& in) const;
+  bool still_valid(const row_window& rows, const layout& state) const;
+  void make_layout(const layout_input& in, const row_window& rows, layout& state);
+  struct head_builder;
+  void add_files(const layout_input& in, head_builder& hb);
+  // Chooses the context items within the budget and orders them after `previous`;
+  // adds all but the scope headers to `hb` and returns those.
+  std::vector<context_item> add_context(const layout_input& in, int64_t window_first_row, int64_t window_end_row,
+                                        const row_window& rows, const std::vector<std::string>& previous,
+                                        head_builder& hb, std::vector<std::string>& keys);
+  std::vector<int32_t> item_tokens(const context_item& it, int64_t cap, std::string* text);
+  std::vector<int32_t> middle_tokens(const row_window& rows, int64_t anchor_line, std::string* middle_text);
+  const fim_format& fmt_;
+  chunk_tokenizer& tok_;
+  const completion_settings& s_;
+  std::string_view comment_ = "//";  // the current file's line comment (context block headers)
+};
+
+// Splits `text` at the cursor: the byte offset of (line, col), clamped (lines
+// as indexing/lines.h defines them).
+size_t offset_of(std::string_view text, int64_t line, int64_t col);
+
+}  // namespace qf::server::completion
