@@ -32,16 +32,22 @@
 // requests and 13.5-17 without. Its sixteen-row groups follow the rule of
 // the others (on a Zen 5 core the requests cost them up to 20 % on two
 // threads).
-#include <immintrin.h>
-
-#include <cstring>
-#include <type_traits>
-
-// GCC 12 reports its own _mm512_undefined_* helpers as uninitialized.
+// GCC 12 reports the self-initialized __Y of its own _mm512_undefined_*
+// helpers, used inside many intrinsics, as uninitialized wherever they are
+// inlined. The pragmas cover the intrinsics' header only (keep this the
+// translation unit's first include of it): this file's code stays checked.
 #if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
+#include <immintrin.h>
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+
+#include <cstring>
+#include <type_traits>
 
 #include "inference/backend/cpu/kernels.h"
 #include "inference/backend/cpu/quants.h"
