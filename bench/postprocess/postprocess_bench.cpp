@@ -13,7 +13,8 @@
 // and the whole file parsed: "no new errors" means it has no more error
 // nodes than the file without the suggestion; "clean" means none at all
 // (counted over positions in files that parse cleanly). The cost is the CPU
-// time of stop checking + finalize per suggestion.
+// time of stop checking + finalize per suggestion. --dump FILE writes every
+// position's raw and post-processed texts, to compare two builds' rules.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -89,6 +90,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> files = default_files();
   int per_file = 6, tokens = 48, threads = 2;
   unsigned seed = 1;
+  std::string dump_path;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i], v = argv[i + 1];
     if (a == "--model") model = v;
@@ -100,8 +102,11 @@ int main(int argc, char** argv) {
     else if (a == "--tokens") tokens = std::atoi(v.c_str());
     else if (a == "--threads") threads = std::atoi(v.c_str());
     else if (a == "--seed") seed = static_cast<unsigned>(std::atoi(v.c_str()));
+    else if (a == "--dump") dump_path = v;
     else {
-      std::fprintf(stderr, "usage: postprocess_bench [--model F.gguf] [--files a,b] [--points N] [--tokens N] [--seed N]\n");
+      std::fprintf(stderr,
+                   "usage: postprocess_bench [--model F.gguf] [--files a,b] [--points N] [--tokens N] [--seed N] "
+                   "[--dump FILE]\n");
       return 2;
     }
   }
@@ -122,6 +127,14 @@ int main(int argc, char** argv) {
   pipeline p(std::move(backend), raw_settings);
   const completion_settings rules;  // defaults: stop rules on
 
+  std::ofstream dump;
+  if (!dump_path.empty()) {
+    dump.open(dump_path, std::ios::binary);
+    if (!dump) {
+      std::fprintf(stderr, "postprocess_bench: cannot write %s\n", dump_path.c_str());
+      return 1;
+    }
+  }
   std::mt19937 rng(seed);
   std::map<std::string, int> per_language;
   variant_stats raw, line_only, syntax;
@@ -205,6 +218,9 @@ int main(int argc, char** argv) {
       score(raw, gen);
       score(line_only, out_line);
       score(syntax, out_syntax);
+      if (dump)
+        dump << "== " << path << ':' << line + 1 << ':' << col + 1 << "\n-- raw\n" << gen << "\n-- line rules\n"
+             << out_line << "\n-- line + syntax rules\n" << out_syntax << '\n';
     }
   }
   if (!cases) {
