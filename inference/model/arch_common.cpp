@@ -1,7 +1,8 @@
 // What llama-like architectures share: hyperparameters from "{arch}.*"
 // metadata (bounded, and checked against the tensors, before anything is
-// allocated from them) and the per-layer tensor set with llama.cpp's names.
-// The forward passes themselves stay in each architecture's file.
+// allocated from them), the per-layer tensor set with llama.cpp's names, and
+// the blocks of a forward pass (arch_common.h). Each architecture's file
+// strings the blocks together in the order of its pass.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -9,7 +10,7 @@
 #include <string_view>
 
 #include "inference/gguf/gguf.h"
-#include "inference/model/architecture.h"
+#include "inference/model/arch_common.h"
 
 namespace qf::infer {
 
@@ -242,5 +243,65 @@ void store_and_attend(backend& be, const hparams& hp, context_state& s, const fo
     be.attention(f32_ref(*s.q, seg.row0 * Q), kc, vc, f32_ref(*s.att, seg.row0 * Q), sp);  // att rows [n_rows][n_head][hd]
   }
 }
+
+forward_pass::forward_pass(const model& m, context_state& st, const forward_batch& fb)
+    : be(m.be()),
+      hp(m.hp()),
+      w(m.weights()),
+      s(st),
+      b(fb),
+      n(fb.n_tokens),
+      E(m.hp().n_embd),
+      rp(rope_params_of(m)),
+      ap{fb.n_tokens, fb.pos0, hp.n_head, hp.n_head_kv, hp.head_dim, hp.kq_scale(), st.kv_type, st.pos.get()} {}
+
+void forward_pass::embed() const { be.get_rows(*w.tok_embd, *s.ids, n, *s.x); }
+
+void forward_pass::rms_norm(const buffer& weight) const { be.rms_norm(*s.x, weight, *s.xb, n, E, hp.rms_eps); }
+
+void forward_pass::layer_norm(const buffer& weight, const buffer* bias) const {
+  be.layer_norm(*s.x, weight, bias, *s.xb, n, E, hp.rms_eps);
+}
+
+void forward_pass::project_qkv(const layer_weights& L, int64_t il) const {
+  be.matmul_many({{L.wq.get(), *s.q}, {L.wk.get(), *s.k}, {L.wv.get(), *s.v}}, *s.xb, n);
+  prefetch_attention(be, hp, s, b, il);
+}
+
+void forward_pass::add_qkv_bias(const layer_weights& L) const {
+  be.add_bias(*s.q, *L.bq, n, hp.n_embd_q());
+  be.add_bias(*s.k, *L.bk, n, hp.n_embd_kv());
+  be.add_bias(*s.v, *L.bv, n, hp.n_embd_kv());
+}
+
+void forward_pass::rope_qk() const {
+  be.rope(*s.q, *s.pos, n, hp.n_head, hp.head_dim, rp);
+  be.rope(*s.k, *s.pos, n, hp.n_head_kv, hp.head_dim, rp);
+}
+
+void forward_pass::attend(const layer_weights& L, int64_t il) const {
+  store_and_attend(be, hp, s, b, il, ap);  // att [n][n_head][hd]
+  be.matmul(*L.wo, *s.att, n, *s.xb);
+}
+
+void forward_pass::gated_ffn(const layer_weights& L, glu act) const {
+  const int64_t F = hp.n_ff;
+  be.matmul_many({{L.ffn_gate.get(), *s.gate}, {L.ffn_up.get(), *s.up}}, *s.xb, n);  // gate, up [n][F]
+  if (act == glu::silu)
+    be.swiglu(*s.gate, *s.up, *s.gate, n * F);  // gate = silu(gate) * up
+  else
+    be.geglu(*s.gate, *s.up, *s.gate, n * F);  // gate = gelu(gate) * up
+  be.matmul(*L.ffn_down, *s.gate, n, *s.xb);
+}
+
+void forward_pass::add_residual() const { be.add(*s.x, *s.xb, *s.x, n * E); }
+
+f32_ref forward_pass::last_rows() const { return f32_ref(*s.x, (n - b.n_out) * E); }
+
+void forward_pass::output_rms_norm() const {
+  be.rms_norm(last_rows(), *w.output_norm, *s.xb, b.n_out, E, hp.rms_eps);
+}
+
+void forward_pass::classify() const { be.matmul(w.classifier(), *s.xb, b.n_out, *s.logits); }
 
 }  // namespace qf::infer

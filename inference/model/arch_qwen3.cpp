@@ -14,7 +14,7 @@
 //     h = rmsnorm(x) ; x += (silu(h Wgate) * h Wup) Wdown
 //   logits = rmsnorm(x) Wout                       (Wout = embed when tied)
 #include "inference/gguf/gguf.h"
-#include "inference/model/architecture.h"
+#include "inference/model/arch_common.h"
 
 namespace qf::infer {
 
@@ -35,44 +35,33 @@ class qwen3_arch final : public architecture {
   }
 
   bool forward(const model& m, context_state& s, const forward_batch& b) const override {
-    backend& be = m.be();
-    const hparams& hp = m.hp();
-    const model_weights& w = m.weights();
-    const int64_t n = b.n_tokens;
-    const int64_t E = hp.n_embd, F = hp.n_ff, hd = hp.head_dim;
-    const rope_params rp = rope_params_of(m);
-    const attention_params ap{n, b.pos0, hp.n_head, hp.n_head_kv, hd, hp.kq_scale(), s.kv_type, s.pos.get()};
-
-    be.get_rows(*w.tok_embd, *s.ids, n, *s.x);  // x [n][E]
+    forward_pass f(m, s, b);
+    const hparams& hp = f.hp;
+    const int64_t n = f.n, hd = hp.head_dim;
+    f.embed();  // x [n][E]
 
     for (int64_t il = 0; il < hp.n_layer; ++il) {
-      if (b.cancel && b.cancel->is_cancelled()) return false;
-      const layer_weights& L = w.layers[static_cast<size_t>(il)];
+      if (f.cancelled()) return false;
+      const layer_weights& L = f.layer(il);
 
       // attention block
-      be.rms_norm(*s.x, *L.attn_norm, *s.xb, n, E, hp.rms_eps);  // xb [n][E]
-      be.matmul_many({{L.wq.get(), *s.q}, {L.wk.get(), *s.k}, {L.wv.get(), *s.v}}, *s.xb, n);  // q [n][n_head][hd], k, v [n][n_head_kv][hd]
-      prefetch_attention(be, hp, s, b, il);
-      be.rms_norm(*s.q, *L.q_norm, *s.q, n * hp.n_head, hd, hp.rms_eps);     // each head's row of hd
-      be.rms_norm(*s.k, *L.k_norm, *s.k, n * hp.n_head_kv, hd, hp.rms_eps);
-      be.rope(*s.q, *s.pos, n, hp.n_head, hd, rp);
-      be.rope(*s.k, *s.pos, n, hp.n_head_kv, hd, rp);
-      store_and_attend(be, hp, s, b, il, ap);  // K, V -> each sequence's cache; att [n][n_head][hd]
-      be.matmul(*L.wo, *s.att, n, *s.xb);                               // xb  [n][E]
-      be.add(*s.x, *s.xb, *s.x, n * E);                                 // residual
+      f.rms_norm(*L.attn_norm);  // xb [n][E]
+      f.project_qkv(L, il);      // q [n][n_head][hd], k, v [n][n_head_kv][hd]
+      f.be.rms_norm(*s.q, *L.q_norm, *s.q, n * hp.n_head, hd, hp.rms_eps);  // each head's row of hd
+      f.be.rms_norm(*s.k, *L.k_norm, *s.k, n * hp.n_head_kv, hd, hp.rms_eps);
+      f.rope_qk();
+      f.attend(L, il);           // K, V -> each sequence's cache; xb = attention(q, K, V) Wo [n][E]
+      f.add_residual();          // x += xb
 
       // feed-forward block (SwiGLU)
-      be.rms_norm(*s.x, *L.ffn_norm, *s.xb, n, E, hp.rms_eps);
-      be.matmul_many({{L.ffn_gate.get(), *s.gate}, {L.ffn_up.get(), *s.up}}, *s.xb, n);  // gate, up [n][F]
-      be.swiglu(*s.gate, *s.up, *s.gate, n * F);
-      be.matmul(*L.ffn_down, *s.gate, n, *s.xb);
-      be.add(*s.x, *s.xb, *s.x, n * E);
+      f.rms_norm(*L.ffn_norm);
+      f.gated_ffn(L, glu::silu);  // xb = (silu(xb Wgate) * xb Wup) Wdown [n][E]
+      f.add_residual();
     }
 
     if (b.n_out > 0) {
-      const f32_ref last(*s.x, (n - b.n_out) * E);
-      be.rms_norm(last, *w.output_norm, *s.xb, b.n_out, E, hp.rms_eps);
-      be.matmul(w.classifier(), *s.xb, b.n_out, *s.logits);
+      f.output_rms_norm();  // xb     [n_out][E]
+      f.classify();         // logits [n_out][n_vocab]
     }
     return true;
   }

@@ -12,10 +12,8 @@
 //     x += attention(q, K, V) Wo + bo                   (causal, grouped-query)
 //     h = layernorm(x) ; x += gelu(h Wup + bup) Wdown + bdown
 //   logits = layernorm(x) Wout                          (Wout = embed when tied)
-#include <cmath>
-
 #include "inference/gguf/gguf.h"
-#include "inference/model/architecture.h"
+#include "inference/model/arch_common.h"
 
 namespace qf::infer {
 
@@ -40,48 +38,37 @@ class starcoder2_arch final : public architecture {
   }
 
   bool forward(const model& m, context_state& s, const forward_batch& b) const override {
-    backend& be = m.be();
-    const hparams& hp = m.hp();
-    const model_weights& w = m.weights();
-    const int64_t n = b.n_tokens;
-    const int64_t E = hp.n_embd, F = hp.n_ff, Q = hp.n_embd_q(), KV = hp.n_embd_kv();
-    const rope_params rp = rope_params_of(m);
-    const attention_params ap{n, b.pos0, hp.n_head, hp.n_head_kv, hp.head_dim, hp.kq_scale(), s.kv_type, s.pos.get()};
+    forward_pass f(m, s, b);
+    backend& be = f.be;
+    const int64_t n = f.n, E = f.E, F = f.hp.n_ff;
+    f.embed();  // x [n][E]
 
-    be.get_rows(*w.tok_embd, *s.ids, n, *s.x);  // x [n][E]
-
-    for (int64_t il = 0; il < hp.n_layer; ++il) {
-      if (b.cancel && b.cancel->is_cancelled()) return false;
-      const layer_weights& L = w.layers[static_cast<size_t>(il)];
+    for (int64_t il = 0; il < f.hp.n_layer; ++il) {
+      if (f.cancelled()) return false;
+      const layer_weights& L = f.layer(il);
 
       // attention block
-      be.layer_norm(*s.x, *L.attn_norm, L.attn_norm_b.get(), *s.xb, n, E, hp.rms_eps);  // xb [n][E]
-      be.matmul_many({{L.wq.get(), *s.q}, {L.wk.get(), *s.k}, {L.wv.get(), *s.v}}, *s.xb, n);  // q [n][n_head][hd], k, v [n][n_head_kv][hd]
-      prefetch_attention(be, hp, s, b, il);
-      be.add_bias(*s.q, *L.bq, n, Q);
-      be.add_bias(*s.k, *L.bk, n, KV);
-      be.add_bias(*s.v, *L.bv, n, KV);
-      be.rope(*s.q, *s.pos, n, hp.n_head, hp.head_dim, rp);
-      be.rope(*s.k, *s.pos, n, hp.n_head_kv, hp.head_dim, rp);
-      store_and_attend(be, hp, s, b, il, ap);  // K, V -> each sequence's cache; att [n][n_head][hd]
-      be.matmul(*L.wo, *s.att, n, *s.xb);
+      f.layer_norm(*L.attn_norm, L.attn_norm_b.get());  // xb [n][E]
+      f.project_qkv(L, il);                              // q [n][n_head][hd], k, v [n][n_head_kv][hd]
+      f.add_qkv_bias(L);                                 // q += bq, k += bk, v += bv
+      f.rope_qk();
+      f.attend(L, il);  // K, V -> each sequence's cache; xb = attention(q, K, V) Wo [n][E]
       be.add_bias(*s.xb, *L.bo, n, E);
-      be.add(*s.x, *s.xb, *s.x, n * E);
+      f.add_residual();  // x += xb
 
       // feed-forward block (GELU MLP, no gate)
-      be.layer_norm(*s.x, *L.ffn_norm, L.ffn_norm_b.get(), *s.xb, n, E, hp.rms_eps);
+      f.layer_norm(*L.ffn_norm, L.ffn_norm_b.get());
       be.matmul(*L.ffn_up, *s.xb, n, *s.up);  // up [n][F]
       be.add_bias(*s.up, *L.ffn_up_b, n, F);
       be.gelu(*s.up, *s.up, n * F);
-      be.matmul(*L.ffn_down, *s.up, n, *s.xb);
+      be.matmul(*L.ffn_down, *s.up, n, *s.xb);  // xb [n][E]
       be.add_bias(*s.xb, *L.ffn_down_b, n, E);
-      be.add(*s.x, *s.xb, *s.x, n * E);
+      f.add_residual();
     }
 
     if (b.n_out > 0) {
-      const f32_ref last(*s.x, (n - b.n_out) * E);
-      be.layer_norm(last, *w.output_norm, w.output_norm_b.get(), *s.xb, b.n_out, E, hp.rms_eps);
-      be.matmul(w.classifier(), *s.xb, b.n_out, *s.logits);
+      be.layer_norm(f.last_rows(), *f.w.output_norm, f.w.output_norm_b.get(), *s.xb, b.n_out, E, f.hp.rms_eps);
+      f.classify();  // logits [n_out][n_vocab]
     }
     return true;
   }

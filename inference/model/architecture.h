@@ -10,6 +10,8 @@
 //    tensor is an error naming it);
 //  - forward(): the layers over one ubatch, reading top to bottom as a
 //    sequence of backend ops.
+// What the architecture files share (the llama-like hyperparameters and
+// tensors, the blocks of a forward pass) is in arch_common.h.
 // find_architecture() maps general.architecture to one of them.
 #pragma once
 
@@ -83,45 +85,7 @@ const architecture& granite_architecture();     // arch_granite.cpp
 const architecture* find_architecture(std::string_view name);  // nullptr if unknown
 std::string supported_architectures();                          // "llama, qwen2, ..."
 
-// Reads the hyperparameters every llama-like architecture shares from
-// "{arch}.*" metadata; n_vocab comes from token_embd. Every count and size is
-// bounded (limits far above any released model) and block_count is checked
-// against the blocks the file has tensors for. Throws model_error naming a
-// missing, out-of-range or inconsistent key and its value.
-void read_llama_like_hparams(const gguf::file& f, hparams& hp);
-// An optional float "{arch}.*" key: dflt when absent; throws model_error when
-// it is not a number or outside [lo, hi].
-float opt_float(const gguf::file& f, const std::string& key, float dflt, float lo, float hi);
-
-// Which of llama.cpp's per-layer tensors an architecture has, beyond the
-// llama set (attn_norm, attn_q/k/v/output, ffn_norm, ffn_gate/up/down).
-struct tensor_set {
-  bool qkv_bias = false;   // attn_q/k/v.bias
-  bool o_bias = false;     // attn_output.bias
-  bool qk_norm = false;    // attn_q_norm.weight, attn_k_norm.weight [head_dim]
-  bool norm_bias = false;  // attn_norm/ffn_norm/output_norm.bias (LayerNorm)
-  bool ffn_gate = true;    // ffn_gate.weight; false: up -> activation -> down
-  bool ffn_bias = false;   // ffn_up.bias, ffn_down.bias
-  bool output = true;      // output.weight may be present (absent: tied); false: always tied
-  bool rope_freqs = true;  // rope_freqs.weight may be present
-};
-// Loads the tensors of `ts`, checking shapes against hp; sets
-// hp.tied_embeddings. Every tensor is checked, and the file checked for
-// tensors outside the set (model_error naming the first), before the first
-// is uploaded.
-void load_llama_like_weights(weight_loader& ld, hparams& hp, model_weights& w, const tensor_set& ts);
 // RoPE parameters of a loaded model (style, dims, base, scaling, frequency factors).
 rope_params rope_params_of(const model& m);
-// Names to the backend what layer il's attention reads and writes (each
-// segment's KV cells [0, pos0 + n_rows) and the attention output rows), right
-// after the q/k/v matmul: they arrive while bias, rope and the KV stores run,
-// instead of one miss after another inside the attention (backend::prefetch).
-void prefetch_attention(backend& be, const hparams& hp, const context_state& s, const forward_batch& b, int64_t il);
-// Layer il's KV store and attention, segment by segment: the segment's rows
-// of st.k / st.v go to its cache cells pos0.., and its rows of st.q attend
-// causally over its own cache into st.att. `ap` gives the heads, scale and
-// KV type; its row count and positions are each segment's.
-void store_and_attend(backend& be, const hparams& hp, context_state& s, const forward_batch& b, int64_t il,
-                      const attention_params& ap);
 
 }  // namespace qf::infer
