@@ -1,9 +1,35 @@
-# Compiler flags shared by every target, and the per-file ISA flags that let
-# SIMD kernels be compiled for AVX2/AVX-512 while the binary still runs on any
-# x86-64 CPU (the kernel is chosen at run time by CPU detection).
+# Compiler flags shared by every target, warnings as errors for the project's
+# own targets, and the per-file ISA flags that let SIMD kernels be compiled
+# for AVX2/AVX-512 while the binary still runs on any x86-64 CPU (the kernel
+# is chosen at run time by CPU detection).
 add_compile_options(-Wall -Wextra -Wno-unused-parameter)
+
+# QUICKFILL_WERROR: -Werror on every target defined in this source tree, once
+# the whole tree is read (a deferred call at the end of the top
+# CMakeLists.txt), except those marked QUICKFILL_THIRD_PARTY (the tree-sitter
+# runtime and grammars, indexing/grammars/grammars.cmake): third-party code's
+# warnings are not ours to fix. GoogleTest and the other libraries come from
+# the system and are not compiled here. CUDA sources pass it to the host
+# compiler only (-Xcompiler): nvcc's own -Werror takes a kind and means
+# something else. scripts/setup.sh and the sanitizer presets turn it on
+# (docs/testing.md); a build configured by hand keeps the option's default,
+# OFF, so that a newer compiler's new warnings do not stop it.
+function(quickfill_werror_targets dir)
+  get_property(targets DIRECTORY "${dir}" PROPERTY BUILDSYSTEM_TARGETS)
+  foreach(t IN LISTS targets)
+    get_target_property(type ${t} TYPE)
+    get_target_property(third_party ${t} QUICKFILL_THIRD_PARTY)
+    if(type MATCHES "^(EXECUTABLE|STATIC_LIBRARY|SHARED_LIBRARY|MODULE_LIBRARY|OBJECT_LIBRARY)$" AND NOT third_party)
+      target_compile_options(${t} PRIVATE $<$<COMPILE_LANGUAGE:C,CXX>:-Werror> $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Werror>)
+    endif()
+  endforeach()
+  get_property(subdirs DIRECTORY "${dir}" PROPERTY SUBDIRECTORIES)
+  foreach(sub IN LISTS subdirs)
+    quickfill_werror_targets("${sub}")
+  endforeach()
+endfunction()
 if(QUICKFILL_WERROR)
-  add_compile_options(-Werror)
+  cmake_language(DEFER DIRECTORY "${PROJECT_SOURCE_DIR}" CALL quickfill_werror_targets "${PROJECT_SOURCE_DIR}")
 endif()
 if(QUICKFILL_NATIVE)
   add_compile_options(-march=native)

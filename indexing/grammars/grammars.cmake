@@ -44,7 +44,8 @@ endif()
 set(_qf_ts_c_options -w -O2)
 function(_qf_ts_c_target target)
   set_target_properties(${target} PROPERTIES C_STANDARD 11 C_STANDARD_REQUIRED ON C_EXTENSIONS OFF
-                                             POSITION_INDEPENDENT_CODE ON)
+                                             POSITION_INDEPENDENT_CODE ON
+                                             QUICKFILL_THIRD_PARTY ON)  # no -Werror (cmake/quickfill_flags.cmake)
   target_compile_options(${target} PRIVATE ${_qf_ts_c_options})
   target_compile_definitions(${target} PRIVATE _POSIX_C_SOURCE=200112L _DEFAULT_SOURCE)
   # setup.sh passes only a C++ launcher; give the C sources the same one.
