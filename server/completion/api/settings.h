@@ -27,6 +27,8 @@ struct sampling_settings {
 };
 
 struct completion_settings {
+  // Every member has a default ({} where none is needed): initializers may name
+  // only what they set (GCC -Wextra warns about a member left out otherwise).
   // Prompt token budgets.
   int prefix_tokens = 384;      // lines before the cursor line
   int suffix_tokens = 96;       // text after the cursor
@@ -50,7 +52,7 @@ struct completion_settings {
   bool speculative = true;      // prompt-lookup drafts
   int draft_max = 8;            // tokens per draft
   int draft_ngram = 3;          // n-gram size matched in the prompt
-  std::string draft_model;      // GGUF of a smaller model of the same family ("" = prompt lookup only)
+  std::string draft_model{};    // GGUF of a smaller model of the same family ("" = prompt lookup only)
   double draft_min_prob = 0.5;  // the draft model drafts while its token's probability is at least this
   bool prefetch = false;        // after answering, compute the continuation of the suggestion
   // Sampling and candidates, per request class (sampling.h).

@@ -74,12 +74,14 @@ struct prompt {
 };
 
 struct layout_input {
-  std::string_view text;  // the whole document
+  // Every member has a default ({} where none is needed): initializers may name
+  // only what they set (GCC -Wextra warns about a member left out otherwise).
+  std::string_view text{};  // the whole document
   int64_t cursor_line = 0;
   int64_t cursor_col = 0;  // byte column
-  std::string_view uri;
-  std::vector<extra_doc> extra;  // other open files, most recently used first
-  context_sources ctx;           // scopes, definitions, recent chunks, edits (context_block.h)
+  std::string_view uri{};
+  std::vector<extra_doc> extra{};  // other open files, most recently used first
+  context_sources ctx{};         // scopes, definitions, recent chunks, edits (context_block.h)
 };
 
 class prompt_builder {
