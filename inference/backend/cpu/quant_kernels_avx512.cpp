@@ -32,19 +32,8 @@
 // requests and 13.5-17 without. Its sixteen-row groups follow the rule of
 // the others (on a Zen 5 core the requests cost them up to 20 % on two
 // threads).
-// GCC 12 reports the self-initialized __Y of its own _mm512_undefined_*
-// helpers, used inside many intrinsics, as uninitialized wherever they are
-// inlined. The pragmas cover the intrinsics' header only (keep this the
-// translation unit's first include of it): this file's code stays checked.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#include <immintrin.h>
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
+// The first include of <immintrin.h> (the header says why).
+#include "inference/backend/cpu/immintrin_avx512.h"
 
 #include <cstring>
 #include <type_traits>
