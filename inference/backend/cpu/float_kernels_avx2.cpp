@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "inference/backend/cpu/float_weight_types.h"
 #include "inference/backend/cpu/kernels.h"
 #include "inference/backend/cpu/simd_reduce.h"
 
@@ -23,17 +24,11 @@ template <>
 inline __m256 load8<fp16_t>(const fp16_t* p) {
   return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
 }
-struct bf16_tag {
-  uint16_t v;
-};
 template <>
 inline __m256 load8<bf16_tag>(const bf16_tag* p) {
   const __m256i u = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
   return _mm256_castsi256_ps(_mm256_slli_epi32(u, 16));
 }
-inline float to_f32(float v) { return v; }
-inline float to_f32(fp16_t v) { return _cvtsh_ss(v); }
-inline float to_f32(bf16_tag v) { return bf16_to_f32(v.v); }
 
 template <class W, int NT>
 void dot_float(int64_t n, const void* wp, const uint8_t* acts, size_t stride, float* out) {

@@ -3,14 +3,12 @@
 // The first include of <immintrin.h> (the header says why).
 #include "inference/backend/cpu/immintrin_avx512.h"
 
+#include "inference/backend/cpu/float_weight_types.h"
 #include "inference/backend/cpu/kernels.h"
 
 namespace qf::infer::cpu::detail {
 namespace {
 
-struct bf16_tag {
-  uint16_t v;
-};
 template <class W>
 inline __m512 load16(const W* p);
 template <>
@@ -24,9 +22,6 @@ inline __m512 load16<bf16_tag>(const bf16_tag* p) {
   const __m512i u = _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
   return _mm512_castsi512_ps(_mm512_slli_epi32(u, 16));
 }
-inline float to_f32(float v) { return v; }
-inline float to_f32(fp16_t v) { return _cvtsh_ss(v); }
-inline float to_f32(bf16_tag v) { return bf16_to_f32(v.v); }
 
 template <class W, int NT>
 void dot_float(int64_t n, const void* wp, const uint8_t* acts, size_t stride, float* out) {
