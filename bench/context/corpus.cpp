@@ -140,7 +140,7 @@ std::vector<py_import> py_imports(const source_file& f, const fs::path& top, con
     std::string names(l.substr(imp + 8));
     size_t last = i;
     if (names.find('(') != std::string::npos && names.find(')') == std::string::npos) {
-      while (last + 1 < lines.size() && names.find(')') == std::string::npos) names += " " + std::string(lines[++last]);
+      while (last + 1 < lines.size() && names.find(')') == std::string::npos) names.append(" ").append(lines[++last]);
     }
     std::erase_if(names, [](char c) { return c == '(' || c == ')' || c == '\\'; });
     std::vector<std::string> parts;

@@ -112,7 +112,8 @@ class typist {
       ++t_.answered;
       t_.latencies.push_back(ms);
       std::printf("[%3zu] %8.1f ms  %-34s %s\n", it->second.keystroke, ms,
-                  ("\"" + printable(it->second.line_prefix, 30) + "|\"").c_str(), shown(o.at("result")).c_str());
+                  std::string(1, '"').append(printable(it->second.line_prefix, 30)).append("|\"").c_str(),
+                  shown(o.at("result")).c_str());
     }
     pending_.erase(it);
   }

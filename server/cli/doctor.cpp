@@ -100,7 +100,7 @@ void check_cpu(collector& c) {
   const infer::cpu::cpu_features& f = infer::cpu::detect_cpu();
   std::string feats;
   auto add = [&](bool on, const char* n) {
-    if (on) feats += (feats.empty() ? "" : " ") + std::string(n);
+    if (on) feats.append(feats.empty() ? "" : " ").append(n);
   };
   add(f.avx2, "avx2");
   add(f.fma, "fma");
@@ -340,7 +340,8 @@ std::string render_doctor_text(const std::vector<doctor_check>& checks) {
     out += head + k.value + "\n";
     if (!k.fix.empty()) out += std::string(25, ' ') + "-> " + k.fix + "\n";
   }
-  out += "\n" + std::to_string(fails) + " problem(s), " + std::to_string(warns) + " warning(s)\n";
+  out.append("\n").append(std::to_string(fails)).append(" problem(s), ");
+  out.append(std::to_string(warns)).append(" warning(s)\n");
   return out;
 }
 

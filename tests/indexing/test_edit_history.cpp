@@ -18,7 +18,7 @@ TEST(edit_history, keystrokes_in_one_place_coalesce_into_one_hunk) {
   std::string text = "def f():\n    return 1\n";
   std::string prev = text;
   for (char c : std::string("x = 2")) {
-    text.insert(text.find("    return"), std::string(1, c));
+    text.insert(text.find("    return"), 1, c);
     h.record(k_uri, prev, text, 1);
     prev = text;
   }

@@ -253,7 +253,7 @@ TEST_P(HostileRepo, TheSameSourceInTheUserConfigFileIsUsed) {
   EXPECT_NE(got[0].find("Authorization: Bearer s3cr3t-of-the-user"), std::string::npos) << got[0];
   EXPECT_TRUE(fs::exists(audit));
   // The .env open beside sample.py: in no request, audit line or log.
-  for (const std::string& secret : {"fixture-aws-secret-9f2c", "fixture-db-password-7d41"}) {
+  for (const std::string_view secret : {"fixture-aws-secret-9f2c", "fixture-db-password-7d41"}) {
     for (const std::string& request : got) EXPECT_EQ(request.find(secret), std::string::npos) << request;
     EXPECT_EQ(read_text(audit).find(secret), std::string::npos);
     EXPECT_EQ(log().find(secret), std::string::npos);

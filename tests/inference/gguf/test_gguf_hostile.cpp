@@ -185,7 +185,7 @@ TEST(gguf_hostile, array_of_empty_arrays_is_bounded) {
   const int keys = 64;
   b.header(0, keys);
   for (int k = 0; k < keys; ++k) {
-    b.str("k" + std::to_string(k)).put<uint32_t>(9).put<uint32_t>(9).put<uint64_t>(1);
+    b.str(std::string("k").append(std::to_string(k))).put<uint32_t>(9).put<uint32_t>(9).put<uint64_t>(1);
     b.put<uint32_t>(9).put<uint64_t>(n / keys);
     for (uint64_t i = 0; i < n / keys; ++i) b.put<uint32_t>(0).put<uint64_t>(0);
   }

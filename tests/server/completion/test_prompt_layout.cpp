@@ -173,7 +173,7 @@ TEST(prompt_layout, budgets_and_a_stable_sliding_window) {
   f.s.suffix_tokens = 14;
   f.init();
   std::string text;
-  for (int i = 0; i < 40; ++i) text += "L" + std::to_string(i % 10) + "xy\n";  // 5 tokens a line
+  for (int i = 0; i < 40; ++i) text.append("L").append(std::to_string(i % 10)).append("xy\n");  // 5 tokens a line
   layout st;
   prompt p = f.pb->build({text, 20, 0, k_uri, {}}, st);
   std::string r = f.vocab.render(p.tokens);

@@ -94,7 +94,8 @@ TEST(DISABLED_StalledResolverChild, StalledLookupsAreCapped) {
   request_options o;
   o.connect_timeout = 50ms;
   for (size_t i = 0; i < max_running_lookups; ++i) {
-    outcome r = fetch_outcome(stalled_url("n" + std::to_string(i) + "." + qf::test::stalled_name), o);
+    const std::string host = std::string("n").append(std::to_string(i)).append(".").append(qf::test::stalled_name);
+    outcome r = fetch_outcome(stalled_url(host), o);
     if (r.kind == error_kind::resolve) return qf::test::report_resolver_answered(r.message);
     ASSERT_EQ(r.kind, error_kind::timeout) << r.message;
   }
