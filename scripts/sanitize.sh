@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sanitizer builds and runs (docs/testing.md), each in its own build folder,
-# clang, CPU only, -O1, no benchmarks, through ccache:
+# clang, CPU only, -O1, no benchmarks, warnings in the project's code as
+# errors (the presets' QUICKFILL_WERROR), through ccache:
 #   asan  build-asan: the whole suite under AddressSanitizer + UBSan, and each
 #         libFuzzer target of tests/fuzz for QUICKFILL_FUZZ_SECONDS (default 60)
 #   tsan  build-tsan: the server, scheduler and LSP transcript tests under

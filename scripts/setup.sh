@@ -16,9 +16,13 @@
 # or one step to "Extra steps" (npm, generated files, ...); a test-only one goes
 # to scripts/setup-tests.sh.
 #
+# Warnings in the project's own code are errors here (-DQUICKFILL_WERROR=ON,
+# cmake/quickfill_flags.cmake): this is CI's build, with Debian 12's GCC 12.
+#
 # Environment:
 #   QUICKFILL_JOBS        parallel build jobs (default: nproc)
-#   QUICKFILL_CMAKE_ARGS  extra CMake arguments (e.g. -DQUICKFILL_CUDA=OFF)
+#   QUICKFILL_CMAKE_ARGS  extra CMake arguments (e.g. -DQUICKFILL_CUDA=OFF;
+#                         -DQUICKFILL_WERROR=OFF keeps warnings warnings)
 #   QUICKFILL_BUILD_DIR   build folder (default: build)
 #   QUICKFILL_SKIP_APT=1  do not touch system packages (already provisioned)
 #   QUICKFILL_SKIP_VSCODE_REAL=1  configure -DQUICKFILL_VSCODE_REAL=OFF: the tests
@@ -97,7 +101,8 @@ ROOT="$PWD"
 CCACHE_LAUNCH_CUDA=1
 . scripts/ccache_launcher.sh
 # shellcheck disable=SC2086
-cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release "${LAUNCHER[@]}" "${VSCODE_REAL_CMAKE[@]}" ${QUICKFILL_CMAKE_ARGS:-}
+cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DQUICKFILL_WERROR=ON "${LAUNCHER[@]}" "${VSCODE_REAL_CMAKE[@]}" \
+  ${QUICKFILL_CMAKE_ARGS:-}
 # The product only (target qf_product: quickfill, the CUDA module, the man page,
 # the .vsix); the tests' executables are built by the first ctest run.
 cmake --build "$BUILD_DIR" --target qf_product -j "$JOBS"
