@@ -76,8 +76,12 @@ void lsp_server::register_handlers() {
   rpc_.on_request<lsp::completion_params>(
       "quickfill/explainCompletion",
       [this](const lsp::completion_params& p, const lsp::reply_once& r) { start_explain(p.textDocument.uri, p.position, r); });
-  rpc_.on_request("quickfill/stats", [this](const json::value& p, const lsp::reply_once& r) { on_stats(p, r); });
-  rpc_.on_request("quickfill/report", [this](const json::value& p, const lsp::reply_once& r) { on_report(p, r); });
+  // Absent or null params take the defaults.
+  rpc_.on_request<std::optional<lsp::stats_params>>(
+      "quickfill/stats",
+      [this](const std::optional<lsp::stats_params>& p, const lsp::reply_once& r) { on_stats(p, r); });
+  // quickfill/report and quickfill/status read no params (whatever is sent).
+  rpc_.on_request("quickfill/report", [this](const json::value&, const lsp::reply_once& r) { on_report(r); });
   rpc_.on_request("quickfill/status", [this](const json::value&, const lsp::reply_once& r) { on_status(r); });
   register_workspace_handlers();
   register_next_edit_handlers();
@@ -194,7 +198,7 @@ void lsp_server::on_exit() { finish(phase_ == phase::shutting_down ? 0 : 1); }
 void lsp_server::finish(int code) {
   if (phase_ == phase::exited) return;
   phase_ = phase::exited;
-  core_.worker().cancel_all(cancel_reason::shutdown);
+  core_.cancel_all(cancel_reason::shutdown);
   out_->close();
   if (on_exit_) on_exit_(code);
 }
@@ -236,7 +240,7 @@ void lsp_server::on_initialized() {
 
 void lsp_server::on_shutdown(const lsp::reply_once& reply) {
   phase_ = phase::shutting_down;
-  core_.worker().cancel_all(cancel_reason::shutdown);
+  core_.cancel_all(cancel_reason::shutdown);
   end_all_progress("the server is shutting down");
   reply.result(nullptr);
 }
@@ -341,7 +345,7 @@ void lsp_server::warn_once(const std::string& message) {
 }
 
 void lsp_server::on_cancel_request(const lsp::cancel_params& p) {
-  if (!core_.worker().cancel(lsp::id_to_string(p.id), cancel_reason::cancelled))
+  if (!core_.cancel(lsp::id_to_string(p.id)))
     spdlog::debug("$/cancelRequest for {}: not queued or running", json::serialize(p.id));
 }
 
@@ -351,51 +355,38 @@ void lsp_server::on_set_trace(const lsp::set_trace_params& p) {
   trace_ = p.value;
 }
 
-void lsp_server::on_stats(const json::value& params, const lsp::reply_once& reply) {
-  std::size_t recent = 50;
-  if (const json::value* r = lsp::find_path(params, "recent")) {
-    if (!r->is_int64() || r->get_int64() < 0) throw rpc_error(error_code::invalid_params, "params.recent: expected a non-negative integer");
-    recent = static_cast<std::size_t>(r->get_int64());
-  }
-  reply.result(stats_json(recent));
+void lsp_server::on_stats(const std::optional<lsp::stats_params>& p, const lsp::reply_once& reply) {
+  const std::int64_t recent = p && p->recent ? *p->recent : 50;
+  reply.result(core_.stats_json(static_cast<std::size_t>(recent)));
 }
 
-json::value lsp_server::stats_json(std::size_t recent) {
-  const server_settings s = core_.settings();
-  json::value stats = core_.stats().to_json(recent, slo_options{s.slo_budget_ms, s.slo_target});
-  stats.as_object()["acceptance"] = core_.acceptance().to_json();
-  stats.as_object()["sources"] = core_.sources().stats_json();  // per completion source (server/routing/)
-  return stats;
-}
-
-void lsp_server::on_report(const json::value& params, const lsp::reply_once& reply) {
-  (void)params;
+void lsp_server::on_report(const lsp::reply_once& reply) {
   std::string error;
-  std::string html = report::render_report_html(stats_json(0), &error);
-  if (html.empty()) throw rpc_error(error_code::internal_error, "quickfill/report: " + error);
-  reply.result(json::object{{"html", std::move(html)}});
+  lsp::report_result r;
+  r.html = report::render_report_html(core_.stats_json(0), &error);
+  if (r.html.empty()) throw rpc_error(error_code::internal_error, "quickfill/report: " + error);
+  reply.result_of(r);
 }
 
 void lsp_server::on_status(const lsp::reply_once& reply) {
-  const model_state m = core_.model();
-  json::object o{{"modelLoaded", m.loaded},
-                 {"modelLoading", m.loading},
-                 {"modelPath", m.path},
-                 {"modelSource", m.source},
-                 {"model", m.description},
-                 {"positionEncoding", index::encoding_name(encoding_)},
-                 {"openDocuments", core_.documents().size()},
-                 {"staleDocuments", core_.documents().stale_count()},
-                 {"openDocumentBytes", core_.documents().total_bytes()},
-                 {"queued", core_.worker().queued()},
-                 {"workerBusy", core_.worker().busy()}};
-  if (!m.loaded && !m.error.empty()) o["noModelReason"] = m.error;
-  // Each completion source's health and the routes, from the board (never waits for the worker).
-  json::value board = core_.sources().status_json();
-  o["sources"] = board.at("sources");
-  o["routes"] = board.at("routes");
-  o["daemon"] = daemon_status_ ? daemon_status_() : json::value(nullptr);
-  reply.result(std::move(o));
+  const core_status st = core_.status();
+  lsp::status_result r;
+  r.modelLoaded = st.model.loaded;
+  r.modelLoading = st.model.loading;
+  r.modelPath = st.model.path;
+  r.modelSource = st.model.source;
+  r.model = st.model.description;
+  r.positionEncoding = index::encoding_name(encoding_);
+  r.openDocuments = st.open_documents;
+  r.staleDocuments = st.stale_documents;
+  r.openDocumentBytes = st.open_document_bytes;
+  r.queued = st.queued;
+  r.workerBusy = st.worker_busy;
+  if (!st.model.loaded && !st.model.error.empty()) r.noModelReason = st.model.error;
+  r.sources = st.sources;
+  r.routes = st.routes;
+  r.daemon = daemon_status_ ? daemon_status_() : json::value(nullptr);
+  reply.result_of(r);
 }
 
 std::string lsp_server::create_progress(const std::string& name) {

@@ -1,5 +1,9 @@
 // The LSP binding of the server core: lifecycle, documents, completion,
 // cancellation, settings, progress and the custom quickfill/* requests.
+// Like clangd's ClangdLSPServer over ClangdServer, it only converts: typed
+// messages (lsp/protocol*.h) into server_core calls (core_requests.h) and
+// their answers and failures back into replies (failures: lsp_errors.h);
+// the request policy is the core's.
 //
 // Runs on the dispatcher thread (the event loop): handle_message() receives
 // each frame body from the reader thread via the loop, and every reply leaves
@@ -13,12 +17,14 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "indexing/text_position.h"
 #include "lsp/jsonrpc.h"
+#include "lsp/protocol_quickfill.h"
 #include "lsp/transport.h"
 #include "server/binding/event_loop.h"
 #include "server/core/server_core.h"
@@ -64,9 +70,8 @@ class lsp_server {
   void on_did_change_configuration(const lsp::did_change_configuration_params& p);
   void on_cancel_request(const lsp::cancel_params& p);
   void on_set_trace(const lsp::set_trace_params& p);
-  void on_stats(const boost::json::value& params, const lsp::reply_once& reply);
-  void on_report(const boost::json::value& params, const lsp::reply_once& reply);  // {"html": the dashboard}
-  boost::json::value stats_json(std::size_t recent);  // the quickfill/stats result
+  void on_stats(const std::optional<lsp::stats_params>& p, const lsp::reply_once& reply);
+  void on_report(const lsp::reply_once& reply);  // {"html": the dashboard}
   void on_status(const lsp::reply_once& reply);
 
   // The workspace index (lsp_server_workspace.cpp): roots from initialize and
@@ -82,11 +87,11 @@ class lsp_server {
   // queues what is sent on it until the client accepts it; "" when not supported.
   std::string create_progress(const std::string& name);
 
-  // Completion (lsp_server_completion.cpp). make_request: the document's
-  // snapshot and the request for a position (throws rpc_error for a document
-  // that is not open, stale or not tracked).
-  completion_request make_request(const std::string& uri, const lsp::position& pos,
-                                  index::document_store::snapshot& doc);
+  // Completion (lsp_server_completion.cpp). place_of: the core's place for a
+  // request's document and position, or nullopt once `reply` has the
+  // failure (a document that is not open, stale or not tracked).
+  std::optional<request_place> place_of(const std::string& uri, const lsp::position& pos,
+                                        const lsp::reply_once& reply) const;
   // quickfill/explainCompletion (lsp_server_explain.cpp).
   void start_explain(const std::string& uri, const lsp::position& pos, const lsp::reply_once& reply);
   void start_completion(const std::string& uri, const lsp::position& pos, bool explicit_trigger,
@@ -96,18 +101,8 @@ class lsp_server {
   lsp::position to_lsp(const index::document& doc, const text_pos& p) const;
 
   // Next-edit prediction and acceptance reports (lsp_server_next_edit.cpp):
-  // quickfill/nextEdit, quickfill/didShow, quickfill/didAccept. The latest
-  // prediction of each document is kept with its snapshot; an inline
-  // completion at that snapshot also offers its edits on the cursor's line.
+  // quickfill/nextEdit, quickfill/didShow, quickfill/didAccept.
   void register_next_edit_handlers();
-  void add_cached_next_edits(const std::string& uri, const index::document_store::snapshot& doc,
-                             const lsp::position& pos, boost::json::value& reply);
-  struct cached_next_edit {
-    index::document_store::snapshot doc;
-    std::vector<next_edit_edit> edits;
-  };
-  std::map<std::string, cached_next_edit> next_edits_;  // dispatcher thread only
-  std::uint64_t next_edit_ids_ = 0;
 
   // Document sync problems: a notification whose params do not decode, and
   // messages lost to framing or JSON errors (see lost_message()).

@@ -1,23 +1,25 @@
 // textDocument/completion and textDocument/inlineCompletion: from an LSP
-// position to a completion_request on the worker, and from the provider's
-// candidates back to a CompletionList / InlineCompletionList.
+// position to a completion_call of the core, and from its completion_answer
+// back to a CompletionList / InlineCompletionList.
 //
-// The request holds the store's snapshot of the document (shared, not
-// copied); candidate ranges (UTF-8 byte columns in that snapshot) are
-// converted back with the same snapshot. A stale or untracked document gets
-// RequestFailed (-32803) with the reason, an unknown one InvalidParams. A
-// result that arrives after its document changed is answered with
-// ContentModified, never with edits for text the client no longer has.
+// place_of() turns a request's document and position into the core's
+// request_place: the document's snapshot (shared, not copied) and the cursor
+// as a UTF-8 byte column; candidate ranges come back in that snapshot and
+// are converted with it. The policy (deadlines, stats, the check that the
+// document did not change meanwhile, which fails ContentModified) is the
+// core's (server/core/server_core_requests.cpp); failures map to LSP errors
+// in lsp_errors.h: an unknown document is InvalidParams, a stale or untracked
+// one RequestFailed with the reason.
 #include <spdlog/spdlog.h>
 
 #include "indexing/lines.h"
 #include "indexing/utf8.h"
+#include "server/binding/lsp_errors.h"
 #include "server/binding/lsp_server.h"
 
 namespace qf::server {
 
 namespace json = boost::json;
-using lsp::error_code;
 
 namespace {
 
@@ -80,97 +82,47 @@ json::value lsp_server::build_reply(const index::document& doc, const completion
   return v;
 }
 
-completion_request lsp_server::make_request(const std::string& uri, const lsp::position& pos,
-                                            index::document_store::snapshot& doc_out) {
-  const index::document_store::lookup_result found = core_.documents().lookup(uri);
-  switch (found.state) {
-    case index::doc_state::open: break;
-    case index::doc_state::not_open:
-      throw lsp::rpc_error(error_code::invalid_params, "params.textDocument.uri: document is not open: " + uri);
-    case index::doc_state::stale:
-      throw lsp::rpc_error(error_code::request_failed,
-                           "document is out of sync with the editor: " + uri + " (" + found.reason +
-                               "); reopen it or send its full text");
-    case index::doc_state::not_tracked:
-      throw lsp::rpc_error(error_code::request_failed,
-                           "document is not tracked: " + uri + " (" + found.reason + "); close it and open it again");
+std::optional<request_place> lsp_server::place_of(const std::string& uri, const lsp::position& pos,
+                                                  const lsp::reply_once& reply) const {
+  outcome<index::document_store::snapshot> found = core_.request_document(uri);
+  if (auto* f = std::get_if<request_failure>(&found)) {
+    if (f->what == request_failure::kind::not_open) f->message = "params.textDocument.uri: " + f->message;
+    reply_failure(reply, *f);
+    return std::nullopt;
   }
-  const index::document_store::snapshot doc = found.doc;
-  doc_out = doc;
-
+  request_place at;
+  at.doc = std::get<index::document_store::snapshot>(std::move(found));
+  const index::document& doc = *at.doc;
   // Cursor: a line past the end clamps to the end of the document, a
   // character past the end of its line to the line's end.
   std::size_t line = pos.line;
   std::size_t byte_col = 0;
-  if (line >= doc->lines.line_count()) {
-    line = doc->lines.line_count() - 1;
-    byte_col = doc->lines.line_end(line) - doc->lines.line_start(line);
+  if (line >= doc.lines.line_count()) {
+    line = doc.lines.line_count() - 1;
+    byte_col = doc.lines.line_end(line) - doc.lines.line_start(line);
   } else {
-    byte_col = *index::offset_of(doc->text, doc->lines, line, pos.character, encoding_) - doc->lines.line_start(line);
+    byte_col = *index::offset_of(doc.text, doc.lines, line, pos.character, encoding_) - doc.lines.line_start(line);
   }
-
-  completion_request req;
-  req.uri = uri;
-  req.version = doc->version;
-  req.language_id = doc->language_id;
-  req.text = index::shared_text(doc);  // shared with the store, not copied
-  req.cursor = text_pos{static_cast<int64_t>(line), static_cast<int64_t>(byte_col)};
-  core_.add_context(req);
-  return req;
+  at.cursor = text_pos{static_cast<int64_t>(line), static_cast<int64_t>(byte_col)};
+  return at;
 }
 
 void lsp_server::start_completion(const std::string& uri, const lsp::position& pos, bool explicit_trigger,
                                   bool inline_request, const lsp::reply_once& reply) {
-  const clock::time_point received = clock::now();
-  index::document_store::snapshot doc;
-  completion_request req = make_request(uri, pos, doc);
-  const server_settings s = core_.settings();
-  req.explicit_trigger = explicit_trigger;
-  req.inline_request = inline_request;
-  req.received = received;
-  req.deadline = received + std::chrono::milliseconds(explicit_trigger ? s.explicit_deadline_ms : s.auto_deadline_ms);
-
-  request_record base;
-  base.uri = uri;
-  base.version = doc->version;
-  base.inline_request = inline_request;
-  base.explicit_trigger = explicit_trigger;
-  base.slo_budget_ms = s.slo_budget_ms;
-
-  auto on_cancel = [this, reply, base, received](cancel_reason why) {
-    if (reply.replied()) return;
-    reply.error(static_cast<error_code>(cancel_error_code(why)), cancel_message(why));
-    request_record r = base;
-    r.outcome = request_outcome::cancelled;
-    r.reason = why;
-    r.wall_ms = std::chrono::duration<double, std::milli>(clock::now() - received).count();
-    core_.stats().record(r);
-  };
-  auto done = [this, reply, base, received, doc, inline_request, on_cancel, pos](server_core::completion_outcome out) {
-    if (reply.replied()) return;
-    if (core_.documents().get(base.uri) != doc) {
-      // The document changed (or closed) between the worker finishing and now.
-      on_cancel(cancel_reason::content_modified);
-      return;
-    }
-    request_record r = base;
-    r.wall_ms = std::chrono::duration<double, std::milli>(clock::now() - received).count();
-    if (out.no_model || out.failed) {
-      r.outcome = out.failed ? request_outcome::failed : request_outcome::no_model;
-      if (out.failed) log_message(lsp::message_type::warning, "completion failed: " + out.error);
-      reply.result(inline_request ? json::value(json::object{{"items", json::array{}}})
-                                  : json::value(json::object{{"isIncomplete", false}, {"items", json::array{}}}));
-    } else {
-      r.outcome = request_outcome::answered;
-      r.items = out.result.items.size();
-      r.metrics = out.result.metrics;
-      json::value list = build_reply(*doc, out.result, inline_request);
-      if (inline_request) add_cached_next_edits(base.uri, doc, pos, list);
-      reply.result(std::move(list));
-    }
-    core_.stats().record(r);
-  };
-  core_.complete(lsp::id_to_string(reply.id()), std::move(req), std::move(done), std::move(on_cancel));
+  completion_call call;
+  call.received = clock::now();
+  std::optional<request_place> at = place_of(uri, pos, reply);
+  if (!at) return;
+  call.key = lsp::id_to_string(reply.id());
+  call.at = std::move(*at);
+  call.explicit_trigger = explicit_trigger;
+  call.inline_request = inline_request;
+  core_.request_completion(std::move(call), [this, reply, inline_request](outcome<completion_answer> o) {
+    if (const auto* f = std::get_if<request_failure>(&o)) return reply_failure(reply, *f);
+    const completion_answer& a = std::get<completion_answer>(o);
+    if (a.failed) log_message(lsp::message_type::warning, "completion failed: " + *a.failed);
+    reply.result(build_reply(*a.doc, a.result, inline_request));
+  });
 }
 
 }  // namespace qf::server

@@ -7,32 +7,6 @@
 
 namespace qf::server {
 
-int cancel_error_code(cancel_reason why) { return why == cancel_reason::content_modified ? -32801 : -32800; }
-
-const char* cancel_message(cancel_reason why) {
-  switch (why) {
-    case cancel_reason::content_modified: return "the document changed; the request is stale";
-    case cancel_reason::preempted: return "superseded by a newer request for the same document";
-    case cancel_reason::shutdown: return "the server is shutting down";
-    case cancel_reason::deadline: return "the request ran out of time";
-    case cancel_reason::cancelled:
-    case cancel_reason::none: break;
-  }
-  return "request cancelled";
-}
-
-const char* cancel_reason_name(cancel_reason why) {
-  switch (why) {
-    case cancel_reason::none: return "none";
-    case cancel_reason::cancelled: return "cancelled";
-    case cancel_reason::content_modified: return "content_modified";
-    case cancel_reason::deadline: return "deadline";
-    case cancel_reason::preempted: return "preempted";
-    case cancel_reason::shutdown: return "shutdown";
-  }
-  return "unknown";
-}
-
 scheduler::scheduler(stats_collector* stats, bool background) : stats_(stats), background_(background) {}
 
 scheduler::~scheduler() { stop(); }

@@ -8,8 +8,11 @@
 //   cancel_all() cancel queued jobs (removed at once) and the running one (its
 //   token is set; the provider notices at its next check). The job's
 //   on_cancel callback runs immediately on the cancelling thread, exactly once,
-//   so the client gets its -32800/-32801 without waiting for the worker; the
-//   worker's late result is the caller's to discard (reply-once).
+//   with the typed outcome (cancel_reason: cancelled, preempted = superseded,
+//   content_modified, deadline, shutdown), so the caller answers its request
+//   without waiting for the worker; the worker's late result is the caller's
+//   to discard (reply-once). What a reason means on the wire is the binding's
+//   business (server/binding/lsp_errors.h), not the scheduler's.
 // * Latest request wins: submitting a job cancels (reason `preempted`) every
 //   other queued or running job of the same group (document + request kind).
 // * When the queue is empty the worker calls provider->background_step() until
@@ -23,7 +26,8 @@
 //   cancel by key reach it, only an edit or a request of its group that does
 //   not continue it (or closing the document, shutdown).
 // * The time from cancelling a running job to the worker becoming free is
-//   measured (cancel-to-free latency) and passed to the stats collector.
+//   measured (cancel-to-free latency) and passed to the stats collector
+//   (stats.h; the scheduler uses the stats, never the other way round).
 #pragma once
 
 #include <condition_variable>
@@ -127,10 +131,5 @@ class scheduler {
   provider_slot provider_;  // touched only by the worker thread
   std::thread worker_;
 };
-
-// Error code and message for a cancelled request.
-int cancel_error_code(cancel_reason why);
-const char* cancel_message(cancel_reason why);
-const char* cancel_reason_name(cancel_reason why);
 
 }  // namespace qf::server

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -25,6 +26,7 @@
 #include "indexing/workspace_index.h"
 #include "server/completion/pipeline/provider_factory.h"
 #include "server/core/acceptance_stats.h"
+#include "server/core/core_requests.h"
 #include "server/core/privacy_filter.h"
 #include "server/routing/source_board.h"
 #include "server/core/scheduler.h"
@@ -59,6 +61,16 @@ struct model_state {
   std::string source;       // --model / setting / default
   std::string description;  // provider->describe() when loaded
   std::string error;        // why no model is loaded
+};
+
+// What the core is doing now (quickfill/status).
+struct core_status {
+  model_state model;
+  std::size_t open_documents = 0, stale_documents = 0, open_document_bytes = 0;
+  std::size_t queued = 0;  // jobs and tasks waiting for the worker
+  bool worker_busy = false;
+  boost::json::value sources;  // each completion source's health, and the routes (routing/source_board.h)
+  boost::json::value routes;
 };
 
 class server_core {
@@ -108,6 +120,33 @@ class server_core {
   // are cancelled and the document is stale. Without a URI every open
   // document is. Returns how many documents were marked.
   std::size_t document_lost(const std::string& uri, const std::string& reason);
+
+  // Requests of a binding (server_core_requests.cpp, the types in
+  // core_requests.h): each is answered exactly once through `reply`.
+  // request_document: the open document a request at `uri` reads, or why
+  // there is none (not_open; unavailable when it is out of sync or not tracked).
+  outcome<index::document_store::snapshot> request_document(const std::string& uri) const;
+  // A completion with the deadline of its trigger (the explicit or automatic
+  // deadline setting), recorded in the stats however it ends; a result whose
+  // document changed meanwhile fails with content_modified.
+  void request_completion(completion_call call, reply_fn<completion_answer> reply);
+  // The prompt a completion at the place would get (quickfill/explainCompletion):
+  // unavailable for a private document, without a model, or when the provider
+  // cannot say.
+  void request_explanation(explain_call call, reply_fn<prompt_explanation> reply);
+  // A next-edit prediction with the explicit deadline; kept with its snapshot
+  // so that an inline completion on that snapshot offers its edits too.
+  void request_next_edit(next_edit_call call, reply_fn<next_edit_answer> reply);
+  // Cancels the request `key` (reason cancelled); false when it is neither
+  // queued nor running.
+  bool cancel(const std::string& key);
+  // Cancels every queued and running request (shutdown).
+  void cancel_all(cancel_reason why);
+  core_status status() const;
+  // The statistics document of quickfill/stats and the HTTP endpoint's
+  // /quickfill/stats: the completion stats (stats.h) with the acceptance
+  // stats and each source's meters; `recent` requests listed.
+  boost::json::value stats_json(std::size_t recent);
 
   // Queues a completion. `done` runs on the dispatcher thread with the result
   // (provider == null -> no_model) unless the job was cancelled first, in which
@@ -187,6 +226,17 @@ class server_core {
   acceptance_stats acceptance_;
   std::mutex next_edit_mu_;
   std::set<std::string> next_edit_keys_;  // jobs of next_edit() not finished yet
+  // The latest next-edit prediction of each document, with the snapshot it
+  // was made on (request_next_edit); under next_edit_mu_.
+  struct cached_next_edit {
+    index::document_store::snapshot doc;
+    std::vector<next_edit_edit> edits;
+  };
+  std::map<std::string, cached_next_edit> next_edit_cache_;
+  std::uint64_t next_edit_ids_ = 0;
+  // An inline completion at `at`: the cached edits of its snapshot that start
+  // on the cursor's line, as items after the candidates.
+  void add_cached_next_edits(const request_place& at, completion_result& result);
   scheduler worker_;
   mutable std::mutex mu_;
   quickfill_settings settings_;

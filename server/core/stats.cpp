@@ -7,7 +7,7 @@
 #include <boost/json.hpp>
 #include <spdlog/spdlog.h>
 
-#include "server/core/scheduler.h"
+#include "server/core/request_outcome.h"
 
 namespace qf::server {
 

@@ -206,13 +206,7 @@ class connection : public std::enable_shared_from_this<connection> {
               error_json(405, std::string(req_.method_string()) + " is not allowed on " + std::string(req_.target())));
   }
 
-  json::value stats_json() {
-    const server::server_settings s = st_->core.settings();
-    json::value stats = st_->core.stats().to_json(50, server::slo_options{s.slo_budget_ms, s.slo_target});
-    stats.as_object()["acceptance"] = st_->core.acceptance().to_json();
-    stats.as_object()["sources"] = st_->core.sources().stats_json();
-    return stats;
-  }
+  json::value stats_json() { return st_->core.stats_json(50); }
 
   void health() {
     const server::model_state m = st_->core.model();

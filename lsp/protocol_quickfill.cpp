@@ -1,0 +1,76 @@
+// Conversions of the server's own custom messages (see the header).
+#include "lsp/protocol_quickfill.h"
+
+namespace qf::lsp {
+
+stats_params tag_invoke(json::value_to_tag<stats_params>, const json::value& v) {
+  const json::object& o = expect_object(v);
+  stats_params x{};
+  if (const json::value* r = o.if_contains("recent")) {
+    if (!r->is_int64() || r->get_int64() < 0) throw decode_error("recent", "expected a non-negative integer");
+    x.recent = r->get_int64();
+  }
+  return x;
+}
+
+void tag_invoke(json::value_from_tag, json::value& v, const stats_params& x) {
+  json::object o;
+  write_field(o, "recent", x.recent);
+  v = std::move(o);
+}
+
+report_result tag_invoke(json::value_to_tag<report_result>, const json::value& v) {
+  const json::object& o = expect_object(v);
+  report_result x{};
+  read_field(o, "html", x.html);
+  return x;
+}
+
+void tag_invoke(json::value_from_tag, json::value& v, const report_result& x) {
+  json::object o;
+  write_field(o, "html", x.html);
+  v = std::move(o);
+}
+
+status_result tag_invoke(json::value_to_tag<status_result>, const json::value& v) {
+  const json::object& o = expect_object(v);
+  status_result x{};
+  read_field(o, "modelLoaded", x.modelLoaded);
+  read_field(o, "modelLoading", x.modelLoading);
+  read_field(o, "modelPath", x.modelPath);
+  read_field(o, "modelSource", x.modelSource);
+  read_field(o, "model", x.model);
+  read_field(o, "positionEncoding", x.positionEncoding);
+  read_field(o, "openDocuments", x.openDocuments);
+  read_field(o, "staleDocuments", x.staleDocuments);
+  read_field(o, "openDocumentBytes", x.openDocumentBytes);
+  read_field(o, "queued", x.queued);
+  read_field(o, "workerBusy", x.workerBusy);
+  read_field(o, "noModelReason", x.noModelReason);
+  read_field(o, "sources", x.sources);
+  read_field(o, "routes", x.routes);
+  read_field(o, "daemon", x.daemon);
+  return x;
+}
+
+void tag_invoke(json::value_from_tag, json::value& v, const status_result& x) {
+  json::object o;
+  write_field(o, "modelLoaded", x.modelLoaded);
+  write_field(o, "modelLoading", x.modelLoading);
+  write_field(o, "modelPath", x.modelPath);
+  write_field(o, "modelSource", x.modelSource);
+  write_field(o, "model", x.model);
+  write_field(o, "positionEncoding", x.positionEncoding);
+  write_field(o, "openDocuments", x.openDocuments);
+  write_field(o, "staleDocuments", x.staleDocuments);
+  write_field(o, "openDocumentBytes", x.openDocumentBytes);
+  write_field(o, "queued", x.queued);
+  write_field(o, "workerBusy", x.workerBusy);
+  write_field(o, "noModelReason", x.noModelReason);
+  write_field(o, "sources", x.sources);
+  write_field(o, "routes", x.routes);
+  write_field(o, "daemon", x.daemon);
+  v = std::move(o);
+}
+
+}  // namespace qf::lsp
