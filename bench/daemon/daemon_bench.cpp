@@ -31,6 +31,7 @@
 
 #include <boost/json.hpp>
 
+#include "bench/bench_args.h"
 #include "lsp/client/lsp_client.h"
 
 namespace json = boost::json;
@@ -165,20 +166,19 @@ double pct(std::vector<double> v, double p) {
 int main(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);
   options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto next = [&] { return i + 1 < argc ? std::string(argv[++i]) : std::string(); };
-    if (a == "--model") o.model = next();
-    else if (a == "--clients") o.clients = std::atoi(next().c_str());
-    else if (a == "--keys") o.keys = std::atoi(next().c_str());
-    else if (a == "--quickfill") o.quickfill = next();
-    else if (a == "--explicit") {
+  qf::bench::arg_reader args("daemon_bench", argc, argv);
+  while (args.next()) {
+    if (args.is("--model")) o.model = args.value();
+    else if (args.is("--clients")) o.clients = args.int_value();
+    else if (args.is("--keys")) o.keys = args.int_value();
+    else if (args.is("--quickfill")) o.quickfill = args.value();
+    else if (args.is("--explicit")) {
       o.explicit_trigger = true;
       o.settings["completion"].as_object()["candidatesExplicit"] = 1;
       o.settings["completion"].as_object()["maxTokensExplicit"] = 16;
-    } else if (a == "--settings") {
+    } else if (args.is("--settings")) {
       boost::system::error_code ec;
-      json::value v = json::parse(next(), ec);
+      json::value v = json::parse(args.value(), ec);
       if (ec || !v.is_object()) return std::fprintf(stderr, "--settings: not a JSON object\n"), 2;
       for (auto& [k, x] : v.as_object()) {
         if (x.is_object() && o.settings.contains(k) && o.settings[k].is_object())
@@ -186,19 +186,13 @@ int main(int argc, char** argv) {
         else
           o.settings[k] = x;
       }
-    } else if (a == "--files") {
-      std::string list = next();
-      for (size_t b = 0; b <= list.size();) {
-        size_t e = list.find(',', b);
-        if (e == std::string::npos) e = list.size();
-        if (e > b) o.files.push_back(list.substr(b, e - b));
-        b = e + 1;
-      }
+    } else if (args.is("--files")) {
+      for (std::string& f : args.list_value()) o.files.push_back(std::move(f));
     } else {
       std::fprintf(stderr,
                    "usage: daemon_bench [--model PATH] [--clients N] [--keys K] [--files A,B,...] [--settings JSON] "
                    "[--explicit] [--quickfill BIN]\n");
-      return 2;
+      return args.usage_status();
     }
   }
   if (o.model.empty()) o.model = std::string(QUICKFILL_SOURCE_DIR_BENCH) + "/models/quickfill-tiny-code.gguf";

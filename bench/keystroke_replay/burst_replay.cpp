@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <random>
 
+#include "bench/bench_args.h"
 #include "bench/keystroke_replay/replay_session.h"
 
 namespace json = boost::json;
@@ -193,34 +194,27 @@ void print(const char* name, const figures& f) {
 
 int main(int argc, char** argv) {
   options o;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto next = [&]() -> std::string {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "burst_replay: %s needs a value\n", a.c_str());
-        std::exit(2);
-      }
-      return argv[++i];
-    };
-    if (a == "--model") o.model = next();
-    else if (a == "--quickfill") o.quickfill = next();
-    else if (a == "--file") o.file = next();
-    else if (a == "--bursts") o.bursts = std::atoi(next().c_str());
-    else if (a == "--min-gap-ms") o.min_gap_ms = std::atoi(next().c_str());
-    else if (a == "--max-gap-ms") o.max_gap_ms = std::atoi(next().c_str());
-    else if (a == "--pause-ms") o.pause_ms = std::atoi(next().c_str());
-    else if (a == "--word-chars") o.word_chars = std::atoi(next().c_str());
-    else if (a == "--deadline-ms") o.deadline_ms = std::atoi(next().c_str());
-    else if (a == "--threads") o.threads = std::atoi(next().c_str());
-    else if (a == "--rounds") o.rounds = std::atoi(next().c_str());
-    else if (a == "--seed") o.seed = static_cast<unsigned>(std::atoi(next().c_str()));
-    else if (a == "--settings") o.settings = next();
+  arg_reader args("burst_replay", argc, argv);
+  while (args.next()) {
+    if (args.is("--model")) o.model = args.value();
+    else if (args.is("--quickfill")) o.quickfill = args.value();
+    else if (args.is("--file")) o.file = args.value();
+    else if (args.is("--bursts")) o.bursts = args.int_value();
+    else if (args.is("--min-gap-ms")) o.min_gap_ms = args.int_value();
+    else if (args.is("--max-gap-ms")) o.max_gap_ms = args.int_value();
+    else if (args.is("--pause-ms")) o.pause_ms = args.int_value();
+    else if (args.is("--word-chars")) o.word_chars = args.int_value();
+    else if (args.is("--deadline-ms")) o.deadline_ms = args.int_value();
+    else if (args.is("--threads")) o.threads = args.int_value();
+    else if (args.is("--rounds")) o.rounds = args.int_value();
+    else if (args.is("--seed")) o.seed = args.unsigned_value();
+    else if (args.is("--settings")) o.settings = args.value();
     else {
       std::puts(
           "usage: burst_replay --model FILE.gguf [--quickfill BIN] [--file SRC] [--bursts N] [--min-gap-ms N]\n"
           "         [--max-gap-ms N] [--pause-ms N] [--word-chars N] [--deadline-ms N] [--threads N]\n"
           "         [--rounds N] [--seed N] [--settings JSON (the completion section)]");
-      return a == "--help" || a == "-h" ? 0 : 2;
+      return args.usage_status();
     }
   }
   if (o.model.empty()) {

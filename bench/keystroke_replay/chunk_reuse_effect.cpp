@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_args.h"
 #include "server/completion/decode/engine_backend.h"
 #include "server/completion/pipeline/pipeline.h"
 
@@ -48,19 +49,18 @@ int main(int argc, char** argv) {
   std::string model;
   std::vector<std::string> files = {"/usr/lib/python3.11/textwrap.py", "/usr/lib/python3.11/shlex.py"};
   int per_file = 6, threads = 2, tokens = 16;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    std::string a = argv[i], v = argv[i + 1];
-    if (a == "--model") model = v;
-    else if (a == "--files") {
-      files.clear();
-      std::stringstream ss(v);
-      for (std::string f; std::getline(ss, f, ',');) files.push_back(f);
-    } else if (a == "--positions") per_file = std::atoi(v.c_str());
-    else if (a == "--threads") threads = std::atoi(v.c_str());
-    else if (a == "--tokens") tokens = std::atoi(v.c_str());
+  const char* usage = "usage: chunk_reuse_effect --model FILE.gguf [--files a,b] [--positions N] [--threads N] [--tokens N]";
+  qf::bench::arg_reader args("chunk_reuse_effect", argc, argv);
+  while (args.next()) {
+    if (args.is("--model")) model = args.value();
+    else if (args.is("--files")) files = args.list_value();
+    else if (args.is("--positions")) per_file = args.int_value();
+    else if (args.is("--threads")) threads = args.int_value();
+    else if (args.is("--tokens")) tokens = args.int_value();
+    else return std::puts(usage), args.usage_status();
   }
   if (model.empty()) {
-    std::puts("usage: chunk_reuse_effect --model FILE.gguf [--files a,b] [--positions N] [--threads N] [--tokens N]");
+    std::puts(usage);
     return 2;
   }
   std::string err;

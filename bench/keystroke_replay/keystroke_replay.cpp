@@ -24,6 +24,7 @@
 
 #include <boost/json.hpp>
 
+#include "bench/bench_args.h"
 #include "bench/keystroke_replay/replay_session.h"
 #include "lsp/client/lsp_client.h"
 
@@ -213,31 +214,24 @@ bool run_file(lsp_client& c, const options& o, const std::string& path, int file
 
 int main(int argc, char** argv) {
   options o;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto next = [&]() -> std::string {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "keystroke_replay: %s needs a value\n", a.c_str());
-        std::exit(2);
-      }
-      return argv[++i];
-    };
-    if (a == "--model") o.model = next();
-    else if (a == "--quickfill") o.quickfill = next();
-    else if (a == "--files") o.files = qf::bench::split_list(next());
-    else if (a == "--chars") o.chars = std::atoi(next().c_str());
-    else if (a == "--interval-ms") o.interval_ms = std::atoi(next().c_str());
-    else if (a == "--threads") o.threads = std::atoi(next().c_str());
-    else if (a == "--deadline-ms") o.deadline_ms = std::atoi(next().c_str());
-    else if (a == "--kind") o.inline_kind = next() != "completion";
-    else if (a == "--start-frac") o.start_frac = std::atof(next().c_str());
-    else if (a == "--settings") o.settings = next();
-    else if (a == "--log") o.log = next();
-    else if (a == "--json") o.json_out = true;
-    else if (a == "--device") o.device = next();
+  qf::bench::arg_reader args("keystroke_replay", argc, argv);
+  while (args.next()) {
+    if (args.is("--model")) o.model = args.value();
+    else if (args.is("--quickfill")) o.quickfill = args.value();
+    else if (args.is("--files")) o.files = args.list_value();
+    else if (args.is("--chars")) o.chars = args.int_value();
+    else if (args.is("--interval-ms")) o.interval_ms = args.int_value();
+    else if (args.is("--threads")) o.threads = args.int_value();
+    else if (args.is("--deadline-ms")) o.deadline_ms = args.int_value();
+    else if (args.is("--kind")) o.inline_kind = args.value() != "completion";
+    else if (args.is("--start-frac")) o.start_frac = args.double_value();
+    else if (args.is("--settings")) o.settings = args.value();
+    else if (args.is("--log")) o.log = args.value();
+    else if (args.is("--json")) o.json_out = true;
+    else if (args.is("--device")) o.device = args.value();
     else {
       usage();
-      return a == "--help" || a == "-h" ? 0 : 2;
+      return args.usage_status();
     }
   }
   if (o.model.empty()) {

@@ -42,15 +42,6 @@ inline size_t line_start_at(const std::string& text, double frac) {
   return nl == std::string::npos ? 0 : nl + 1;
 }
 
-// The non-empty items of a comma-separated list ("a,b,,c": a, b, c).
-inline std::vector<std::string> split_list(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  for (std::string item; std::getline(ss, item, ',');)
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
-
 inline double pct(std::vector<double> v, double p) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());

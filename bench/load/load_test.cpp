@@ -59,6 +59,7 @@
 #include <mutex>
 #include <random>
 
+#include "bench/bench_args.h"
 #include "bench/keystroke_replay/replay_session.h"
 #include "server/net/http_client.h"
 #include "tests/llama_server.h"
@@ -455,38 +456,29 @@ void print(const char* server, int n, figures& f) {
 int main(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);
   options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto next = [&]() -> std::string {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "load_test: %s needs a value\n", a.c_str());
-        std::exit(2);
-      }
-      return argv[++i];
-    };
-    if (a == "--model") o.model = next();
-    else if (a == "--typists") {
-      o.typists.clear();
-      for (const auto& s : split_list(next())) o.typists.push_back(std::atoi(s.c_str()));
-    } else if (a == "--keys") o.keys = std::atoi(next().c_str());
-    else if (a == "--threads") o.threads = std::atoi(next().c_str());
-    else if (a == "--budget-ms") o.budget_ms = std::atoi(next().c_str());
-    else if (a == "--seed") o.seed = static_cast<unsigned>(std::atoi(next().c_str()));
-    else if (a == "--files") o.files = split_list(next());
-    else if (a == "--only") o.only = next();
-    else if (a == "--prefix-lines") o.prefix_lines = std::atoi(next().c_str());
-    else if (a == "--suffix-lines") o.suffix_lines = std::atoi(next().c_str());
-    else if (a == "--ctx") o.ctx = std::atoi(next().c_str());
-    else if (a == "--work") o.work = next();
-    else if (a == "--quickfill") o.quickfill = next();
-    else if (a == "--llama-server") o.llama_server = next();
+  arg_reader args("load_test", argc, argv);
+  while (args.next()) {
+    if (args.is("--model")) o.model = args.value();
+    else if (args.is("--typists")) o.typists = args.int_list_value();
+    else if (args.is("--keys")) o.keys = args.int_value();
+    else if (args.is("--threads")) o.threads = args.int_value();
+    else if (args.is("--budget-ms")) o.budget_ms = args.int_value();
+    else if (args.is("--seed")) o.seed = args.unsigned_value();
+    else if (args.is("--files")) o.files = args.list_value();
+    else if (args.is("--only")) o.only = args.value();
+    else if (args.is("--prefix-lines")) o.prefix_lines = args.int_value();
+    else if (args.is("--suffix-lines")) o.suffix_lines = args.int_value();
+    else if (args.is("--ctx")) o.ctx = args.int_value();
+    else if (args.is("--work")) o.work = args.value();
+    else if (args.is("--quickfill")) o.quickfill = args.value();
+    else if (args.is("--llama-server")) o.llama_server = args.value();
     else {
       std::fprintf(stderr,
                    "usage: load_test --model M.gguf [--typists 1,2,4,8] [--keys K] [--threads T] [--budget-ms B]\n"
                    "                 [--seed S] [--files A,B,...] [--only quickfill|llama-server]\n"
                    "                 [--prefix-lines N] [--suffix-lines N] [--ctx N] [--work DIR]\n"
                    "                 [--quickfill BIN] [--llama-server BIN]\n");
-      return a == "--help" || a == "-h" ? 0 : 2;
+      return args.usage_status();
     }
   }
   if (o.model.empty() || o.files.empty() || o.typists.empty() || o.keys < 1)

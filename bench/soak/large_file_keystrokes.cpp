@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/bench_args.h"
 #include "bench/soak/lsp_session.h"
 
 namespace json = boost::json;
@@ -181,26 +182,19 @@ int run_shape(const options& o, const std::string& shape, const std::string& whe
 
 int main(int argc, char** argv) {
   options o;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto val = [&]() -> std::string {
-      if (i + 1 >= argc) {
-        usage();
-        std::exit(2);
-      }
-      return argv[++i];
-    };
-    if (a == "--quickfill") o.quickfill = val();
-    else if (a == "--model") o.model = val();
-    else if (a == "--mb") o.mib = std::atof(val().c_str());
-    else if (a == "--shape") o.shapes = choice(val(), {"single", "lines"});
-    else if (a == "--where") o.wheres = choice(val(), {"end", "middle"});
-    else if (a == "--keys") o.keys = std::max(1, std::atoi(val().c_str()));
-    else if (a == "--edits-only") o.edits_only = true;
-    else if (a == "--log") o.log = val();
+  qf::bench::arg_reader args("large_file_keystrokes", argc, argv);
+  while (args.next()) {
+    if (args.is("--quickfill")) o.quickfill = args.value();
+    else if (args.is("--model")) o.model = args.value();
+    else if (args.is("--mb")) o.mib = args.double_value();
+    else if (args.is("--shape")) o.shapes = choice(args.value(), {"single", "lines"});
+    else if (args.is("--where")) o.wheres = choice(args.value(), {"end", "middle"});
+    else if (args.is("--keys")) o.keys = std::max(1, args.int_value());
+    else if (args.is("--edits-only")) o.edits_only = true;
+    else if (args.is("--log")) o.log = args.value();
     else {
       usage();
-      return a == "--help" || a == "-h" ? 0 : 2;
+      return args.usage_status();
     }
   }
   int rc = 0;

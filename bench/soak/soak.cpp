@@ -25,6 +25,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/bench_args.h"
 #include "bench/soak/lsp_session.h"
 #include "server/completion/prompt/chunk_tokenizer.h"
 
@@ -244,28 +245,21 @@ double slope(const std::vector<double>& x, const std::vector<double>& y) {
 
 int main(int argc, char** argv) {
   options o;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto val = [&]() -> std::string {
-      if (i + 1 >= argc) {
-        usage();
-        std::exit(2);
-      }
-      return argv[++i];
-    };
-    if (a == "--minutes") o.minutes = std::atof(val().c_str());
-    else if (a == "--sample-s") o.sample_s = std::max(0.1, std::atof(val().c_str()));
-    else if (a == "--warmup-frac") o.warmup_frac = std::clamp(std::atof(val().c_str()), 0.0, 0.9);
-    else if (a == "--max-slope") o.max_slope = std::atof(val().c_str());
-    else if (a == "--docs") o.docs = std::max(1, std::atoi(val().c_str()));
-    else if (a == "--interval-ms") o.interval_ms = std::max(0, std::atoi(val().c_str()));
-    else if (a == "--seed") o.seed = static_cast<unsigned>(std::atoi(val().c_str()));
-    else if (a == "--quickfill") o.quickfill = val();
-    else if (a == "--model") o.model = val();
-    else if (a == "--log") o.log = val();
+  qf::bench::arg_reader args("soak", argc, argv);
+  while (args.next()) {
+    if (args.is("--minutes")) o.minutes = args.double_value();
+    else if (args.is("--sample-s")) o.sample_s = std::max(0.1, args.double_value());
+    else if (args.is("--warmup-frac")) o.warmup_frac = std::clamp(args.double_value(), 0.0, 0.9);
+    else if (args.is("--max-slope")) o.max_slope = args.double_value();
+    else if (args.is("--docs")) o.docs = std::max(1, args.int_value());
+    else if (args.is("--interval-ms")) o.interval_ms = std::max(0, args.int_value());
+    else if (args.is("--seed")) o.seed = args.unsigned_value();
+    else if (args.is("--quickfill")) o.quickfill = args.value();
+    else if (args.is("--model")) o.model = args.value();
+    else if (args.is("--log")) o.log = args.value();
     else {
       usage();
-      return a == "--help" || a == "-h" ? 0 : 2;
+      return args.usage_status();
     }
   }
 

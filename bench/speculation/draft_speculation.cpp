@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_args.h"
 #include "server/completion/decode/draft_model.h"
 #include "server/completion/decode/engine_backend.h"
 #include "server/completion/decode/generator.h"
@@ -39,33 +40,26 @@ struct mode_result {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string model, file = std::string(QF_SOURCE_DIR) + "/server/completion/pipeline.cpp";
+  std::string model, file = std::string(QF_SOURCE_DIR) + "/server/completion/pipeline/pipeline.cpp";
   std::vector<std::string> drafts;
   int threads = 2, tokens = 64, prompts = 4, prefix = 256, draft_max = 8;
   double min_prob = 0.5;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto next = [&]() -> std::string {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "draft_speculation: %s needs a value\n", a.c_str());
-        std::exit(2);
-      }
-      return argv[++i];
-    };
-    if (a == "--model") model = next();
-    else if (a == "--draft") drafts.push_back(next());
-    else if (a == "--file") file = next();
-    else if (a == "--threads") threads = std::atoi(next().c_str());
-    else if (a == "--tokens") tokens = std::atoi(next().c_str());
-    else if (a == "--prompts") prompts = std::atoi(next().c_str());
-    else if (a == "--prefix") prefix = std::atoi(next().c_str());
-    else if (a == "--draft-max") draft_max = std::atoi(next().c_str());
-    else if (a == "--min-prob") min_prob = std::atof(next().c_str());
+  qf::bench::arg_reader args("draft_speculation", argc, argv);
+  while (args.next()) {
+    if (args.is("--model")) model = args.value();
+    else if (args.is("--draft")) drafts.push_back(args.value());
+    else if (args.is("--file")) file = args.value();
+    else if (args.is("--threads")) threads = args.int_value();
+    else if (args.is("--tokens")) tokens = args.int_value();
+    else if (args.is("--prompts")) prompts = args.int_value();
+    else if (args.is("--prefix")) prefix = args.int_value();
+    else if (args.is("--draft-max")) draft_max = args.int_value();
+    else if (args.is("--min-prob")) min_prob = args.double_value();
     else {
       std::fprintf(stderr,
                    "usage: draft_speculation --model GGUF [--draft GGUF]... [--file F] [--threads N] [--tokens N]\n"
                    "       [--prompts N] [--prefix TOKENS] [--draft-max N] [--min-prob P]\n");
-      return a == "--help" ? 0 : 2;
+      return args.usage_status();
     }
   }
   if (model.empty()) {
