@@ -8,7 +8,7 @@
 
 #include "indexing/syntax_cursor.h"
 #include "indexing/syntax_language.h"
-#include "indexing/utf8.h"
+#include "text/utf8.h"
 
 namespace qf::index {
 
@@ -53,7 +53,7 @@ struct extractor {
   std::string clean(std::string_view s, std::size_t max) const {
     while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\n' || s.back() == '\r')) s.remove_suffix(1);
     while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-    return repair_utf8(utf8_prefix(s, max));
+    return text::repair_utf8(text::utf8_prefix(s, max));
   }
 
   const container* inner() const { return containers.empty() ? nullptr : &containers.back(); }
@@ -122,7 +122,7 @@ struct extractor {
             std::string doc = {}, std::string prefix = {}) {
     if (name.empty() || out.definitions.size() >= limits.max_definitions) return;
     definition d;
-    d.name = repair_utf8(utf8_prefix(name, 200));
+    d.name = text::repair_utf8(text::utf8_prefix(name, 200));
     d.kind = kind;
     d.line = ts_node_start_point(node).row;
     std::uint32_t end = ts_node_is_null(body) ? ts_node_end_byte(node) : ts_node_start_byte(body);
@@ -140,15 +140,15 @@ struct extractor {
   }
 
   void push_container(TSNode n, std::string_view name, bool class_like) {
-    containers.push_back({ts_node_end_byte(n), repair_utf8(utf8_prefix(name, 200)), class_like});
+    containers.push_back({ts_node_end_byte(n), text::repair_utf8(text::utf8_prefix(name, 200)), class_like});
   }
 
   void add_import(std::string module, std::vector<std::string> names, TSNode n) {
     if (module.empty() || out.imports.size() >= limits.max_imports) return;
     import_ref r;
-    r.module = repair_utf8(utf8_prefix(module, 300));
+    r.module = text::repair_utf8(text::utf8_prefix(module, 300));
     for (auto& s : names)
-      if (!s.empty() && r.names.size() < 64) r.names.push_back(repair_utf8(utf8_prefix(s, 200)));
+      if (!s.empty() && r.names.size() < 64) r.names.push_back(text::repair_utf8(text::utf8_prefix(s, 200)));
     r.line = ts_node_start_point(n).row;
     out.imports.push_back(std::move(r));
   }

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "indexing/text_position.h"
+#include "text/position.h"
 
 namespace qf::index {
 
@@ -34,18 +34,18 @@ struct document {
   std::string language_id;
   std::int64_t version = 0;
   std::string text;
-  line_table lines;
+  text::line_table lines;
 
   document() = default;
   document(std::string uri_, std::string language_id_, std::int64_t version_, std::string text_);
 
   // Applies a batch in order; on failure returns false, sets *error and leaves
   // the document unchanged.
-  bool apply(const std::vector<text_change>& changes, position_encoding enc, std::string* error);
+  bool apply(const std::vector<text_change>& changes, text::position_encoding enc, std::string* error);
 };
 
 // Applies one change to `text` (with `lines` describing it) in place.
-bool apply_change(std::string& text, line_table& lines, const text_change& change, position_encoding enc,
+bool apply_change(std::string& text, text::line_table& lines, const text_change& change, text::position_encoding enc,
                   std::string* error);
 
 }  // namespace qf::index

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "indexing/utf8.h"
+#include "text/utf8.h"
 
 namespace qf::index {
 
@@ -53,14 +53,14 @@ bool document_store::open(const std::string& uri, const std::string& language_id
     return false;
   }
   not_tracked_.erase(uri);
-  repair_utf8_in_place(text);  // JSON text always is valid; other callers get the same guarantee
+  text::repair_utf8_in_place(text);  // JSON text always is valid; other callers get the same guarantee
   auto doc = std::make_shared<const document>(uri, language_id, version, std::move(text));
   set_entry(uri, entry{std::move(doc), ++clock_, false, {}});
   return true;
 }
 
 bool document_store::change(const std::string& uri, std::int64_t version, const std::vector<text_change>& changes,
-                            position_encoding enc, std::string* error) {
+                            text::position_encoding enc, std::string* error) {
   entry current;
   {
     std::lock_guard<std::mutex> lock(mu_);

@@ -63,7 +63,7 @@ class document_store {
   // (ignored, document stale), or when the new text would pass the byte limit
   // (document not tracked). A full-text change clears a stale mark.
   bool change(const std::string& uri, std::int64_t version, const std::vector<text_change>& changes,
-              position_encoding enc, std::string* error);
+              text::position_encoding enc, std::string* error);
   // Marks an open document stale; false when it is not open.
   bool mark_stale(const std::string& uri, const std::string& reason);
   // Marks every open document stale; returns how many were newly marked.

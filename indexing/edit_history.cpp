@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "indexing/lines.h"
+#include "text/lines.h"
 
 namespace qf::index {
 namespace {
@@ -30,7 +30,7 @@ namespace {
 
 bool mid_crlf(std::string_view t, std::size_t i) { return i > 0 && i < t.size() && t[i - 1] == '\r' && t[i] == '\n'; }
 bool at_line_start(std::string_view t, std::size_t i) {
-  return i == 0 || (is_line_break_char(t[i - 1]) && !mid_crlf(t, i));
+  return i == 0 || (text::is_line_break_char(t[i - 1]) && !mid_crlf(t, i));
 }
 std::size_t line_begin_at_or_before(std::string_view t, std::size_t i) {
   while (!at_line_start(t, i)) --i;
@@ -39,7 +39,7 @@ std::size_t line_begin_at_or_before(std::string_view t, std::size_t i) {
 // The lines (without breaks) of t[begin, end), which starts at a line start.
 void split_into(std::string_view t, std::size_t begin, std::size_t end, std::vector<std::string>& out) {
   while (begin < end) {
-    const line_break br = find_line_break(t, begin);
+    const text::line_break br = text::find_line_break(t, begin);
     const std::size_t ce = br.len ? std::min(br.pos, end) : end;
     out.emplace_back(t.substr(begin, ce - begin));
     begin = br.len ? br.pos + br.len : end;
@@ -57,7 +57,7 @@ std::vector<std::string> lines_before(std::string_view t, std::size_t begin, std
 std::vector<std::string> lines_from(std::string_view t, std::size_t begin, std::size_t n) {
   std::size_t e = begin;
   for (std::size_t k = 0; k < n && e < t.size(); ++k) {
-    const line_break br = find_line_break(t, e);
+    const text::line_break br = text::find_line_break(t, e);
     e = br.len ? br.pos + br.len : t.size();
   }
   std::vector<std::string> out;
@@ -79,7 +79,7 @@ void edit_history::record(std::string_view uri, std::string_view a, std::string_
   std::size_t k = 0;  // extend both ends into the common suffix up to a line start
   if (q > 0 && !(at_line_start(a, a.size() - q) && at_line_start(b, b.size() - q))) {
     const std::string_view suffix = a.substr(a.size() - q);
-    const line_break br = find_line_break(suffix, 0);
+    const text::line_break br = text::find_line_break(suffix, 0);
     k = br.len ? br.pos + br.len : q;
     if (br.len == 1 && suffix[br.pos] == '\r' && br.pos + 1 < suffix.size() && suffix[br.pos + 1] == '\n') k = br.pos + 2;
   }
@@ -88,7 +88,7 @@ void edit_history::record(std::string_view uri, std::string_view a, std::string_
   split_into(a, rs, ae, old_region);
   split_into(b, rs, be, new_region);
   if (old_region == new_region) return;  // only line endings differed
-  const std::size_t head = static_cast<std::size_t>(line_col_of_offset(a.substr(0, rs), rs).line);
+  const std::size_t head = static_cast<std::size_t>(text::line_col_of_offset(a.substr(0, rs), rs).line);
   const std::size_t lo = head, hi = head + old_region.size();
   const std::int64_t delta =
       static_cast<std::int64_t>(new_region.size()) - static_cast<std::int64_t>(old_region.size());

@@ -4,16 +4,16 @@
 #include <algorithm>
 #include <unordered_map>
 
-#include "indexing/lines.h"
-#include "indexing/utf8.h"
+#include "text/lines.h"
+#include "text/utf8.h"
 
 namespace qf::index {
 namespace {
 
 std::vector<std::string_view> content_lines(std::string_view text) {
   std::vector<std::string_view> out;
-  for (std::string_view l : split_lines(text)) {
-    l = strip_line_break(l);
+  for (std::string_view l : text::split_lines(text)) {
+    l = text::strip_line_break(l);
     size_t b = l.find_first_not_of(" \t");
     if (b != std::string_view::npos) out.push_back(l.substr(b));
   }
@@ -43,17 +43,17 @@ void recent_chunks::touch(std::string_view uri, std::string_view text, std::int6
   if (limits_.max_chunks == 0 || limits_.chunk_lines == 0) return;
   const std::int64_t half = static_cast<std::int64_t>(limits_.chunk_lines / 2);
   const std::int64_t first = std::max<std::int64_t>(0, line - half);
-  const size_t begin = line_start_offset(text, first);
+  const size_t begin = text::line_start_offset(text, first);
   text_chunk c;
   c.uri = std::string(uri);
   c.first_line = static_cast<std::uint32_t>(first);
   size_t pos = begin;
   for (size_t n = 0; n < limits_.chunk_lines && pos < text.size(); ++n) {
-    const line_break br = find_line_break(text, pos);
+    const text::line_break br = text::find_line_break(text, pos);
     const size_t content_end = br.len ? br.pos : text.size();
     const size_t next = br.len ? br.pos + br.len : text.size();
     std::string_view content = text.substr(pos, content_end - pos);
-    if (content.size() > limits_.max_line_bytes) content = utf8_prefix(content, limits_.max_line_bytes);
+    if (content.size() > limits_.max_line_bytes) content = text::utf8_prefix(content, limits_.max_line_bytes);
     c.text.append(content).append("\n");
     pos = next;
   }

@@ -73,11 +73,11 @@ byte_edit diff_edit(std::string_view before, std::string_view after) {
 }
 
 byte_edit edit_between(const document& before, const document& after, const std::optional<change_hint>& hint,
-                       position_encoding enc) {
+                       text::position_encoding enc) {
   if (hint) {
     const text_range& r = hint->range;
-    const auto start = offset_of(before.text, before.lines, r.start_line, r.start_character, enc);
-    const auto old_end = offset_of(before.text, before.lines, r.end_line, r.end_character, enc);
+    const auto start = text::offset_of(before.text, before.lines, r.start_line, r.start_character, enc);
+    const auto old_end = text::offset_of(before.text, before.lines, r.end_line, r.end_character, enc);
     if (start && old_end && *start <= *old_end && *old_end <= before.text.size()) {
       const std::size_t new_end = *start + hint->inserted_bytes;
       // The store must have replaced exactly these bytes; when it did

@@ -64,6 +64,6 @@ byte_edit diff_edit(std::string_view before, std::string_view after);
 // The edit that turned `before` into `after`: exact from `hint` when it is
 // consistent with both texts' lengths, the diff otherwise.
 byte_edit edit_between(const document& before, const document& after, const std::optional<change_hint>& hint,
-                       position_encoding enc);
+                       text::position_encoding enc);
 
 }  // namespace qf::index

@@ -108,7 +108,7 @@ void syntax_index::opened(snapshot doc) {
 }
 
 void syntax_index::changed(snapshot before, snapshot after, const std::vector<text_change>& changes,
-                           position_encoding enc) {
+                           text::position_encoding enc) {
   if (!before || !after) return;
   std::lock_guard<std::mutex> lock(pub_mu_);
   auto it = published_.find(after->uri);

@@ -64,7 +64,7 @@ class syntax_index {
   // Events, in the order the store applied them; cheap, never parse.
   void opened(snapshot doc);
   // `before` and `after` are the store's snapshots around one didChange batch.
-  void changed(snapshot before, snapshot after, const std::vector<text_change>& changes, position_encoding enc);
+  void changed(snapshot before, snapshot after, const std::vector<text_change>& changes, text::position_encoding enc);
   void closed(const std::string& uri);
 
   // The newest published tree of `uri` (null when there is none). Never waits.
@@ -84,7 +84,7 @@ class syntax_index {
     snapshot before;  // change
     snapshot after;   // open, change
     std::optional<change_hint> hint;
-    position_encoding enc = position_encoding::utf16;
+    text::position_encoding enc = text::position_encoding::utf16;
   };
   struct doc_state;
 

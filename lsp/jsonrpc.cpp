@@ -6,7 +6,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "indexing/utf8.h"
+#include "text/utf8.h"
 
 namespace qf::lsp {
 
@@ -81,7 +81,7 @@ bool find_non_finite_at(const json::value& v, std::string& path) {
       for (const auto& [key, member] : v.get_object()) {
         const std::size_t n = path.size();
         if (!path.empty()) path += '.';
-        path += index::utf8_prefix(std::string_view(key.data(), key.size()), 64);
+        path += text::utf8_prefix(std::string_view(key.data(), key.size()), 64);
         if (find_non_finite_at(member, path)) return true;
         path.resize(n);
       }
@@ -136,7 +136,7 @@ std::string peek_string_member(std::string_view text, std::string_view key) {
       }
     }
     if (i >= text.size()) return {};  // cut off: not usable
-    return index::repair_utf8(out);
+    return text::repair_utf8(out);
   }
   return {};
 }
@@ -153,7 +153,7 @@ message_peek peek_message(std::string_view text) {
 
 incoming classify(std::string_view raw) {
   incoming m;
-  const std::size_t bad_byte = index::first_invalid_utf8(raw);
+  const std::size_t bad_byte = text::first_invalid_utf8(raw);
   if (bad_byte != raw.size()) {
     m.invalid_code = error_code::parse_error;
     m.invalid_reason = "invalid JSON: the message is not valid UTF-8 (byte " + std::to_string(bad_byte) + " of " +
@@ -272,11 +272,11 @@ void outbox::send(const json::value& message) {
   // The single write point: every message is valid UTF-8. Text is repaired
   // where it enters the server, so a failure here is a bug: fatal in debug
   // builds, repaired (U+FFFD) and logged in release builds.
-  if (const std::size_t bad = index::first_invalid_utf8(text); bad != text.size()) {
+  if (const std::size_t bad = text::first_invalid_utf8(text); bad != text.size()) {
     spdlog::error("outgoing message with invalid UTF-8 at byte {}: {}", bad,
-                  index::repair_utf8(index::utf8_prefix(text, 200)));
+                  text::repair_utf8(text::utf8_prefix(text, 200)));
     assert(false && "outgoing JSON-RPC message is not valid UTF-8");
-    index::repair_utf8_in_place(text);
+    text::repair_utf8_in_place(text);
   }
   write_(text);
 }

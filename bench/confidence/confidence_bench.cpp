@@ -27,7 +27,7 @@
 #include <string>
 #include <vector>
 
-#include "indexing/lines.h"
+#include "text/lines.h"
 #include "server/cli/eval_score.h"
 #include "server/completion/decode/engine_backend.h"
 #include "server/completion/pipeline/pipeline.h"
@@ -103,17 +103,17 @@ int run_gate(std::unique_ptr<lm_backend> backend, const std::vector<std::string>
       std::fprintf(stderr, "confidence_bench: skipping %s (unreadable)\n", path.c_str());
       continue;
     }
-    const std::vector<std::string_view> lines = qf::index::split_lines(text);
+    const std::vector<std::string_view> lines = qf::text::split_lines(text);
     for (int k = 0; k < per_file; ++k) {
       std::size_t line = 0, body = 0;
       for (int tries = 0; tries < 100; ++tries) {
         line = std::uniform_int_distribution<std::size_t>(0, lines.size() - 1)(rng);
-        const std::string_view l = qf::index::strip_line_break(lines[line]);
+        const std::string_view l = qf::text::strip_line_break(lines[line]);
         body = static_cast<std::size_t>(std::count_if(l.begin(), l.end(), [](char c) { return c != ' ' && c != '\t'; }));
         if (body >= 8) break;
       }
       if (body < 8) continue;
-      const std::string_view l = qf::index::strip_line_break(lines[line]);
+      const std::string_view l = qf::text::strip_line_break(lines[line]);
       std::size_t col = l.size() * std::uniform_int_distribution<std::size_t>(30, 70)(rng) / 100;
       while (col > 0 && (static_cast<unsigned char>(l[col]) & 0xC0) == 0x80) --col;
       std::size_t line_off = 0;
@@ -132,7 +132,7 @@ int run_gate(std::unique_ptr<lm_backend> backend, const std::vector<std::string>
         continue;
       }
       const std::string add = added_text(res.items.front());
-      const std::string first(add.substr(0, qf::index::find_line_break(add).pos));
+      const std::string first(add.substr(0, qf::text::find_line_break(add).pos));
       samples.push_back({*res.items.front().score, !first.empty() && truth.starts_with(first),
                          !first.empty() && qf::cli::byte_similarity(first, truth) >= 0.5});
     }
@@ -186,7 +186,7 @@ int run_timing(std::unique_ptr<lm_backend> backend, const std::string& file, int
     std::fprintf(stderr, "confidence_bench: cannot read %s\n", file.c_str());
     return 1;
   }
-  const std::vector<std::string_view> lines = qf::index::split_lines(text);
+  const std::vector<std::string_view> lines = qf::text::split_lines(text);
   const int64_t line = static_cast<int64_t>(lines.size() * 2 / 5);
   completion_request req;
   req.uri = "file://" + file;

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "indexing/edit_history.h"
-#include "indexing/lines.h"
+#include "text/lines.h"
 #include "server/completion/decode/engine_backend.h"
 #include "server/completion/pipeline/pipeline.h"
 
@@ -76,10 +76,10 @@ int main(int argc, char** argv) {
   }
   std::string text = document();
   const int64_t line = 40;  // "        return self.width * w + h - N" of some method
-  const size_t ls = qf::index::line_start_offset(text, line);
+  const size_t ls = qf::text::line_start_offset(text, line);
   // The region's size in tokens: a real rewrite of it is about as long.
-  const size_t rs = qf::index::line_start_offset(text, line - region_lines / 2);
-  const size_t re = qf::index::line_start_offset(text, line - region_lines / 2 + region_lines);
+  const size_t rs = qf::text::line_start_offset(text, line - region_lines / 2);
+  const size_t re = qf::text::line_start_offset(text, line - region_lines / 2 + region_lines);
   const int region_tokens = static_cast<int>(backend->vocab().encode(std::string_view(text).substr(rs, re - rs)).size());
   completion_settings s;
   s.next_edit_format = "sweep";
@@ -98,7 +98,7 @@ int main(int argc, char** argv) {
   double cold = 0;
   std::vector<double> evaluated, generated;
   int64_t drafted = 0, accepted = 0, complete = 0;
-  const size_t cursor_line_end = qf::index::line_start_offset(text, line + 1) - 1;
+  const size_t cursor_line_end = qf::text::line_start_offset(text, line + 1) - 1;
   size_t at = cursor_line_end;
   for (int r = 0; r <= reps; ++r) {
     // One keystroke at the end of the cursor's line.
@@ -110,7 +110,7 @@ int main(int argc, char** argv) {
     req.uri = uri;
     req.version = r + 2;
     req.text = text;
-    const qf::index::line_col lc = qf::index::line_col_of_offset(text, at);
+    const qf::text::line_col lc = qf::text::line_col_of_offset(text, at);
     req.cursor = {lc.line, lc.col};
     req.edits = history;
     req.received = std::chrono::steady_clock::now();

@@ -27,7 +27,7 @@
 #include <string>
 #include <vector>
 
-#include "indexing/lines.h"
+#include "text/lines.h"
 #include "indexing/syntax_check.h"
 #include "indexing/syntax_language.h"
 #include "server/completion/decode/engine_backend.h"
@@ -149,18 +149,18 @@ int main(int argc, char** argv) {
     }
     const std::optional<std::size_t> original_errors = file_errors(*lang, text);
     const bool file_clean = original_errors && *original_errors == 0;
-    const std::vector<std::string_view> lines = qf::index::split_lines(text);
+    const std::vector<std::string_view> lines = qf::text::split_lines(text);
     for (int k = 0; k < per_file; ++k) {
       // A line with at least 8 non-blank characters, cut between 30% and 70% of it.
       std::size_t line = 0, body = 0;
       for (int tries = 0; tries < 100; ++tries) {
         line = std::uniform_int_distribution<std::size_t>(0, lines.size() - 1)(rng);
-        const std::string_view l = qf::index::strip_line_break(lines[line]);
+        const std::string_view l = qf::text::strip_line_break(lines[line]);
         body = static_cast<std::size_t>(std::count_if(l.begin(), l.end(), [](char c) { return c != ' ' && c != '\t'; }));
         if (body >= 8) break;
       }
       if (body < 8) continue;
-      const std::string_view l = qf::index::strip_line_break(lines[line]);
+      const std::string_view l = qf::text::strip_line_break(lines[line]);
       std::size_t col = l.size() * std::uniform_int_distribution<std::size_t>(30, 70)(rng) / 100;
       while (col > 0 && (static_cast<unsigned char>(l[col]) & 0xC0) == 0x80) --col;
       std::size_t line_off = 0;

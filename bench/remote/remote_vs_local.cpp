@@ -23,7 +23,7 @@
 
 #include <boost/json.hpp>
 
-#include "indexing/lines.h"
+#include "text/lines.h"
 #include "server/completion/pipeline/provider_factory.h"
 #include "server/completion/api/source_failure.h"
 #include "server/remote/remote_source.h"
@@ -57,7 +57,7 @@ figures replay(server::completion_provider& p, const std::string& text, std::siz
     r.version = k + 1;
     r.language_id = "python";
     r.text = doc;
-    const auto lc = index::line_col_of_offset(doc, at);
+    const auto lc = text::line_col_of_offset(doc, at);
     r.cursor = {lc.line, lc.col};
     r.inline_request = true;
     r.received = bclock::now();

@@ -24,6 +24,7 @@
 #include "syntax_samples.h"
 
 using namespace qf::index;
+using namespace qf::text;
 using clock_type = std::chrono::steady_clock;
 
 namespace {

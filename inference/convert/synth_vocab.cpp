@@ -6,22 +6,10 @@
 #include <unordered_set>
 
 #include "inference/convert/token_type.h"
+#include "text/utf8.h"
 
 namespace qf::infer::convert {
 namespace {
-
-void append_utf8(std::string& s, uint32_t cp) {
-  if (cp < 0x80) {
-    s += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    s += static_cast<char>(0xC0 | (cp >> 6));
-    s += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    s += static_cast<char>(0xE0 | (cp >> 12));
-    s += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    s += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
 
 // GPT-2's reversible byte -> printable code point map, in its list order.
 std::vector<std::pair<int, uint32_t>> byte_order() {
@@ -73,7 +61,7 @@ synth_vocab make_synth_vocab(int64_t n_vocab, uint64_t seed) {
   seen.reserve(static_cast<size_t>(n_normal) * 2);
   for (auto [b, cp] : byte_order()) {
     std::string t;
-    append_utf8(t, cp);
+    text::append_utf8(t, cp);
     v.tokens.push_back(t);
     v.types.push_back(tt_normal);
     seen.insert(t);

@@ -9,6 +9,7 @@
 
 #include "inference/tokenizer/tokenizer_impl.h"
 #include "inference/tokenizer/unicode.h"
+#include "text/utf8.h"
 
 namespace qf::infer {
 
@@ -134,8 +135,8 @@ void tokenizer::impl::bpe_fragment(std::string_view text, std::vector<int32_t>& 
   thread_local std::vector<std::string_view> words;
   words.clear();
   std::string clean;
-  if (!unicode::is_valid_utf8(text)) {
-    clean = unicode::sanitize_utf8(text);
+  if (!text::is_valid_utf8(text)) {
+    clean = text::repair_utf8(text);
     text = clean;
   }
   pretokenize(pre_t, text, words);

@@ -3,7 +3,7 @@
 // across byte tokens (or across BPE tokens) is only emitted once complete. Control
 // tokens print nothing.
 #include "inference/tokenizer/tokenizer.h"
-#include "inference/tokenizer/unicode.h"
+#include "text/utf8.h"
 
 namespace qf::infer {
 
@@ -19,7 +19,7 @@ std::string detokenizer::push(int32_t id) {
   } else {
     pending_ += p;
   }
-  size_t hold = unicode::incomplete_utf8_tail(pending_);
+  size_t hold = pending_.size() - text::without_partial_tail(pending_).size();
   std::string out = pending_.substr(0, pending_.size() - hold);
   pending_.erase(0, pending_.size() - hold);
   return out;

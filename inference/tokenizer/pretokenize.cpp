@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "inference/tokenizer/unicode.h"
+#include "text/utf8.h"
 
 namespace qf::infer {
 
@@ -25,7 +26,7 @@ struct decoded {
     size_t pos = 0;
     while (pos < text.size()) {
       off.push_back(static_cast<uint32_t>(pos));
-      uint32_t c = unicode::decode_utf8(text, pos);
+      uint32_t c = text::decode_utf8(text, pos);
       cp.push_back(c);
       fl.push_back(unicode::flags(c));
     }

@@ -30,7 +30,7 @@ enum class pre_type {
 pre_type pre_type_from_name(std::string_view name, bool* known = nullptr);
 std::string_view pre_type_name(pre_type t);
 
-// Splits `text`, which must be well-formed UTF-8 (see unicode::sanitize_utf8), and
+// Splits `text`, which must be well-formed UTF-8 (see text::repair_utf8), and
 // appends the words (views into `text`, in order, covering it exactly) to `words`.
 void pretokenize(pre_type t, std::string_view text, std::vector<std::string_view>& words);
 

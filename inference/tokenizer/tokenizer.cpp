@@ -11,6 +11,7 @@
 
 #include "inference/tokenizer/tokenizer_impl.h"
 #include "inference/tokenizer/unicode.h"
+#include "text/utf8.h"
 
 namespace qf::infer {
 
@@ -123,7 +124,7 @@ void tokenizer::impl::build() {
           size_t pos = 0;
           while (pos < t.size()) {
             size_t before = pos;
-            uint32_t cp = unicode::decode_utf8(t, pos);
+            uint32_t cp = text::decode_utf8(t, pos);
             int b = unicode::utf8_cpt_to_byte(cp);
             if (b >= 0) out.push_back(static_cast<char>(b));
             else out.append(t, before, pos - before);

@@ -1,8 +1,9 @@
-// Unicode helpers for the tokenizers: UTF-8 decoding with the same recovery rule as
-// llama.cpp (an invalid byte becomes U+FFFD and decoding resumes at the next byte),
-// per-code-point general-category class and White_Space flag (from a generated range
-// table, unicode_data.cpp), and the GPT-2 byte <-> printable code point mapping used by
-// byte-level BPE vocabularies.
+// Unicode helpers for the tokenizers: per-code-point general-category class and
+// White_Space flag (from a generated range table, unicode_data.cpp), SentencePiece's
+// lead-byte symbol length, and the GPT-2 byte <-> printable code point mapping used by
+// byte-level BPE vocabularies. UTF-8 validity, repair and decoding are text/utf8.h's
+// (strict, RFC 3629: an invalid byte becomes U+FFFD and decoding resumes at the next
+// byte).
 //
 // Lookups are O(1) for the Basic Multilingual Plane (a flat table built once from the
 // ranges) and a binary search above it.
@@ -11,7 +12,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
-#include <string_view>
 #include <vector>
 
 namespace qf::infer::unicode {
@@ -33,26 +33,12 @@ struct cpt_flags {
 cpt_flags flags(uint32_t cp);
 const char* table_version();  // Unicode version the table was generated from
 
-constexpr uint32_t k_replacement = 0xFFFD;
-
 // Length of the UTF-8 sequence a lead byte announces (1 for continuation/invalid bytes),
 // the rule SentencePiece-style symbol splitting uses.
 inline size_t utf8_seq_len(uint8_t lead) {
   static constexpr uint8_t k_len[16] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 3, 4};
   return k_len[lead >> 4];
 }
-
-// Decodes one code point at `pos` and advances it. Invalid or truncated sequences
-// yield U+FFFD and advance by one byte.
-uint32_t decode_utf8(std::string_view s, size_t& pos);
-void append_utf8(std::string& out, uint32_t cp);
-// True when `s` is entirely well-formed (by decode_utf8's rule).
-bool is_valid_utf8(std::string_view s);
-// Copy of `s` with every invalid byte replaced by U+FFFD (what the pre-tokenizer sees).
-std::string sanitize_utf8(std::string_view s);
-// Number of bytes at the end of `s` that form an incomplete (but so far valid) UTF-8
-// sequence, 0..3: the part a streaming decoder must hold back.
-size_t incomplete_utf8_tail(std::string_view s);
 
 // GPT-2 byte-level mapping: every byte to a printable code point (as UTF-8), and back.
 const std::string& byte_to_utf8(uint8_t b);

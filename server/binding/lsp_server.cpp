@@ -206,9 +206,9 @@ void lsp_server::finish(int code) {
 void lsp_server::on_initialize(const lsp::initialize_params& p, const lsp::reply_once& reply) {
   if (phase_ != phase::uninitialized) throw rpc_error(error_code::invalid_request, "initialize was already received");
   const json::value caps(p.capabilities);
-  encoding_ = index::position_encoding::utf16;
+  encoding_ = text::position_encoding::utf16;
   for (const auto& e : lsp::strings_at(caps, "general.positionEncodings"))
-    if (e == "utf-8") encoding_ = index::position_encoding::utf8;
+    if (e == "utf-8") encoding_ = text::position_encoding::utf8;
   client_progress_ = lsp::bool_at(caps, "window.workDoneProgress", false);
   if (p.trace) trace_ = *p.trace;
   // Always: the user config file applies without any initializationOptions too.
@@ -216,7 +216,7 @@ void lsp_server::on_initialize(const lsp::initialize_params& p, const lsp::reply
   read_workspace_params(p);
 
   json::object capabilities{
-      {"positionEncoding", index::encoding_name(encoding_)},
+      {"positionEncoding", text::encoding_name(encoding_)},
       {"textDocumentSync", json::object{{"openClose", true}, {"change", 2}, {"save", json::object{{"includeText", false}}}}},
       {"completionProvider",
        json::object{{"triggerCharacters", json::array{".", ":", "(", "[", "{", ",", " ", "=", ">"}},
@@ -225,7 +225,7 @@ void lsp_server::on_initialize(const lsp::initialize_params& p, const lsp::reply
       {"workspace", json::object{{"workspaceFolders", json::object{{"supported", true}, {"changeNotifications", true}}}}},
   };
   phase_ = phase::running;
-  spdlog::info("initialize: position encoding {}, work-done progress {}", index::encoding_name(encoding_),
+  spdlog::info("initialize: position encoding {}, work-done progress {}", text::encoding_name(encoding_),
                client_progress_ ? "yes" : "no");
   reply.result(json::object{{"capabilities", std::move(capabilities)},
                             {"serverInfo", json::object{{"name", "quickfill"}, {"version", QUICKFILL_VERSION}}}});
@@ -376,7 +376,7 @@ void lsp_server::on_status(const lsp::reply_once& reply) {
   r.modelPath = st.model.path;
   r.modelSource = st.model.source;
   r.model = st.model.description;
-  r.positionEncoding = index::encoding_name(encoding_);
+  r.positionEncoding = text::encoding_name(encoding_);
   r.openDocuments = st.open_documents;
   r.staleDocuments = st.stale_documents;
   r.openDocumentBytes = st.open_document_bytes;

@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "indexing/text_position.h"
+#include "text/position.h"
 #include "lsp/jsonrpc.h"
 #include "lsp/protocol_quickfill.h"
 #include "lsp/transport.h"
@@ -53,7 +53,7 @@ class lsp_server {
   }
 
   server_core& core() { return core_; }
-  index::position_encoding encoding() const { return encoding_; }
+  text::position_encoding encoding() const { return encoding_; }
 
  private:
   enum class phase { uninitialized, running, shutting_down, exited };
@@ -133,7 +133,7 @@ class lsp_server {
   server_core core_;
   phase phase_ = phase::uninitialized;
   bool initialized_notified_ = false;
-  index::position_encoding encoding_ = index::position_encoding::utf16;
+  text::position_encoding encoding_ = text::position_encoding::utf16;
   bool client_progress_ = false;
   std::string trace_ = "off";
   bool no_model_notified_ = false;

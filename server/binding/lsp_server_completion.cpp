@@ -12,8 +12,8 @@
 // one RequestFailed with the reason.
 #include <spdlog/spdlog.h>
 
-#include "indexing/lines.h"
-#include "indexing/utf8.h"
+#include "text/lines.h"
+#include "text/utf8.h"
 #include "server/binding/lsp_errors.h"
 #include "server/binding/lsp_server.h"
 
@@ -26,8 +26,8 @@ namespace {
 // A label for a candidate that has none: its first line, shortened at a
 // character boundary.
 std::string first_line(const std::string& s) {
-  const index::line_break nl = index::find_line_break(s);
-  return index::utf8_shorten(std::string_view(s).substr(0, nl.pos), 80);
+  const text::line_break nl = text::find_line_break(s);
+  return text::utf8_shorten(std::string_view(s).substr(0, nl.pos), 80);
 }
 
 // Each item's `data` carries its confidence score (mean token log-probability).
@@ -40,8 +40,8 @@ void add_item_data(json::value& list, const completion_result& result) {
 }  // namespace
 
 lsp::position lsp_server::to_lsp(const index::document& doc, const text_pos& p) const {
-  const std::size_t line = index::clamp_line(doc.lines, static_cast<std::size_t>(std::max<int64_t>(0, p.line)));
-  const std::size_t ch = index::character_of(doc.text, doc.lines, line,
+  const std::size_t line = text::clamp_line(doc.lines, static_cast<std::size_t>(std::max<int64_t>(0, p.line)));
+  const std::size_t ch = text::character_of(doc.text, doc.lines, line,
                                              static_cast<std::size_t>(std::max<int64_t>(0, p.byte_col)), encoding_);
   return lsp::position{static_cast<std::uint32_t>(line), static_cast<std::uint32_t>(ch)};
 }
@@ -101,7 +101,7 @@ std::optional<request_place> lsp_server::place_of(const std::string& uri, const 
     line = doc.lines.line_count() - 1;
     byte_col = doc.lines.line_end(line) - doc.lines.line_start(line);
   } else {
-    byte_col = *index::offset_of(doc.text, doc.lines, line, pos.character, encoding_) - doc.lines.line_start(line);
+    byte_col = *text::offset_of(doc.text, doc.lines, line, pos.character, encoding_) - doc.lines.line_start(line);
   }
   at.cursor = text_pos{static_cast<int64_t>(line), static_cast<int64_t>(byte_col)};
   return at;

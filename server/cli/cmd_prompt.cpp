@@ -23,9 +23,9 @@
 #include "indexing/document.h"
 #include "indexing/syntax_index.h"
 #include "indexing/syntax_language.h"
-#include "indexing/text_position.h"
+#include "text/position.h"
 #include "indexing/workspace_index.h"
-#include "indexing/utf8.h"
+#include "text/utf8.h"
 #include "server/cli/cli_args.h"
 #include "server/cli/cli_model.h"
 #include "server/cli/commands.h"
@@ -61,9 +61,9 @@ bool read_source(const std::string& path, std::string& out) {
     std::fprintf(stderr, "%s: %s is a binary file (it holds NUL bytes)\n", k_cmd, path.c_str());
     return false;
   }
-  if (!index::is_valid_utf8(out)) {
+  if (!text::is_valid_utf8(out)) {
     std::fprintf(stderr, "%s: %s is not UTF-8 text (invalid byte at offset %zu)\n", k_cmd, path.c_str(),
-                 index::first_invalid_utf8(out));
+                 text::first_invalid_utf8(out));
     return false;
   }
   return true;
@@ -77,7 +77,7 @@ std::string one_line(const std::string& s, size_t max) {
     else if (c == '\t') o += "\\t";
     else o += c;
   }
-  return o.size() > max ? index::utf8_shorten(o, max) : o;
+  return o.size() > max ? text::utf8_shorten(o, max) : o;
 }
 
 void print_table(const server::prompt_explanation& e) {
@@ -142,7 +142,7 @@ int cmd_prompt(std::span<char*> args) {
   }
   std::string text;
   if (!read_source(file, text)) return 1;
-  const index::line_table lines(text);
+  const text::line_table lines(text);
   if (static_cast<size_t>(line) >= lines.line_count()) {
     std::fprintf(stderr, "%s: line %lld is past the end of %s (it has %zu lines, 0-based: 0..%zu)\n", k_cmd,
                  static_cast<long long>(line), file.c_str(), lines.line_count(), lines.line_count() - 1);
@@ -150,13 +150,13 @@ int cmd_prompt(std::span<char*> args) {
   }
   const size_t ls = lines.line_start(static_cast<size_t>(line));
   const std::string_view line_text = std::string_view(text).substr(ls, lines.line_end(static_cast<size_t>(line)) - ls);
-  const size_t units = index::count_units(line_text, index::position_encoding::utf16);
+  const size_t units = text::count_units(line_text, text::position_encoding::utf16);
   if (static_cast<size_t>(col) > units) {
     std::fprintf(stderr, "%s: column %lld is past the end of line %lld of %s (it has %zu UTF-16 code units)\n", k_cmd,
                  static_cast<long long>(col), static_cast<long long>(line), file.c_str(), units);
     return 1;
   }
-  const size_t byte_col = index::bytes_for_units(line_text, static_cast<size_t>(col), index::position_encoding::utf16);
+  const size_t byte_col = text::bytes_for_units(line_text, static_cast<size_t>(col), text::position_encoding::utf16);
 
   if (!workspace.empty()) {
     std::error_code ec;

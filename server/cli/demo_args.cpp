@@ -7,7 +7,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "indexing/utf8.h"
+#include "text/utf8.h"
 #include "server/cli/demo.h"
 #include "server/core/model_locator.h"
 
@@ -118,7 +118,7 @@ std::string printable(std::string s, std::size_t max) {
     else if (c == '\r') out += "\\r";
     else out += c;
   }
-  return out.size() > max ? index::utf8_shorten(out, max) : out;
+  return out.size() > max ? text::utf8_shorten(out, max) : out;
 }
 
 }  // namespace qf::cli::demo

@@ -8,7 +8,7 @@
 #include <random>
 
 #include "indexing/file_uri.h"
-#include "indexing/utf8.h"
+#include "text/utf8.h"
 #include "server/core/privacy_filter.h"
 
 namespace qf::cli {
@@ -159,7 +159,7 @@ bool pick_repo_points(const std::string& dir, int points, uint64_t seed, std::ve
     if (f.language.empty() || !privacy.why_private_path(f.path, f.language).empty()) continue;
     std::ifstream in(f.path, std::ios::binary);
     f.text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-    if (f.text.empty() || f.text.find('\0') != std::string::npos || !index::is_valid_utf8(f.text)) continue;
+    if (f.text.empty() || f.text.find('\0') != std::string::npos || !text::is_valid_utf8(f.text)) continue;
     f.rel = fs::path(f.path).lexically_relative(root).string();
     f.starts.push_back(0);
     for (size_t i = 0; i < f.text.size(); ++i)

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "indexing/utf8.h"
+#include "text/utf8.h"
 #include "server/cli/eval_score.h"
 
 namespace qf::cli {
@@ -52,7 +52,7 @@ json::object summary_json(const eval_summary& s) {
 json::object record_json(const eval_record& r) {
   json::object o{{"id", r.task->id},
                  {"trigger", r.explicit_trigger ? "explicit" : "automatic"},
-                 {"middle", index::repair_utf8(r.middle)},
+                 {"middle", text::repair_utf8(r.middle)},
                  {"shown", r.shown},
                  {"exact", r.exact},
                  {"similarity", r.similarity},
@@ -64,7 +64,7 @@ json::object record_json(const eval_record& r) {
   o["score"] = r.score ? json::value(*r.score) : json::value(nullptr);
   if (r.executed) o["passed"] = r.passed;
   if (r.syntax_checked) o["syntaxValid"] = r.syntax_ok;
-  if (r.executed && !r.passed && !r.error.empty()) o["error"] = index::repair_utf8(r.error);
+  if (r.executed && !r.passed && !r.error.empty()) o["error"] = text::repair_utf8(r.error);
   return o;
 }
 
@@ -164,7 +164,7 @@ json::object runs_to_json(const std::string& benchmark, const std::vector<eval_r
     for (const eval_summary& s : r.summaries) sums.push_back(summary_json(s));
     if (with_records)
       for (const eval_record& rec : r.records) recs.push_back(record_json(rec));
-    json::object o{{"label", r.label}, {"model", index::repair_utf8(r.model)}, {"modelPath", r.model_path},
+    json::object o{{"label", r.label}, {"model", text::repair_utf8(r.model)}, {"modelPath", r.model_path},
                    {"settings", r.settings}, {"summaries", std::move(sums)}};
     if (with_records) o["records"] = std::move(recs);
     rs.push_back(std::move(o));

@@ -7,7 +7,7 @@
 #include "indexing/syntax_check.h"
 #include "indexing/syntax_index.h"
 #include "indexing/syntax_language.h"
-#include "indexing/text_position.h"
+#include "text/position.h"
 #include "server/cli/eval_score.h"
 
 namespace qf::cli {
@@ -15,7 +15,7 @@ namespace {
 
 using clock = std::chrono::steady_clock;
 
-size_t offset_of(const index::line_table& lines, const server::text_pos& p) {
+size_t offset_of(const text::line_table& lines, const server::text_pos& p) {
   const size_t line = std::min(static_cast<size_t>(std::max<int64_t>(p.line, 0)), lines.line_count() - 1);
   return lines.line_start(line) + static_cast<size_t>(std::max<int64_t>(p.byte_col, 0));
 }
@@ -29,7 +29,7 @@ eval_record eval_one(server::completion_provider& provider, index::syntax_index&
   rec.task = &task;
   rec.explicit_trigger = explicit_trigger;
   const std::string doc_text = task.prompt + task.suffix;
-  const index::line_table lines(doc_text);
+  const text::line_table lines(doc_text);
   const hole_position hole = hole_of(task);
   const index::syntax_language* lang = index::find_syntax_language(task.language, task.uri);
   auto doc = std::make_shared<const index::document>(task.uri, task.language, 1, doc_text);

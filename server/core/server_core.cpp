@@ -5,7 +5,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "indexing/utf8.h"
+#include "text/utf8.h"
 #include "server/completion/prompt/prompt_layout.h"
 #include "server/core/model_locator.h"
 #include "server/core/model_store.h"
@@ -149,7 +149,7 @@ void server_core::load_model(std::function<void(int, const std::string&)> progre
   {
     std::lock_guard<std::mutex> lock(mu_);
     model_.loading = true;
-    model_.path = index::repair_utf8(choice.path);
+    model_.path = text::repair_utf8(choice.path);
     model_.source = choice.source;
   }
   auto post = post_;
@@ -209,7 +209,7 @@ void server_core::load_model(std::function<void(int, const std::string&)> progre
       }
     }
     // Paths, GGUF metadata and loader errors reach the client: valid UTF-8 only.
-    for (std::string* t : {&st.path, &st.source, &st.description, &st.error}) index::repair_utf8_in_place(*t);
+    for (std::string* t : {&st.path, &st.source, &st.description, &st.error}) text::repair_utf8_in_place(*t);
     {
       std::lock_guard<std::mutex> lock(mu_);
       model_ = st;
@@ -272,7 +272,7 @@ std::size_t server_core::document_lost(const std::string& uri, const std::string
 }
 
 bool server_core::change(const std::string& uri, std::int64_t version,
-                         const std::vector<index::text_change>& changes, index::position_encoding enc,
+                         const std::vector<index::text_change>& changes, text::position_encoding enc,
                          std::string* error) {
   index::document_store::snapshot before = docs_.get(uri);
   if (!docs_.change(uri, version, changes, enc, error)) {

@@ -114,7 +114,7 @@ class server_core {
   bool open(const std::string& uri, const std::string& language_id, std::int64_t version, std::string text,
             std::string* error);
   bool change(const std::string& uri, std::int64_t version, const std::vector<index::text_change>& changes,
-              index::position_encoding enc, std::string* error);
+              text::position_encoding enc, std::string* error);
   void close(const std::string& uri);
   // A message about `uri` was lost (unreadable or invalid): its completions
   // are cancelled and the document is stale. Without a URI every open

@@ -147,9 +147,9 @@ std::optional<std::string> bridge_state::from_daemon(const std::string& body) {
     if (key == initialize_id_ && !initialize_answered_) {
       initialize_answered_ = true;
       const std::string e = str_at(m.result, "capabilities.positionEncoding");
-      if (e == "utf-8") enc_ = index::position_encoding::utf8;
-      else if (e == "utf-32") enc_ = index::position_encoding::utf32;
-      else enc_ = index::position_encoding::utf16;
+      if (e == "utf-8") enc_ = text::position_encoding::utf8;
+      else if (e == "utf-32") enc_ = text::position_encoding::utf32;
+      else enc_ = text::position_encoding::utf16;
     }
     in_flight_.erase(key);
     return body;

@@ -27,7 +27,7 @@
 #include <boost/json/value.hpp>
 
 #include "indexing/document.h"
-#include "indexing/text_position.h"
+#include "text/position.h"
 
 namespace qf::server::daemon {
 
@@ -78,7 +78,7 @@ class bridge_state {
   std::vector<std::string> for_client_;
   std::map<std::string, std::pair<std::string, std::string>> in_flight_;  // id key -> (id JSON, method)
   std::set<std::string> progress_;  // tokens (JSON) begun and not ended
-  index::position_encoding enc_ = index::position_encoding::utf16;
+  text::position_encoding enc_ = text::position_encoding::utf16;
   unsigned generation_ = 1;
   std::string replay_id_;  // id of the replayed initialize whose answer is swallowed
   bool exit_sent_ = false, shutdown_sent_ = false;

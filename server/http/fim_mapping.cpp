@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "indexing/lines.h"
+#include "text/lines.h"
 
 namespace qf::http {
 
@@ -53,7 +53,7 @@ server::completion_request make_completion_request(const fim_request& q, const s
   text += q.middle;
   const std::size_t cursor = text.size();
   text += q.suffix;
-  const index::line_col lc = index::line_col_of_offset(text, cursor);
+  const text::line_col lc = text::line_col_of_offset(text, cursor);
   r.cursor = server::text_pos{lc.line, lc.col};
   r.text = index::shared_text(std::move(text));
   r.explicit_trigger = false;  // a keystroke's request: greedy, one candidate
@@ -86,8 +86,8 @@ fim_answer make_answer(const fim_request& q, const server::completion_request& r
   const std::string_view text = req.text.view();
   const std::size_t cursor = q.prefix.size() + q.middle.size();
   for (const auto& c : r.items) {
-    const std::size_t begin = index::offset_of_line_col(text, c.replace_begin.line, c.replace_begin.byte_col);
-    const std::size_t end = index::offset_of_line_col(text, c.replace_end.line, c.replace_end.byte_col);
+    const std::size_t begin = text::offset_of_line_col(text, c.replace_begin.line, c.replace_begin.byte_col);
+    const std::size_t end = text::offset_of_line_col(text, c.replace_end.line, c.replace_end.byte_col);
     if (begin > cursor || end < cursor) continue;
     std::string content = c.insert_text;
     // Text before the cursor that the candidate rewrites must be what it starts with.

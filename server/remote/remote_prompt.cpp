@@ -4,7 +4,7 @@
 #include <algorithm>
 
 #include "indexing/file_uri.h"
-#include "indexing/lines.h"
+#include "text/lines.h"
 
 namespace qf::remote {
 
@@ -17,7 +17,7 @@ bool continuation(char c) { return (static_cast<unsigned char>(c) & 0xc0) == 0x8
 std::string_view tail_lines(std::string_view text, std::size_t max) {
   if (text.size() <= max) return text;
   std::size_t from = text.size() - max;
-  while (from < text.size() && !index::is_line_break_char(text[from - 1])) ++from;
+  while (from < text.size() && !text::is_line_break_char(text[from - 1])) ++from;
   if (from == text.size()) {
     from = text.size() - max;
     while (from < text.size() && continuation(text[from])) ++from;
@@ -30,7 +30,7 @@ std::string_view tail_lines(std::string_view text, std::size_t max) {
 std::string_view head_lines(std::string_view text, std::size_t max) {
   if (text.size() <= max) return text;
   std::size_t to = max;
-  while (to > 0 && !index::is_line_break_char(text[to - 1])) --to;
+  while (to > 0 && !text::is_line_break_char(text[to - 1])) --to;
   if (to == 0) {
     to = max;
     while (to > 0 && continuation(text[to])) --to;
@@ -52,7 +52,7 @@ prompt_parts build_prompt(const server::completion_request& req, const remote_op
   prompt_parts out;
   out.filename = uri_filename(req.uri, req.workspace_roots);
   const std::string_view text = req.text;
-  const std::size_t cursor = std::min(index::offset_of_line_col(text, req.cursor.line, req.cursor.byte_col), text.size());
+  const std::size_t cursor = std::min(text::offset_of_line_col(text, req.cursor.line, req.cursor.byte_col), text.size());
   out.prefix = std::string(tail_lines(text.substr(0, cursor), o.max_prefix_chars));
   out.suffix = std::string(head_lines(text.substr(cursor), o.max_suffix_chars));
 

@@ -16,7 +16,7 @@
 
 #include "indexing/install_salt.h"
 #include "indexing/private_file.h"
-#include "indexing/utf8.h"
+#include "text/utf8.h"
 #include "server/net/sha256.h"
 
 namespace qf::server::routing {
@@ -79,9 +79,9 @@ std::string audit_log::line(const audit_entry& e, bool include_code, const std::
                  {"latencyMs", e.latency_ms}};
   if (include_code) {
     json::array s;
-    for (const auto& t : e.suggestions) s.push_back(json::value(index::repair_utf8(t)));
-    o["code"] = json::object{{"before", index::repair_utf8(e.code_before)},
-                             {"after", index::repair_utf8(e.code_after)},
+    for (const auto& t : e.suggestions) s.push_back(json::value(text::repair_utf8(t)));
+    o["code"] = json::object{{"before", text::repair_utf8(e.code_before)},
+                             {"after", text::repair_utf8(e.code_after)},
                              {"suggestions", std::move(s)}};
   }
   return json::serialize(o);

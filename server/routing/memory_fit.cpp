@@ -10,7 +10,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "indexing/lines.h"
+#include "text/lines.h"
 #include "inference/gguf/gguf.h"
 
 namespace qf::server::routing {
@@ -60,8 +60,8 @@ std::optional<model_footprint> estimate_footprint(const std::string& path,
 }
 
 std::optional<std::uint64_t> parse_mem_available(std::string_view text) {
-  for (std::string_view line : index::split_lines(text)) {
-    line = index::strip_line_break(line);
+  for (std::string_view line : text::split_lines(text)) {
+    line = text::strip_line_break(line);
     constexpr std::string_view key = "MemAvailable:";
     if (line.substr(0, key.size()) != key) continue;
     line.remove_prefix(key.size());

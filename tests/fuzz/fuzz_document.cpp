@@ -20,12 +20,12 @@
 #include <vector>
 
 #include "indexing/document_store.h"
-#include "indexing/text_position.h"
+#include "text/position.h"
 #include "tests/fuzz/fuzz_util.h"
 
 namespace {
 
-using qf::index::position_encoding;
+using qf::text::position_encoding;
 using qf::index::text_change;
 using qf::index::text_range;
 
@@ -102,29 +102,29 @@ std::uint32_t take_number(FuzzedDataProvider& in) {
   return in.ConsumeBool() ? in.ConsumeIntegralInRange<std::uint32_t>(0, 12) : in.ConsumeIntegral<std::uint32_t>();
 }
 
-void check_conversions(const std::string& t, const qf::index::line_table& lines, position_encoding enc,
+void check_conversions(const std::string& t, const qf::text::line_table& lines, position_encoding enc,
                        FuzzedDataProvider& in) {
   const std::vector<ref_line> ref = ref_lines(t);
   const std::size_t line = in.ConsumeIntegralInRange<std::size_t>(0, ref.size() - 1);
   const std::size_t start = ref[line].start, end = ref[line].end;
   const std::string_view line_text = std::string_view(t).substr(start, end - start);
   const std::size_t n_units = ref_units(t, start, end, enc);
-  QF_FUZZ_CHECK(qf::index::count_units(line_text, enc) == n_units, line_text);
-  QF_FUZZ_CHECK(qf::index::bytes_for_units(line_text, n_units, enc) == line_text.size(), line_text);
+  QF_FUZZ_CHECK(qf::text::count_units(line_text, enc) == n_units, line_text);
+  QF_FUZZ_CHECK(qf::text::bytes_for_units(line_text, n_units, enc) == line_text.size(), line_text);
   // Every character boundary of the line round-trips, and so does the line end past it.
   for (std::size_t p = start;;) {
     const std::size_t units = ref_units(t, start, p, enc);
-    QF_FUZZ_CHECK(qf::index::character_of(t, lines, line, p - start, enc) == units, line_text);
-    const auto back = qf::index::offset_of(t, lines, line, units, enc);
+    QF_FUZZ_CHECK(qf::text::character_of(t, lines, line, p - start, enc) == units, line_text);
+    const auto back = qf::text::offset_of(t, lines, line, units, enc);
     QF_FUZZ_CHECK(back && *back == p, line_text);
     if (p >= end) break;
     p += char_len(t, p);
   }
-  QF_FUZZ_CHECK(qf::index::character_of(t, lines, line, end - start + 5, enc) == n_units, line_text);
+  QF_FUZZ_CHECK(qf::text::character_of(t, lines, line, end - start + 5, enc) == n_units, line_text);
   const std::uint32_t character = take_number(in);
-  QF_FUZZ_CHECK(qf::index::offset_of(t, lines, line, character, enc) == ref_offset(t, ref, line, character, enc),
+  QF_FUZZ_CHECK(qf::text::offset_of(t, lines, line, character, enc) == ref_offset(t, ref, line, character, enc),
                 line_text);
-  QF_FUZZ_CHECK(!qf::index::offset_of(t, lines, ref.size(), 0, enc), t);
+  QF_FUZZ_CHECK(!qf::text::offset_of(t, lines, ref.size(), 0, enc), t);
 }
 
 }  // namespace

@@ -21,7 +21,7 @@
 #include <boost/json.hpp>
 #include <spdlog/spdlog.h>
 
-#include "indexing/lines.h"
+#include "text/lines.h"
 #include "lsp/jsonrpc.h"
 #include "server/binding/event_loop.h"
 #include "server/binding/lsp_server.h"
@@ -39,11 +39,11 @@ class fuzz_provider final : public qf::server::completion_provider {
  public:
   completion_result complete(const completion_request& req, const qf::cancel_token&) override {
     // The cursor line, found on the text with the one line-break definition
-    // (indexing/lines.h), not through the server's line tables.
+    // (text/lines.h), not through the server's line tables.
     const std::string_view text = req.text.view();
     std::size_t start = 0;
     for (std::int64_t l = 0; l < req.cursor.line; ++l) {
-      const qf::index::line_break br = qf::index::find_line_break(text, start);
+      const qf::text::line_break br = qf::text::find_line_break(text, start);
       if (br.len == 0) return {};
       start = br.pos + br.len;
     }

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "indexing/document.h"
-#include "indexing/text_position.h"
+#include "text/position.h"
 #include "syntax_samples.h"
 
 namespace qf::test {
@@ -19,17 +19,17 @@ inline std::size_t random_boundary(const std::string& text, std::mt19937& rng) {
 }
 
 inline index::text_range range_of(const index::document& d, std::size_t begin, std::size_t end,
-                                  index::position_encoding enc) {
+                                  text::position_encoding enc) {
   const std::size_t l0 = d.lines.line_of(begin), l1 = d.lines.line_of(end);
-  const auto c0 = index::character_of(d.text, d.lines, l0, begin - d.lines.line_start(l0), enc);
-  const auto c1 = index::character_of(d.text, d.lines, l1, end - d.lines.line_start(l1), enc);
+  const auto c0 = text::character_of(d.text, d.lines, l0, begin - d.lines.line_start(l0), enc);
+  const auto c1 = text::character_of(d.text, d.lines, l1, end - d.lines.line_start(l1), enc);
   return {static_cast<std::uint32_t>(l0), static_cast<std::uint32_t>(c0), static_cast<std::uint32_t>(l1),
           static_cast<std::uint32_t>(c1)};
 }
 
 // One random change: mostly inserting a fragment or deleting a short range,
 // sometimes replacing a range; deletions win while the text is over `max_bytes`.
-inline index::text_change random_change(const index::document& d, std::mt19937& rng, index::position_encoding enc,
+inline index::text_change random_change(const index::document& d, std::mt19937& rng, text::position_encoding enc,
                                         std::size_t max_bytes) {
   const auto& frags = code_fragments();
   const int kind = std::uniform_int_distribution<int>(0, 9)(rng);

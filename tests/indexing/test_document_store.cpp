@@ -10,6 +10,7 @@
 #include "indexing/document_store.h"
 
 using namespace qf::index;
+using namespace qf::text;
 
 namespace {
 

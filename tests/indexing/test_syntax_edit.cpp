@@ -10,6 +10,7 @@
 #include "syntax_test_util.h"
 
 using namespace qf::index;
+using namespace qf::text;
 using namespace qf::test;
 
 namespace {

@@ -16,6 +16,7 @@
 #include "syntax_tree_check.h"
 
 using namespace qf::index;
+using namespace qf::text;
 using namespace qf::test;
 
 namespace {

@@ -13,6 +13,7 @@
 #include "syntax_tree_check.h"
 
 using namespace qf::index;
+using namespace qf::text;
 using qf::test::check_tree;
 
 namespace {

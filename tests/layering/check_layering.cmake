@@ -1,19 +1,20 @@
 # The direction of dependencies between source folders, checked on the
 # #include lines (cmake -P; run by ctest as `layering`).
 #
+#   text/                nothing of the project (the bottom: UTF-8, line
+#                        breaks, positions)
 #   inference/core       nothing but itself
 #   inference/backend    core (a backend never includes model/); only the
 #                        selector (backend_select.*) and backend/cuda/ itself
 #                        include backend/cuda/
 #   inference/gguf       core
-#   inference/tokenizer  core, gguf
+#   inference/tokenizer  core, gguf, text/
 #   inference/sampling   core
 #   inference/model      core, backend, gguf, tokenizer, sampling
-#   inference/convert    core, backend, gguf, tokenizer
-#   inference/, lsp/, indexing/  never server/; inference/ never lsp/ or
-#                        indexing/; lsp/ and indexing/ never inference/;
-#                        indexing/ never lsp/ (lsp/ may use indexing/'s text
-#                        helpers: UTF-8, line breaks)
+#   inference/convert    core, backend, gguf, tokenizer, text/
+#                        (of text/, only the folders whose list names "text")
+#   inference/, lsp/, indexing/  text/ and themselves only: never server/,
+#                        and never each other
 #   server/<folder>/     one library per folder; what each may include of
 #                        server/ and of the top-level folders is the table
 #                        below (QF_SERVER_USES_* / QF_SERVER_TOP_*), the same
@@ -31,13 +32,14 @@ cmake_minimum_required(VERSION 3.25)
 set(QF_LAYER_ALLOWED_core "core")
 set(QF_LAYER_ALLOWED_backend "core;backend")
 set(QF_LAYER_ALLOWED_gguf "core;gguf")
-set(QF_LAYER_ALLOWED_tokenizer "core;gguf;tokenizer")
+set(QF_LAYER_ALLOWED_tokenizer "core;gguf;tokenizer;text")
 set(QF_LAYER_ALLOWED_sampling "core;sampling")
 set(QF_LAYER_ALLOWED_model "core;backend;gguf;tokenizer;sampling;model")
-set(QF_LAYER_ALLOWED_convert "core;backend;gguf;tokenizer;convert")
-set(QF_LAYER_TOP_ALLOWED_inference "inference")
-set(QF_LAYER_TOP_ALLOWED_lsp "lsp;indexing")
-set(QF_LAYER_TOP_ALLOWED_indexing "indexing")
+set(QF_LAYER_ALLOWED_convert "core;backend;gguf;tokenizer;convert;text")
+set(QF_LAYER_TOP_ALLOWED_text "text")
+set(QF_LAYER_TOP_ALLOWED_inference "inference;text")
+set(QF_LAYER_TOP_ALLOWED_lsp "lsp;text")
+set(QF_LAYER_TOP_ALLOWED_indexing "indexing;text")
 
 # server/: folder -> the server/ folders it may include ("completion/*" is
 # every stage of the pipeline) and the top-level folders it may include.
@@ -55,22 +57,22 @@ set(QF_SERVER_USES_completion_decode "completion/api;completion/prompt;completio
 set(QF_SERVER_USES_completion_next_edit "completion/api;completion/decode")
 set(QF_SERVER_USES_completion_pipeline "completion/*")
 foreach(stage api prompt postprocess decode next_edit pipeline)
-  set(QF_SERVER_TOP_completion_${stage} "inference;indexing")
+  set(QF_SERVER_TOP_completion_${stage} "inference;indexing;text")
 endforeach()
 set(QF_SERVER_USES_remote "net;completion/api;completion/postprocess")
-set(QF_SERVER_TOP_remote "indexing")
+set(QF_SERVER_TOP_remote "indexing;text")
 set(QF_SERVER_USES_routing "completion/*;net;remote")
-set(QF_SERVER_TOP_routing "inference;indexing")
+set(QF_SERVER_TOP_routing "inference;indexing;text")
 set(QF_SERVER_USES_core "completion/*;routing")
-set(QF_SERVER_TOP_core "inference;indexing")
+set(QF_SERVER_TOP_core "inference;indexing;text")
 set(QF_SERVER_USES_binding "core;completion/*;report")
-set(QF_SERVER_TOP_binding "inference;indexing;lsp")
+set(QF_SERVER_TOP_binding "inference;indexing;lsp;text")
 set(QF_SERVER_USES_daemon "binding;core;completion/*")
-set(QF_SERVER_TOP_daemon "inference;indexing;lsp")
+set(QF_SERVER_TOP_daemon "inference;indexing;lsp;text")
 set(QF_SERVER_USES_http "core;completion/*;report")
-set(QF_SERVER_TOP_http "inference;indexing")
+set(QF_SERVER_TOP_http "inference;indexing;text")
 set(QF_SERVER_USES_cli "*")
-set(QF_SERVER_TOP_cli "inference;indexing;lsp")
+set(QF_SERVER_TOP_cli "inference;indexing;lsp;text")
 
 # Sets out_var to the table key of a path under server/ ("completion_decode",
 # "core", ...) and its display name ("completion/decode"), or "" for a file at
@@ -118,7 +120,7 @@ function(qf_layering_check_file root rel out_var)
       list(APPEND found "${rel}: includes \"${inc}\" (relative path: name the folder from the repository root)")
       continue()
     endif()
-    if(NOT inc MATCHES "^(inference|lsp|indexing|server|tests|bench|tools|editors)/")
+    if(NOT inc MATCHES "^(text|inference|lsp|indexing|server|tests|bench|tools|editors)/")
       continue()  # a file of the same folder or a third-party header
     endif()
     string(REGEX MATCH "^[^/]+" inc_top "${inc}")
@@ -150,6 +152,10 @@ function(qf_layering_check_file root rel out_var)
       list(APPEND found "${rel}: includes ${inc} (${top}/ must not depend on ${inc_top}/)")
       continue()
     endif()
+    if(sub AND DEFINED QF_LAYER_ALLOWED_${sub} AND inc_top STREQUAL "text" AND NOT "text" IN_LIST QF_LAYER_ALLOWED_${sub})
+      list(APPEND found "${rel}: includes ${inc} (inference/${sub}/ must not depend on text/)")
+      continue()
+    endif()
     if(sub AND DEFINED QF_LAYER_ALLOWED_${sub} AND inc MATCHES "^inference/([^/]+)/")
       set(inc_sub "${CMAKE_MATCH_1}")
       if(NOT inc_sub IN_LIST QF_LAYER_ALLOWED_${sub})
@@ -175,7 +181,7 @@ endfunction()
 function(qf_layering_check root out_var)
   set(found "")
   file(GLOB_RECURSE files RELATIVE "${root}"
-       "${root}/inference/*" "${root}/lsp/*" "${root}/indexing/*" "${root}/server/*")
+       "${root}/text/*" "${root}/inference/*" "${root}/lsp/*" "${root}/indexing/*" "${root}/server/*")
   list(FILTER files EXCLUDE REGEX "(^|/)node_modules/")  # grammar sources installed by npm
   list(SORT files)
   foreach(rel IN LISTS files)

@@ -13,11 +13,14 @@ put(inference/model/context.cpp "#include \"inference/backend/backend.h\"\n#incl
 put(inference/backend/backend_select.cpp "#include \"inference/backend/cuda/cuda_backend.h\"")
 put(inference/backend/cuda/cuda_backend.cpp "#include \"inference/backend/backend.h\"")
 put(inference/backend/cpu/local.cpp "#include \"ops.h\"\n#include <vector>")
-put(lsp/jsonrpc.cpp "#include \"indexing/utf8.h\"")
-put(server/completion/decode/generator.cpp "#include \"server/completion/api/lm.h\"\n#include \"indexing/lines.h\"")
+put(text/position.cpp "#include \"text/lines.h\"\n#include \"text/utf8.h\"")
+put(lsp/jsonrpc.cpp "#include \"text/utf8.h\"")
+put(indexing/document.h "#include \"text/position.h\"")
+put(inference/tokenizer/pretokenize.cpp "#include \"inference/tokenizer/unicode.h\"\n#include \"text/utf8.h\"")
+put(server/completion/decode/generator.cpp "#include \"server/completion/api/lm.h\"\n#include \"indexing/lines.h\"\n#include \"text/utf8.h\"")
 put(server/net/url.cpp "#include \"server/net/url.h\"")
 put(server/routing/router.cpp "#include \"server/completion/api/source_failure.h\"\n#include \"server/net/sha256.h\"")
-put(server/remote/remote_source.cpp "#include \"server/net/http_client.h\"\n#include \"server/completion/postprocess/postprocess.h\"")
+put(server/remote/remote_source.cpp "#include \"server/net/http_client.h\"\n#include \"server/completion/postprocess/cleanup.h\"")
 put(server/cli/cmd_serve.cpp "#include \"server/daemon/bridge.h\"\n#include \"server/http/http_server.h\"\n#include \"lsp/protocol.h\"")
 put(server/daemon/bridge.cpp "#include \"server/binding/stdio_server.h\"\n#include \"server/completion/pipeline/provider_factory.h\"")
 put(server/main.cpp "#include \"server/cli/commands.h\"")
@@ -35,7 +38,11 @@ put(inference/model/weights.cpp "#include \"inference/backend/cuda/cuda_ops.h\""
 put(inference/backend/cuda_stub.cpp "__attribute__((weak)) int make_cuda_backend() { return 0; }")
 put(inference/tokenizer/bpe.cpp "#include \"../gguf/gguf.h\"")
 put(lsp/transport.cpp "#include \"inference/core/cancellation.h\"")
+put(lsp/protocol.cpp "#include \"indexing/document.h\"")
 put(indexing/document.cpp "#include \"lsp/protocol.h\"")
+put(text/lines.cpp "#include \"indexing/document.h\"")
+put(inference/sampling/sampler.cpp "#include \"text/utf8.h\"")
+put(server/net/url_encode.cpp "#include \"text/utf8.h\"")
 put(server/completion/pipeline/pipeline.cpp "#include \"server/core/scheduler.h\"")
 put(server/net/http_client.cpp "#include \"server/core/settings.h\"")
 put(server/routing/make_router.cpp "#include \"server/core/model_locator.h\"")
@@ -55,7 +62,11 @@ set(expected
   "inference/backend/cuda_stub.cpp: defines a weak symbol"
   "inference/tokenizer/bpe.cpp: includes \"../gguf/gguf.h\""
   "lsp/transport.cpp: includes inference/"
+  "lsp/protocol.cpp: includes indexing/"
   "indexing/document.cpp: includes lsp/"
+  "text/lines.cpp: includes indexing/"
+  "inference/sampling/sampler.cpp: includes text/utf8.h (inference/sampling/ must not depend on text/)"
+  "server/net/url_encode.cpp: includes text/utf8.h (server/net/ must not depend on text/)"
   "server/completion/pipeline/pipeline.cpp: includes server/core/scheduler.h"
   "server/net/http_client.cpp: includes server/core/settings.h"
   "server/routing/make_router.cpp: includes server/core/model_locator.h"

@@ -257,7 +257,7 @@ class PrivacyCore : public ::testing::Test {
     std::string err;
     index::text_change c;
     c.text = text;
-    ASSERT_TRUE(core_->change(uri, version, {c}, index::position_encoding::utf8, &err)) << err;
+    ASSERT_TRUE(core_->change(uri, version, {c}, text::position_encoding::utf8, &err)) << err;
   }
   // A completion at the end of the first line; the number of items.
   std::size_t complete(const std::string& uri) {

@@ -24,7 +24,7 @@
 #include <string>
 #include <thread>
 
-#include "indexing/lines.h"
+#include "text/lines.h"
 #include "server/completion/api/completion_provider.h"
 #include "server/completion/api/source_failure.h"
 
@@ -61,7 +61,7 @@ class test_provider final : public completion_provider {
       return out;
     }
     // Find the cursor's byte offset and the identifier before it.
-    const std::size_t line_start = index::line_start_offset(text, req.cursor.line);
+    const std::size_t line_start = text::line_start_offset(text, req.cursor.line);
     const std::size_t cursor = line_start + static_cast<std::size_t>(req.cursor.byte_col);
     std::size_t begin = cursor;
     while (begin > line_start && (std::isalnum(static_cast<unsigned char>(text[begin - 1])) || text[begin - 1] == '_'))
@@ -89,7 +89,7 @@ class test_provider final : public completion_provider {
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
       say("stubborn explanation released");
     }
-    const std::size_t cursor = index::line_start_offset(text, req.cursor.line) + static_cast<std::size_t>(req.cursor.byte_col);
+    const std::size_t cursor = text::line_start_offset(text, req.cursor.line) + static_cast<std::size_t>(req.cursor.byte_col);
     prompt_explanation e;
     e.format = "test";
     e.text = std::string(text.substr(0, cursor));
@@ -113,12 +113,12 @@ class test_provider final : public completion_provider {
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
       return out;
     }
-    const std::vector<std::string_view> lines = index::split_lines(text);
+    const std::vector<std::string_view> lines = text::split_lines(text);
     const int64_t row = std::min<int64_t>(req.cursor.line, static_cast<int64_t>(lines.size()) - 1);
-    const int64_t end_col = static_cast<int64_t>(index::strip_line_break(lines[row]).size());
+    const int64_t end_col = static_cast<int64_t>(text::strip_line_break(lines[row]).size());
     out.edits.push_back(next_edit_edit{{row, end_col}, {row, end_col}, "_next", true});
     int64_t last = static_cast<int64_t>(lines.size()) - 1;
-    while (last > 0 && index::strip_line_break(lines[last]).empty()) --last;
+    while (last > 0 && text::strip_line_break(lines[last]).empty()) --last;
     if (last != row) out.edits.push_back(next_edit_edit{{last, 0}, {last, 0}, "# end", false});
     return out;
   }

@@ -19,7 +19,7 @@ TEST(SyntaxHook, DocumentEventsReachTheSyntaxIndex) {
   EXPECT_EQ(core.syntax().latest(uri)->version(), 1);
 
   ASSERT_TRUE(core.change(uri, 2, {index::text_change{index::text_range{1, 12, 1, 12}, " + 1"}},
-                          index::position_encoding::utf16, &error))
+                          text::position_encoding::utf16, &error))
       << error;
   core.syntax().wait_idle();
   auto t = core.syntax().latest(uri);
@@ -30,7 +30,7 @@ TEST(SyntaxHook, DocumentEventsReachTheSyntaxIndex) {
 
   // A malformed change leaves the text, and so the tree, as they were.
   EXPECT_FALSE(core.change(uri, 3, {index::text_change{index::text_range{9, 0, 9, 0}, "oops"}},
-                           index::position_encoding::utf16, &error));
+                           text::position_encoding::utf16, &error));
   core.syntax().wait_idle();
   EXPECT_EQ(core.syntax().latest(uri)->version(), 2);
   EXPECT_EQ(core.syntax().state(uri), index::syntax_state::parsed);

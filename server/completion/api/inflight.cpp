@@ -1,7 +1,7 @@
 // In-flight reuse (see the header).
 #include "server/completion/api/inflight.h"
 
-#include "indexing/lines.h"
+#include "text/lines.h"
 
 namespace qf::server::completion {
 
@@ -21,7 +21,7 @@ std::optional<std::size_t> continues_generation(std::string_view before, std::si
   const std::size_t typed = now.size() - before.size();
   if (typed > produced.size()) return std::nullopt;
   const std::string_view inserted = now.substr(cursor, typed);
-  if (inserted != produced.substr(0, typed) || index::find_line_break(inserted).len != 0) return std::nullopt;
+  if (inserted != produced.substr(0, typed) || text::find_line_break(inserted).len != 0) return std::nullopt;
   if (now.substr(0, cursor) != before.substr(0, cursor)) return std::nullopt;
   if (now.substr(cursor + typed) != before.substr(cursor)) return std::nullopt;
   return typed;

@@ -6,9 +6,9 @@
 #include <limits>
 #include <tuple>
 
-#include "inference/tokenizer/unicode.h"
 #include "server/completion/decode/prompt_lookup.h"
 #include "server/completion/decode/verify_step.h"
+#include "text/utf8.h"
 
 namespace qf::server::completion {
 namespace {
@@ -29,8 +29,8 @@ void note_stop(const cancel_token& tok, gen_outcome& out) {
 
 std::string utf8_stream::push(std::string_view bytes) {
   pending_.append(bytes);
-  const size_t cut = pending_.size() - infer::unicode::incomplete_utf8_tail(pending_);
-  std::string out = infer::unicode::sanitize_utf8(std::string_view(pending_).substr(0, cut));
+  const size_t cut = text::without_partial_tail(pending_).size();
+  std::string out = text::repair_utf8(std::string_view(pending_).substr(0, cut));
   pending_.erase(0, cut);
   return out;
 }

@@ -1,7 +1,7 @@
 // Type-through cache (see the header).
 #include "server/completion/decode/type_through.h"
 
-#include "indexing/lines.h"
+#include "text/lines.h"
 
 namespace qf::server::completion {
 
@@ -26,7 +26,7 @@ std::optional<std::string> type_through_cache::lookup(const std::string& uri, co
   if (typed_len == 0 || typed_len >= e.suggestion.size()) return std::nullopt;
   if (text.size() != old.size() + typed_len) return std::nullopt;
   std::string_view typed = text.substr(e.cursor, typed_len);
-  if (index::find_line_break(typed).len != 0) return std::nullopt;
+  if (text::find_line_break(typed).len != 0) return std::nullopt;
   if (std::string_view(e.suggestion).substr(0, typed_len) != typed) return std::nullopt;
   if (text.substr(0, e.cursor) != old.substr(0, e.cursor)) return std::nullopt;
   if (text.substr(cursor) != old.substr(e.cursor)) return std::nullopt;

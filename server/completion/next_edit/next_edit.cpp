@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "indexing/lines.h"
+#include "text/lines.h"
 #include "server/completion/decode/generator.h"
 #include "server/completion/next_edit/next_edit_diff.h"
 #include "server/completion/next_edit/next_edit_region.h"
@@ -39,7 +39,7 @@ std::vector<related_file> related_files(const next_edit_request& req, int max_fi
   for (const auto& d : req.context_docs) {
     if (static_cast<int>(out.size()) >= max_files) break;
     const std::string_view t = d.text;
-    const size_t end = index::line_start_offset(t, max_lines);
+    const size_t end = text::line_start_offset(t, max_lines);
     std::string head(t.substr(0, end));
     if (!head.empty() && head.back() == '\n') head.pop_back();
     out.push_back(related_file{prompt_path_of(d.uri), std::move(head)});
@@ -148,7 +148,7 @@ next_edit_result next_edit_engine::run(const next_edit_request& req, const cance
   }
   res.format = std::string(family_name(*fam));
   const std::string_view text = req.text;
-  const size_t cursor = index::offset_of_line_col(text, req.cursor.line, req.cursor.byte_col);
+  const size_t cursor = text::offset_of_line_col(text, req.cursor.line, req.cursor.byte_col);
 
   // Recent edits: newest first within the byte budget, then oldest first.
   std::vector<index::edit_hunk> recent = req.edits ? req.edits->recent({}, 32) : std::vector<index::edit_hunk>{};
@@ -221,9 +221,9 @@ next_edit_result next_edit_engine::run(const next_edit_request& req, const cance
       continue;
     }
     ++res.metrics.regions;
-    for (const region_edit& e : diff_region(region, with_line_ending(*rewrite, index::first_line_ending(text)))) {
-      const index::line_col b = index::line_col_of_offset(text, pl.region.begin + e.begin);
-      const index::line_col en = index::line_col_of_offset(text, pl.region.begin + e.end);
+    for (const region_edit& e : diff_region(region, with_line_ending(*rewrite, text::first_line_ending(text)))) {
+      const text::line_col b = text::line_col_of_offset(text, pl.region.begin + e.begin);
+      const text::line_col en = text::line_col_of_offset(text, pl.region.begin + e.end);
       next_edit_edit out{{b.line, b.col}, {en.line, en.col}, e.new_text, false};
       out.at_cursor = b.line <= req.cursor.line && req.cursor.line <= en.line;
       res.edits.push_back(std::move(out));

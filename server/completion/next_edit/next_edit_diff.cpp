@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "indexing/lines.h"
+#include "text/lines.h"
 
 namespace qf::server::completion {
 namespace {
@@ -14,7 +14,7 @@ std::vector<std::string_view> lines_with_breaks(std::string_view t) {
   std::vector<std::string_view> out;
   size_t b = 0;
   while (b < t.size()) {
-    const index::line_break br = index::find_line_break(t, b);
+    const text::line_break br = text::find_line_break(t, b);
     const size_t e = br.len ? br.pos + br.len : t.size();
     out.push_back(t.substr(b, e - b));
     b = e;

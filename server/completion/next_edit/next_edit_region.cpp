@@ -6,16 +6,16 @@
 #include <set>
 #include <vector>
 
-#include "indexing/lines.h"
+#include "text/lines.h"
 
 namespace qf::server::completion {
 namespace {
 
-int64_t line_count(std::string_view t) { return static_cast<int64_t>(index::split_lines(t).size()); }
+int64_t line_count(std::string_view t) { return static_cast<int64_t>(text::split_lines(t).size()); }
 
 size_t line_end(std::string_view t, int64_t line) {
-  const size_t b = index::line_start_offset(t, line);
-  const index::line_break br = index::find_line_break(t, b);
+  const size_t b = text::line_start_offset(t, line);
+  const text::line_break br = text::find_line_break(t, b);
   return br.len ? br.pos : t.size();
 }
 
@@ -66,9 +66,9 @@ text_region region_of_lines(std::string_view text, int64_t first, int64_t last, 
   text_region r;
   r.first_line = first;
   r.last_line = last;
-  r.begin = index::line_start_offset(text, first);
+  r.begin = text::line_start_offset(text, first);
   r.end = line_end(text, last);
-  r.context_begin = index::line_start_offset(text, std::max<int64_t>(0, first - context_lines));
+  r.context_begin = text::line_start_offset(text, std::max<int64_t>(0, first - context_lines));
   r.context_end = line_end(text, std::min<int64_t>(n - 1, last + context_lines));
   return r;
 }
@@ -78,7 +78,7 @@ std::string region_before_edit(std::string_view text, const text_region& r, cons
   if (!latest || latest->truncated) return now;
   const int64_t h0 = latest->line, h1 = h0 + static_cast<int64_t>(latest->new_lines.size());  // [h0, h1)
   if (h0 < r.first_line || h1 > r.last_line + 1) return now;
-  std::vector<std::string_view> lines = index::split_lines(now);
+  std::vector<std::string_view> lines = text::split_lines(now);
   std::string out;
   auto put = [&](std::string_view l) {
     out.append(l);
@@ -89,7 +89,7 @@ std::string region_before_edit(std::string_view text, const text_region& r, cons
     if (i == rel0)
       for (const std::string& o : latest->old_lines) put(o);
     if (i >= rel0 && i < rel1) continue;
-    put(index::strip_line_break(lines[i]));
+    put(text::strip_line_break(lines[i]));
   }
   if (rel0 == static_cast<int64_t>(lines.size()))
     for (const std::string& o : latest->old_lines) put(o);
@@ -102,13 +102,13 @@ std::optional<second_place> find_second_place(std::string_view text, const text_
   std::set<std::string> removed = words_of(latest.old_lines);
   for (const std::string& w : words_of(latest.new_lines)) removed.erase(w);
   if (removed.empty()) return std::nullopt;
-  const std::vector<std::string_view> lines = index::split_lines(text);
+  const std::vector<std::string_view> lines = text::split_lines(text);
   std::optional<second_place> best;
   int64_t best_dist = INT64_MAX;
   size_t off = 0;
   for (int64_t i = 0; i < static_cast<int64_t>(lines.size()); off += lines[i].size(), ++i) {
     if (i >= first.first_line && i <= first.last_line) continue;
-    const std::string_view l = index::strip_line_break(lines[i]);
+    const std::string_view l = text::strip_line_break(lines[i]);
     for (const std::string& w : removed) {
       const size_t at = find_word(l, w);
       if (at == std::string_view::npos) continue;

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <chrono>
 
-#include "indexing/lines.h"
+#include "text/lines.h"
 #include "indexing/syntax_language.h"
 #include "indexing/syntax_tree.h"
 #include "server/completion/decode/candidates.h"
@@ -22,7 +22,7 @@ double ms_between(clock::time_point a, clock::time_point b) {
 }
 
 std::pair<int64_t, int64_t> line_col_of(std::string_view text, size_t off) {
-  const index::line_col lc = index::line_col_of_offset(text, off);
+  const text::line_col lc = text::line_col_of_offset(text, off);
   return {lc.line, lc.col};
 }
 

@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <cctype>
 
-#include "indexing/lines.h"
-#include "indexing/utf8.h"
+#include "text/lines.h"
+#include "text/utf8.h"
 
 namespace qf::server::completion {
 namespace {
@@ -38,7 +38,7 @@ bool is_closer(std::string_view trimmed) {
 
 // Generated text after normalization has '\n' breaks only.
 // The first / last `n` bytes of `s`, not splitting a UTF-8 character.
-std::string_view head_of(std::string_view s, size_t n) { return index::utf8_prefix(s, n); }
+std::string_view head_of(std::string_view s, size_t n) { return text::utf8_prefix(s, n); }
 std::string_view tail_of(std::string_view s, size_t n) {
   if (s.size() <= n) return s;
   size_t from = s.size() - n;
@@ -48,7 +48,7 @@ std::string_view tail_of(std::string_view s, size_t n) {
 
 std::vector<std::string_view> lines_of(std::string_view s) {
   std::vector<std::string_view> out;
-  for (std::string_view l : index::split_lines(s)) out.push_back(index::strip_line_break(l));
+  for (std::string_view l : text::split_lines(s)) out.push_back(text::strip_line_break(l));
   return out;
 }
 
@@ -57,7 +57,7 @@ std::string normalize_line_breaks(std::string_view text) {
   std::string s;
   s.reserve(text.size());
   for (size_t i = 0; i < text.size();) {
-    const size_t br = index::line_break_at(text, i);
+    const size_t br = text::line_break_at(text, i);
     if (br == 0) {
       s.push_back(text[i++]);
     } else {
@@ -83,10 +83,10 @@ int indent_width(std::string_view line) {
 cursor_context make_cursor_context(std::string_view text, int64_t line, int64_t col, size_t max_next) {
   cursor_context cx;
   cx.line = line;
-  cx.eol = std::string(index::first_line_ending(text));
+  cx.eol = std::string(text::first_line_ending(text));
   cx.crlf = cx.eol == "\r\n";
-  const size_t off = index::line_start_offset(text, line);
-  const index::line_break br = index::find_line_break(text, off);
+  const size_t off = text::line_start_offset(text, line);
+  const text::line_break br = text::find_line_break(text, off);
   const size_t end = br.len == 0 ? text.size() : br.pos;
   std::string_view cur = text.substr(off, end - off);
   size_t c = std::min<size_t>(static_cast<size_t>(std::max<int64_t>(col, 0)), cur.size());
@@ -96,7 +96,7 @@ cursor_context make_cursor_context(std::string_view text, int64_t line, int64_t 
   cx.base_indent = indent_width(head_of(cur, k_context_line_bytes));
   size_t pos = br.len == 0 ? text.size() : br.pos + br.len;
   while (pos < text.size() && cx.next_lines.size() < max_next) {
-    const index::line_break b = index::find_line_break(text, pos);
+    const text::line_break b = text::find_line_break(text, pos);
     const size_t e = b.len == 0 ? text.size() : b.pos;
     cx.next_lines.emplace_back(head_of(text.substr(pos, e - pos), k_context_line_bytes));
     pos = b.len == 0 ? text.size() : b.pos + b.len;
@@ -238,7 +238,7 @@ std::string finalize(std::string text, const cursor_context& cx, const trigger_d
                      const syntax_window* window, syntax_trim_stats* stats) {
   // Model output enters here: a character cut off by the end of generation is
   // dropped, any other invalid byte becomes U+FFFD; then line breaks are normalized.
-  std::string s = normalize_line_breaks(index::repair_utf8(index::without_partial_tail(text)));
+  std::string s = normalize_line_breaks(text::repair_utf8(text::without_partial_tail(text)));
   // Inserted lines end with a line break (the code right of the cursor then
   // starts the next line); the rules below see them without it.
   const bool lines = stop_rules && d.inserts_lines;
@@ -312,10 +312,10 @@ completion_candidate make_candidate(const std::string& text, const cursor_contex
   c.insert_text = word + text;
   c.filter_text = c.insert_text;
   // The label: the first line, shortened at a character boundary.
-  const index::line_break nl = index::find_line_break(c.insert_text);
+  const text::line_break nl = text::find_line_break(c.insert_text);
   std::string_view first = std::string_view(c.insert_text).substr(0, nl.pos);
-  c.label = std::string(trim(index::utf8_shorten(first, k_label_bytes)));
-  if (c.label.empty()) c.label = std::string(trim(index::utf8_prefix(c.insert_text, k_label_bytes)));
+  c.label = std::string(trim(text::utf8_shorten(first, k_label_bytes)));
+  if (c.label.empty()) c.label = std::string(trim(text::utf8_prefix(c.insert_text, k_label_bytes)));
   if (nl.len != 0) c.label += " ...";
   return c;
 }

@@ -1,6 +1,6 @@
 // Incremental tokenization by stable chunks.
 //
-// A prompt is assembled from whole rows (lines with their line break, index::find_line_break;
+// A prompt is assembled from whole rows (lines with their line break, text::find_line_break;
 // see text_rows.h), and a row's tokens depend only on its text, so they are
 // cached by content: after a keystroke only the edited row (and the partial
 // current row) is tokenized again, not the buffer. Tokenizing row by row can

@@ -4,9 +4,9 @@
 #include <algorithm>
 #include <unordered_set>
 
-#include "indexing/lines.h"
+#include "text/lines.h"
 #include "indexing/syntax_query.h"
-#include "indexing/utf8.h"
+#include "text/utf8.h"
 
 namespace qf::server::completion {
 namespace {
@@ -46,7 +46,7 @@ struct line_ref {
 
 // The line starting at `b`.
 line_ref line_from(std::string_view text, size_t b) {
-  const index::line_break br = index::find_line_break(text, b);
+  const text::line_break br = text::find_line_break(text, b);
   return {text.substr(b, (br.len ? br.pos : text.size()) - b), b};
 }
 
@@ -80,7 +80,7 @@ bool is_scope_type(std::string_view t) {
 }
 
 std::string header_text(std::string_view line) {
-  std::string_view l = index::utf8_prefix(line, k_max_header_bytes);
+  std::string_view l = text::utf8_prefix(line, k_max_header_bytes);
   while (!l.empty() && (l.back() == ' ' || l.back() == '\t')) l.remove_suffix(1);
   return std::string(l) + "\n";
 }
@@ -111,12 +111,12 @@ size_t prev_line_begin(std::string_view text, size_t begin) {
   if (begin == 0) return 0;
   size_t e = begin - 1;  // the previous line's terminator ends here
   if (e > 0 && text[e] == '\n' && text[e - 1] == '\r') --e;
-  while (e > 0 && !index::is_line_break_char(text[e - 1])) --e;
+  while (e > 0 && !text::is_line_break_char(text[e - 1])) --e;
   return e;
 }
 
 size_t next_line_begin(std::string_view text, size_t pos) {
-  const index::line_break br = index::find_line_break(text, pos);
+  const text::line_break br = text::find_line_break(text, pos);
   return br.len ? br.pos + br.len : text.size();
 }
 
@@ -162,13 +162,13 @@ std::vector<context_item> scope_items(const context_view& v, const context_sourc
     const std::string_view t = src.tree->doc().text;
     // The tree's text may be a few edits old: the cursor is placed by line
     // there, and lines are counted from the cursor line (no scan from the start).
-    const size_t off = index::offset_of_line_col(t, v.cursor_line, v.cursor_col);
-    const size_t cur_begin = index::line_start_offset(t, v.cursor_line);
+    const size_t off = text::offset_of_line_col(t, v.cursor_line, v.cursor_col);
+    const size_t cur_begin = text::line_start_offset(t, v.cursor_line);
     for (const index::syntax_node& n : index::enclosing_nodes(*src.tree, off, 64)) {
       if (!is_scope_type(n.type) || (n.start_byte == 0 && n.end_byte >= t.size()) || n.start_byte > cur_begin) continue;
       size_t b = n.start_byte;
-      while (b > 0 && !index::is_line_break_char(t[b - 1])) --b;
-      const int64_t lines_up = index::line_col_of_offset(t.substr(b, cur_begin - b), cur_begin - b).line;
+      while (b > 0 && !text::is_line_break_char(t[b - 1])) --b;
+      const int64_t lines_up = text::line_col_of_offset(t.substr(b, cur_begin - b), cur_begin - b).line;
       add(line_from(t, b).content, v.cursor_line - lines_up);
     }
   } else {
@@ -203,7 +203,7 @@ std::vector<std::string> identifiers_near_cursor(const context_view& v, int radi
   std::unordered_set<std::string_view> defined;
   const size_t wb = v.window_begin, we = v.window_end;
   for (size_t pos = wb; pos < we && pos < v.text.size();) {
-    const index::line_break br = index::find_line_break(v.text, pos);
+    const text::line_break br = text::find_line_break(v.text, pos);
     const std::string_view line = v.text.substr(pos, (br.len ? br.pos : v.text.size()) - pos);
     std::vector<std::string_view> ids;
     identifiers_of(line, ids);
@@ -264,9 +264,9 @@ std::vector<context_item> definition_items(const context_view& v, const context_
       if (d.signature.empty()) continue;
       context_item it{"definition", d.uri + ":" + std::to_string(d.line + 1), display_path(d.uri, v.uri), ""};
       if (!keys.insert(it.origin).second) continue;
-      if (!d.doc.empty()) it.body.append(comment).append(" ").append(index::utf8_prefix(d.doc, 200)).append("\n");
+      if (!d.doc.empty()) it.body.append(comment).append(" ").append(text::utf8_prefix(d.doc, 200)).append("\n");
       it.body.append(d.signature);
-      if (!index::ends_with_line_break(it.body)) it.body.append("\n");
+      if (!text::ends_with_line_break(it.body)) it.body.append("\n");
       out.push_back(std::move(it));
       break;  // the best definition of each name
     }
@@ -280,7 +280,7 @@ std::vector<context_item> recent_items(const context_view& v, const context_sour
   for (const index::text_chunk& c : src.recent->recent()) {
     if (out.size() >= max_items) break;
     const int64_t first = c.first_line;
-    const int64_t end = first + static_cast<int64_t>(index::split_lines(c.text).size());
+    const int64_t end = first + static_cast<int64_t>(text::split_lines(c.text).size());
     if (c.uri == v.uri && first < v.window_end_line && end > v.window_first_line) continue;  // in view
     out.push_back({"recent", c.uri + ":" + std::to_string(first + 1), display_path(c.uri, v.uri), c.text});
   }

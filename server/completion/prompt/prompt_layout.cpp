@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "indexing/lines.h"
+#include "text/lines.h"
 
 namespace qf::server::completion {
 namespace {
@@ -30,7 +30,7 @@ std::string_view dirname_of(std::string_view uri) {
 }  // namespace
 
 size_t offset_of(std::string_view text, int64_t line, int64_t col) {
-  return index::offset_of_line_col(text, line, col);
+  return text::offset_of_line_col(text, line, col);
 }
 
 row_window prompt_builder::window(const layout_input& in) const {
@@ -56,7 +56,7 @@ bool prompt_builder::still_valid(const row_window& w, const layout& st) const {
   std::string_view after = w.text.substr(w.cursor);
   for (size_t k = 0; k <= k_max_inserted_after_cursor && k <= after.size(); ++k) {
     if (after.substr(k).starts_with(st.suffix_text)) return true;
-    if (k < after.size() && index::is_line_break_char(after[k])) break;
+    if (k < after.size() && text::is_line_break_char(after[k])) break;
   }
   return false;
 }
@@ -124,7 +124,7 @@ void prompt_builder::add_files(const layout_input& in, head_builder& hb) {
       return true;
     });
     if (blk.toks.empty()) continue;
-    if (!d.text.empty() && !index::ends_with_line_break(blk.text) &&
+    if (!d.text.empty() && !text::ends_with_line_break(blk.text) &&
         header + static_cast<int64_t>(blk.toks.size()) < cap) {
       append(blk.toks, tok_.tokens("\n"));
       blk.text.append("\n");
@@ -194,11 +194,11 @@ std::vector<context_item> prompt_builder::add_context(const layout_input& in, in
   v.text = in.text;
   v.cursor_line = rows.cursor_line;
   v.cursor_line_begin = rows.cursor - static_cast<size_t>(rows.cursor_col);
-  while (v.cursor_line_begin > 0 && !index::is_line_break_char(in.text[v.cursor_line_begin - 1])) --v.cursor_line_begin;
+  while (v.cursor_line_begin > 0 && !text::is_line_break_char(in.text[v.cursor_line_begin - 1])) --v.cursor_line_begin;
   v.cursor_col = static_cast<int64_t>(rows.cursor - v.cursor_line_begin);
-  auto lines_between = [&](size_t a, size_t b) { return index::line_col_of_offset(in.text.substr(a, b - a), b - a).line; };
+  auto lines_between = [&](size_t a, size_t b) { return text::line_col_of_offset(in.text.substr(a, b - a), b - a).line; };
   v.window_begin = rows.offset_of_row(window_first_row);
-  while (v.window_begin > 0 && !index::is_line_break_char(in.text[v.window_begin - 1])) --v.window_begin;
+  while (v.window_begin > 0 && !text::is_line_break_char(in.text[v.window_begin - 1])) --v.window_begin;
   v.window_first_line = v.cursor_line - lines_between(v.window_begin, v.cursor_line_begin);
   v.window_end = rows.offset_of_row(std::min(window_end_row, rows.end_row()));
   v.window_end_line = v.cursor_line + lines_between(v.cursor_line_begin, v.window_end) + 1;

@@ -119,7 +119,7 @@ class prompt_builder {
 };
 
 // Splits `text` at the cursor: the byte offset of (line, col), clamped (lines
-// as indexing/lines.h defines them).
+// as text/lines.h defines them).
 size_t offset_of(std::string_view text, int64_t line, int64_t col);
 
 }  // namespace qf::server::completion

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "indexing/lines.h"
+#include "text/lines.h"
 
 namespace qf::server::completion {
 namespace {
@@ -31,7 +31,7 @@ std::size_t previous_line_begin(std::string_view text, std::size_t line_begin) {
   std::size_t i = line_begin - 1;  // the last byte of the previous line's terminator
   if (text[i] == '\n' && i > 0 && text[i - 1] == '\r') --i;
   while (i > 0) {
-    if (index::is_line_break_char(text[i - 1])) return i;
+    if (text::is_line_break_char(text[i - 1])) return i;
     --i;
   }
   return 0;
@@ -43,7 +43,7 @@ line_rows line_rows::at(std::string_view text, std::size_t begin) {
   line_rows lr;
   lr.text = text;
   lr.begin = begin;
-  const index::line_break br = index::find_line_break(text, begin);
+  const text::line_break br = text::find_line_break(text, begin);
   if (br.len > 0) {
     lr.has_newline = true;
     lr.content_end = br.pos;

@@ -2,7 +2,7 @@
 // the cursor that one request looks at.
 //
 // A row is a line of the document with its line break (\r\n, \n or a lone \r,
-// indexing/lines.h) -- except that a line longer
+// text/lines.h) -- except that a line longer
 // than k_row_bytes is cut into several rows of about k_row_bytes each, at most
 // k_max_row_bytes plus the line's terminator (a 10 MiB line of minified code
 // becomes rows of a few hundred bytes), so that a prompt never has to

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/inference/tokenizer/vocab_files.h"
-#include "inference/tokenizer/unicode.h"
+#include "text/utf8.h"
 
 namespace qf::infer::test {
 namespace {
@@ -16,9 +16,9 @@ void check_stream(const tokenizer& tok, const std::vector<int32_t>& ids, const s
   *split_chars = 0;
   for (int32_t id : ids) {
     std::string chunk = d.push(id);
-    EXPECT_TRUE(unicode::is_valid_utf8(chunk)) << "chunk cut inside a character";
+    EXPECT_TRUE(text::is_valid_utf8(chunk)) << "chunk cut inside a character";
     const std::string& p = tok.piece(id);
-    if (!p.empty() && !unicode::is_valid_utf8(p)) ++*split_chars;
+    if (!p.empty() && !text::is_valid_utf8(p)) ++*split_chars;
     all += chunk;
   }
   all += d.flush();

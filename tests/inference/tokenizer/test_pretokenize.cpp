@@ -4,6 +4,7 @@
 
 #include "inference/tokenizer/pretokenize.h"
 #include "inference/tokenizer/unicode.h"
+#include "text/utf8.h"
 
 namespace qf::infer {
 namespace {
@@ -35,22 +36,6 @@ TEST(unicode_table, categories_and_whitespace) {
   EXPECT_FALSE(flags('x').is_whitespace());
 }
 
-TEST(utf8, decode_recovers_from_invalid_bytes) {
-  std::string s = "a\xC3\xA4\xFF\xE2\x82";  // a ä <invalid> <truncated €>
-  size_t pos = 0;
-  EXPECT_EQ(unicode::decode_utf8(s, pos), 'a');
-  EXPECT_EQ(unicode::decode_utf8(s, pos), 0xE4u);
-  EXPECT_EQ(unicode::decode_utf8(s, pos), unicode::k_replacement);
-  EXPECT_EQ(pos, 4u);
-  EXPECT_FALSE(unicode::is_valid_utf8(s));
-  EXPECT_EQ(unicode::sanitize_utf8("\xFFx"), "\xEF\xBF\xBDx");
-  EXPECT_EQ(unicode::incomplete_utf8_tail("ab\xF0\x9F"), 2u);
-  EXPECT_EQ(unicode::incomplete_utf8_tail("ab\xF0\x9F\xA6\x99"), 0u);
-  EXPECT_EQ(unicode::incomplete_utf8_tail("\xE2\x82"), 2u);
-  EXPECT_EQ(unicode::incomplete_utf8_tail("\xC3"), 1u);
-  EXPECT_EQ(unicode::incomplete_utf8_tail("abc"), 0u);
-}
-
 TEST(byte_map, gpt2_alphabet_roundtrips) {
   EXPECT_EQ(unicode::byte_to_utf8(' '), "\xC4\xA0");  // Ġ
   EXPECT_EQ(unicode::byte_to_utf8('\n'), "\xC4\x8A");  // Ċ
@@ -58,7 +43,7 @@ TEST(byte_map, gpt2_alphabet_roundtrips) {
   for (int b = 0; b < 256; ++b) {
     const std::string& s = unicode::byte_to_utf8(static_cast<uint8_t>(b));
     size_t pos = 0;
-    EXPECT_EQ(unicode::utf8_cpt_to_byte(unicode::decode_utf8(s, pos)), b);
+    EXPECT_EQ(unicode::utf8_cpt_to_byte(text::decode_utf8(s, pos)), b);
   }
 }
 

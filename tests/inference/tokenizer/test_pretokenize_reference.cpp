@@ -9,7 +9,7 @@
 #include <sstream>
 
 #include "inference/tokenizer/pretokenize.h"
-#include "inference/tokenizer/unicode.h"
+#include "text/utf8.h"
 
 namespace qf::infer {
 namespace {
@@ -23,7 +23,7 @@ std::string unhex(const std::string& h) {
 size_t count_cpts(std::string_view s) {
   size_t n = 0, pos = 0;
   while (pos < s.size()) {
-    unicode::decode_utf8(s, pos);
+    text::decode_utf8(s, pos);
     ++n;
   }
   return n;

@@ -9,7 +9,7 @@
 #include <set>
 
 #include "indexing/edit_history.h"
-#include "indexing/lines.h"
+#include "text/lines.h"
 #include "indexing/recent_chunks.h"
 #include "server/completion/prompt/context_block.h"
 #include "server/completion/pipeline/pipeline.h"
@@ -248,7 +248,7 @@ TEST(context_block, the_context_block_is_identical_across_keystrokes_inside_a_fu
   auto b = std::make_unique<qf::test::fake_backend>(qf::test::copy_rule);
   pipeline p(std::move(b), s);
   std::string text = source();
-  const size_t line_begin = qf::index::line_start_offset(text, k_cursor_line);
+  const size_t line_begin = qf::text::line_start_offset(text, k_cursor_line);
   std::vector<int32_t> first_head;
   std::string typed = "x = area_of(total, 2) + self.w\n        y = total";
   size_t col = 8;
@@ -257,7 +257,7 @@ TEST(context_block, the_context_block_is_identical_across_keystrokes_inside_a_fu
     r.uri = k_uri;
     r.language_id = "python";
     r.text = text;
-    const auto lc = qf::index::line_col_of_offset(text, line_begin + col);
+    const auto lc = qf::text::line_col_of_offset(text, line_begin + col);
     r.cursor = {lc.line, lc.col};
     r.received = clock::now();
     r.definitions = src;

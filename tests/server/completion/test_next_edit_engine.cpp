@@ -8,7 +8,7 @@
 
 #include <set>
 
-#include "indexing/lines.h"
+#include "text/lines.h"
 #include "server/completion/next_edit/next_edit_diff.h"
 #include "server/completion/pipeline/pipeline.h"
 #include "tests/server/completion/fake_lm.h"
@@ -145,8 +145,8 @@ std::shared_ptr<qf::index::edit_history> renamed(const std::string& before, cons
 std::string apply(const std::string& text, const std::vector<next_edit_edit>& edits) {
   std::vector<region_edit> r;
   for (const next_edit_edit& e : edits)
-    r.push_back(region_edit{qf::index::offset_of_line_col(text, e.begin.line, e.begin.byte_col),
-                            qf::index::offset_of_line_col(text, e.end.line, e.end.byte_col), e.new_text});
+    r.push_back(region_edit{qf::text::offset_of_line_col(text, e.begin.line, e.begin.byte_col),
+                            qf::text::offset_of_line_col(text, e.end.line, e.end.byte_col), e.new_text});
   return apply_region_edits(text, r);
 }
 

@@ -7,7 +7,7 @@
 
 #include <filesystem>
 
-#include "indexing/lines.h"
+#include "text/lines.h"
 #include "inference/convert/synth_model.h"
 #include "server/completion/decode/engine_backend.h"
 #include "server/completion/decode/kv_pool.h"
@@ -122,8 +122,8 @@ TEST(next_edit_real_model, whatever_the_model_writes_comes_back_as_valid_edits) 
   EXPECT_EQ(r.edits.empty(), !r.reason.empty());
   std::vector<region_edit> flat;
   for (const next_edit_edit& e : r.edits) {
-    const size_t b = qf::index::offset_of_line_col(k_after, e.begin.line, e.begin.byte_col);
-    const size_t en = qf::index::offset_of_line_col(k_after, e.end.line, e.end.byte_col);
+    const size_t b = qf::text::offset_of_line_col(k_after, e.begin.line, e.begin.byte_col);
+    const size_t en = qf::text::offset_of_line_col(k_after, e.end.line, e.end.byte_col);
     ASSERT_LE(b, en);
     ASSERT_LE(en, k_after.size());
     ASSERT_TRUE(flat.empty() || flat.back().end <= b);

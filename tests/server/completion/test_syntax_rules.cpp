@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "indexing/lines.h"
+#include "text/lines.h"
 #include "indexing/syntax_check.h"
 #include "indexing/syntax_language.h"
 #include "server/completion/postprocess/postprocess.h"
@@ -29,7 +29,7 @@ std::string post(const std::string& language, std::string doc, const std::string
   const size_t cur = doc.find("@@");
   EXPECT_NE(cur, std::string::npos);
   doc.erase(cur, 2);
-  const qf::index::line_col lc = qf::index::line_col_of_offset(doc, cur);
+  const qf::text::line_col lc = qf::text::line_col_of_offset(doc, cur);
   const cursor_context cx = make_cursor_context(doc, lc.line, lc.col);
   const trigger_decision d = decide_trigger(cx, /*explicit_trigger=*/true, completion_settings{});
   const syntax_window w =

@@ -6,9 +6,9 @@
 #include <random>
 #include <string>
 
-#include "indexing/text_position.h"
+#include "text/position.h"
 
-using namespace qf::index;
+using namespace qf::text;
 
 namespace {
 

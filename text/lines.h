@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-namespace qf::index {
+namespace qf::text {
 
 struct line_break {
   std::size_t pos;  // where the terminator starts (npos when there is none)
@@ -52,4 +52,4 @@ line_col line_col_of_offset(std::string_view text, std::size_t offset);
 // The document's own line ending: its first terminator, "\n" when it has none.
 std::string_view first_line_ending(std::string_view text);
 
-}  // namespace qf::index
+}  // namespace qf::text

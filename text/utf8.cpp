@@ -1,7 +1,7 @@
-// UTF-8 validity, repair and truncation (see utf8.h).
-#include "indexing/utf8.h"
+// UTF-8 validity, repair, decoding and truncation (see utf8.h).
+#include "text/utf8.h"
 
-namespace qf::index {
+namespace qf::text {
 
 namespace {
 
@@ -105,6 +105,42 @@ std::string utf8_shorten(std::string_view s, std::size_t max_bytes, std::string_
   return out;
 }
 
+std::uint32_t decode_utf8(std::string_view s, std::size_t& pos) {
+  const unsigned char c = static_cast<unsigned char>(s[pos]);
+  if (c < 0x80) {
+    ++pos;
+    return c;
+  }
+  const std::size_t len = utf8_sequence_length(s, pos);
+  if (len == 0) {
+    ++pos;
+    return replacement_code_point;
+  }
+  // The lead byte keeps 7 - len bits; each continuation byte adds six.
+  std::uint32_t cp = c & (0x7Fu >> len);
+  for (std::size_t k = 1; k < len; ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[pos + k]) & 0x3Fu);
+  pos += len;
+  return cp;
+}
+
+void append_utf8(std::string& out, std::uint32_t cp) {
+  if (cp < 0x80) {
+    out.push_back(static_cast<char>(cp));
+  } else if (cp < 0x800) {
+    out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else if (cp < 0x10000) {
+    out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else {
+    out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  }
+}
+
 std::string_view without_partial_tail(std::string_view s) {
   // A cut character has its lead within the last three bytes.
   for (std::size_t back = 1; back <= 3 && back <= s.size(); ++back) {
@@ -123,4 +159,4 @@ std::string_view without_partial_tail(std::string_view s) {
   return s;
 }
 
-}  // namespace qf::index
+}  // namespace qf::text

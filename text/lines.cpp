@@ -1,10 +1,10 @@
 // Line breaks (see lines.h).
-#include "indexing/lines.h"
+#include "text/lines.h"
 
 #include <algorithm>
 #include <cstring>
 
-namespace qf::index {
+namespace qf::text {
 
 line_break find_line_break(std::string_view s, std::size_t from) {
   // Two memchr passes (vectorised in libc): the first '\n', then a '\r' in
@@ -94,4 +94,4 @@ std::string_view first_line_ending(std::string_view text) {
   return b.len == 0 ? std::string_view("\n") : text.substr(b.pos, b.len);
 }
 
-}  // namespace qf::index
+}  // namespace qf::text

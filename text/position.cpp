@@ -1,14 +1,14 @@
-// Line tables and code-unit conversions (see text_position.h).
-#include "indexing/text_position.h"
+// Line tables and code-unit conversions (see position.h).
+#include "text/position.h"
 
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
 
-#include "indexing/lines.h"
-#include "indexing/utf8.h"
+#include "text/lines.h"
+#include "text/utf8.h"
 
-namespace qf::index {
+namespace qf::text {
 
 namespace {
 
@@ -118,4 +118,4 @@ std::size_t clamp_line(const line_table& lines, std::size_t line) {
   return std::min(line, lines.line_count() - 1);
 }
 
-}  // namespace qf::index
+}  // namespace qf::text

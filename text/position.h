@@ -1,8 +1,8 @@
 // Positions in text: lines, UTF-8 byte offsets and the code units that an LSP
 // client counts in (UTF-16 by default, UTF-8 or UTF-32 when negotiated).
 //
-// Lines end at "\n", "\r\n" or "\r" (indexing/lines.h, the one definition of
-// a line break); a line's end excludes its terminator. A character offset past the end
+// Lines end at "\n", "\r\n" or "\r" (text/lines.h, the one definition of a
+// line break); a line's end excludes its terminator. A character offset past the end
 // of a line clamps to the line's end; one that falls inside a character (the
 // second half of a UTF-16 surrogate pair, the middle of a UTF-8 sequence)
 // clamps back to that character's start, so a conversion never splits a code
@@ -16,7 +16,7 @@
 #include <string_view>
 #include <vector>
 
-namespace qf::index {
+namespace qf::text {
 
 enum class position_encoding { utf8, utf16, utf32 };
 
@@ -56,4 +56,4 @@ std::size_t character_of(std::string_view text, const line_table& lines, std::si
 
 std::size_t clamp_line(const line_table& lines, std::size_t line);
 
-}  // namespace qf::index
+}  // namespace qf::text

@@ -1,10 +1,13 @@
-// UTF-16 / UTF-8 / UTF-32 position conversion, line endings and clamping.
+// Positions (text/position.h): UTF-16 / UTF-8 / UTF-32 code units to byte
+// offsets and back, line endings, clamping past the end of a line and inside
+// a character, invalid bytes as one unit each.
 #include <gtest/gtest.h>
 
-#include "indexing/document.h"
-#include "indexing/text_position.h"
+#include <string>
 
-using namespace qf::index;
+#include "text/position.h"
+
+using namespace qf::text;
 
 namespace {
 
@@ -70,29 +73,23 @@ TEST(Position, InvalidUtf8BytesCountAsOneUnit) {
   EXPECT_EQ(off(text, 0, 3, position_encoding::utf16), 3u);
 }
 
-TEST(Document, IncrementalEditsInUtf16) {
-  document d("file:///x", "c", 1, "int \xF0\x9F\x98\x80 = 1;\r\nnext");
-  std::string err;
-  // Replace the emoji (UTF-16 columns 4..6) with "x".
-  ASSERT_TRUE(d.apply({{text_range{0, 4, 0, 6}, "x"}}, position_encoding::utf16, &err)) << err;
-  EXPECT_EQ(d.text, "int x = 1;\r\nnext");
-  // Join the lines by deleting from past the end of line 0 to the start of line 1.
-  ASSERT_TRUE(d.apply({{text_range{0, 100, 1, 0}, " "}}, position_encoding::utf16, &err)) << err;
-  EXPECT_EQ(d.text, "int x = 1; next");
-  ASSERT_TRUE(d.apply({{std::nullopt, "fresh"}}, position_encoding::utf16, &err));
-  EXPECT_EQ(d.text, "fresh");
-  EXPECT_EQ(d.lines.line_count(), 1u);
+TEST(Position, LinesPastTheEndAndEncodingNames) {
+  const std::string text = "ab\ncd";
+  line_table lines(text);
+  EXPECT_FALSE(offset_of(text, lines, 2, 0, position_encoding::utf8).has_value());
+  EXPECT_EQ(clamp_line(lines, 9), 1u);
+  EXPECT_EQ(character_of(text, lines, 9, 1, position_encoding::utf16), 1u);  // clamps to the last line
+  EXPECT_EQ(lines.line_of(99), 1u);
+  EXPECT_STREQ(encoding_name(position_encoding::utf8), "utf-8");
+  EXPECT_STREQ(encoding_name(position_encoding::utf16), "utf-16");
+  EXPECT_STREQ(encoding_name(position_encoding::utf32), "utf-32");
 }
 
-TEST(Document, MalformedBatchLeavesTextUnchanged) {
-  document d("file:///x", "c", 1, "one\ntwo\n");
-  std::string err;
-  // The first edit is fine, the second starts after its end: nothing is applied.
-  EXPECT_FALSE(d.apply({{text_range{0, 0, 0, 0}, "X"}, {text_range{1, 2, 1, 1}, "Y"}}, position_encoding::utf16, &err));
-  EXPECT_NE(err.find("change 1"), std::string::npos) << err;
-  EXPECT_EQ(d.text, "one\ntwo\n");
-  EXPECT_FALSE(d.apply({{text_range{7, 0, 7, 0}, "Z"}}, position_encoding::utf16, &err));
-  EXPECT_NE(err.find("past the last line"), std::string::npos) << err;
-  EXPECT_EQ(d.text, "one\ntwo\n");
-  EXPECT_EQ(d.lines.line_count(), 3u);
+TEST(Position, LoneSurrogateBytesCountAsOneUnitEach) {
+  // An encoded surrogate (ED A0 80) is not a character: three bytes, three units.
+  const std::string text = "a\xED\xA0\x80z";
+  EXPECT_EQ(count_units(text, position_encoding::utf16), 5u);
+  EXPECT_EQ(count_units(text, position_encoding::utf32), 5u);
+  EXPECT_EQ(bytes_for_units(text, 2, position_encoding::utf16), 2u);
+  EXPECT_EQ(bytes_for_units(text, 2, position_encoding::utf8), 2u);  // invalid bytes are characters of their own
 }

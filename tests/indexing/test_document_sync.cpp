@@ -1,91 +1,13 @@
-// UTF-8 validity, repair and truncation at character boundaries, and the one
-// line-break definition ("\r\n", "\n", lone "\r") shared by every component.
+// The document store's synchronisation: a failed change makes a document
+// stale until a full text, versions, size limits, and snapshots sharing their
+// text (UTF-8 and line breaks themselves are tests/text/).
 #include <gtest/gtest.h>
 
 #include "indexing/document_store.h"
-#include "indexing/lines.h"
 #include "indexing/shared_text.h"
-#include "indexing/utf8.h"
 
 using namespace qf::index;
-
-TEST(Utf8, ValidityIsStrict) {
-  EXPECT_TRUE(is_valid_utf8("plain ascii"));
-  EXPECT_TRUE(is_valid_utf8("\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80"));
-  EXPECT_FALSE(is_valid_utf8("\xFF"));
-  EXPECT_FALSE(is_valid_utf8("\xC3"));              // cut off
-  EXPECT_FALSE(is_valid_utf8("\xC0\xAF"));          // overlong
-  EXPECT_FALSE(is_valid_utf8("\xED\xA0\x80"));      // a surrogate
-  EXPECT_FALSE(is_valid_utf8("\xF4\x90\x80\x80"));  // above U+10FFFF
-  EXPECT_EQ(first_invalid_utf8("ab\xE2\x82"), 2u);
-}
-
-TEST(Utf8, RepairReplacesEachBadByte) {
-  EXPECT_EQ(repair_utf8("a\xFF" "b"), "a\xEF\xBF\xBD" "b");
-  EXPECT_EQ(repair_utf8("\xE2\x82"), "\xEF\xBF\xBD\xEF\xBF\xBD");
-  std::string s = "ok \xC3\xA9";
-  EXPECT_FALSE(repair_utf8_in_place(s));
-  EXPECT_EQ(s, "ok \xC3\xA9");
-}
-
-TEST(Utf8, TruncationNeverSplitsACharacter) {
-  const std::string s = "ab\xE2\x82\xAC" "cd\xF0\x9F\x98\x80";  // a b EURO c d GRINNING
-  for (std::size_t n = 0; n <= s.size() + 2; ++n) {
-    const std::string_view p = utf8_prefix(s, n);
-    EXPECT_LE(p.size(), n);
-    EXPECT_TRUE(is_valid_utf8(p)) << n;
-  }
-  EXPECT_EQ(utf8_prefix(s, 3), "ab");
-  EXPECT_EQ(utf8_prefix(s, 5), "ab\xE2\x82\xAC");
-  EXPECT_EQ(utf8_prefix(s, 10), "ab\xE2\x82\xAC" "cd");
-  EXPECT_EQ(utf8_shorten(s, 8), "ab\xE2\x82\xAC...");
-  EXPECT_EQ(utf8_shorten(s, 7), "ab...");
-  EXPECT_EQ(utf8_shorten("short", 8), "short");
-  // Invalid bytes are characters of their own: cutting after one is fine.
-  EXPECT_EQ(utf8_prefix("a\x80\x80\x80\x80" "b", 3), "a\x80\x80");
-}
-
-TEST(Utf8, PartialTailIsDropped) {
-  EXPECT_EQ(without_partial_tail("ab\xE2\x82"), "ab");
-  EXPECT_EQ(without_partial_tail("ab\xF0"), "ab");
-  EXPECT_EQ(without_partial_tail("ab\xE2\x82\xAC"), "ab\xE2\x82\xAC");
-  EXPECT_EQ(without_partial_tail("ab\xFF"), "ab\xFF");  // not a beginning: left for repair
-  EXPECT_EQ(without_partial_tail(""), "");
-}
-
-TEST(Lines, AllThreeTerminatorsAgree) {
-  const std::string_view text = "a\r\nb\rc\nd";
-  const std::vector<std::string_view> lines = split_lines(text);
-  ASSERT_EQ(lines.size(), 4u);
-  EXPECT_EQ(lines[0], "a\r\n");
-  EXPECT_EQ(lines[1], "b\r");
-  EXPECT_EQ(lines[2], "c\n");
-  EXPECT_EQ(lines[3], "d");
-  EXPECT_EQ(strip_line_break(lines[0]), "a");
-  EXPECT_EQ(strip_line_break(lines[1]), "b");
-  // The line table of the document store sees the same lines.
-  const line_table table(text);
-  ASSERT_EQ(table.line_count(), lines.size());
-  std::size_t start = 0;
-  for (std::size_t i = 0; i < lines.size(); ++i) {
-    EXPECT_EQ(table.line_start(i), start) << i;
-    EXPECT_EQ(table.line_end(i) - table.line_start(i), strip_line_break(lines[i]).size()) << i;
-    EXPECT_EQ(line_start_offset(text, static_cast<std::int64_t>(i)), start) << i;
-    start += lines[i].size();
-  }
-  EXPECT_EQ(offset_of_line_col(text, 1, 99), 4u);  // clamps before the "\r"
-  EXPECT_EQ(offset_of_line_col(text, 2, 1), 6u);
-  EXPECT_EQ(offset_of_line_col(text, 9, 0), text.size());
-  EXPECT_EQ(line_col_of_offset(text, 6).line, 2);
-  EXPECT_EQ(line_col_of_offset(text, 6).col, 1);
-  EXPECT_EQ(line_col_of_offset(text, 7).line, 3);
-  EXPECT_EQ(line_col_of_offset(text, 2).line, 0);  // inside "\r\n": the line it ends
-  EXPECT_EQ(first_line_ending(text), "\r\n");
-  EXPECT_EQ(first_line_ending("x\ry"), "\r");
-  EXPECT_EQ(first_line_ending("none"), "\n");
-  EXPECT_EQ(split_lines("").size(), 1u);
-  EXPECT_EQ(split_lines("x\n").size(), 2u);
-}
+using qf::text::position_encoding;
 
 TEST(DocumentStoreSync, FailedChangeMakesTheDocumentStaleUntilAFullText) {
   document_store store;
