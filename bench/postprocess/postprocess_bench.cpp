@@ -32,8 +32,10 @@
 #include "indexing/syntax_language.h"
 #include "server/completion/decode/engine_backend.h"
 #include "server/completion/pipeline/pipeline.h"
-#include "server/completion/postprocess/postprocess.h"
+#include "server/completion/postprocess/cleanup.h"
+#include "server/completion/postprocess/stop_rules.h"
 #include "server/completion/postprocess/syntax_rules.h"
+#include "server/completion/postprocess/trigger.h"
 
 using namespace qf::server;
 using namespace qf::server::completion;

@@ -2,7 +2,8 @@
 #include "server/cli/eval_oracle.h"
 
 #include "indexing/syntax_language.h"
-#include "server/completion/postprocess/postprocess.h"
+#include "server/completion/postprocess/cleanup.h"
+#include "server/completion/postprocess/stop_rules.h"
 #include "server/completion/postprocess/syntax_rules.h"
 
 namespace qf::cli {

@@ -8,7 +8,9 @@
 #include <fstream>
 #include <thread>
 
-#include "server/completion/postprocess/postprocess.h"
+#include "server/completion/postprocess/cleanup.h"
+#include "server/completion/postprocess/stop_rules.h"
+#include "server/completion/postprocess/trigger.h"
 #include "server/completion/api/source_failure.h"
 #include "server/net/http_client.h"
 #include "server/net/url.h"
@@ -317,7 +319,7 @@ server::completion_result remote_source::complete(const server::completion_reque
       return r;
     }
     r.v = verdict::answered;
-    r.text = r.deadline_hit && !stops.stopped() ? stops.kept_at_deadline() : stops.kept();
+    r.text = stops.final_text(r.deadline_hit);
     r.pieces = sink.pieces;
     r.first_text = sink.first_text;
     return r;

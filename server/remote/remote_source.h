@@ -5,11 +5,12 @@
 // the hash ring (endpoint_ring.h), POSTs the protocol's request
 // (remote_api.h) with "stream": true through server/net's client, and turns
 // the server-sent events (sse_parser.h) into text as they arrive. The text
-// goes through the same stop rules and post-processing as the local
-// pipeline's (server/completion/postprocess/postprocess.h), and the stream is closed as
-// soon as a stop rule ends the completion, the request's deadline comes (it
-// then answers with what arrived, marked incomplete) or its cancel token is
-// set: closing the connection is what makes the server stop generating.
+// goes through the same trigger, stop rules and cleanup as the local
+// pipeline's (server/completion/postprocess/: trigger.h, stop_rules.h,
+// cleanup.h), and the stream is closed as soon as a stop rule ends the
+// completion, the request's deadline comes (it then answers with what
+// arrived, marked incomplete) or its cancel token is set: closing the
+// connection is what makes the server stop generating.
 //
 // Failures: a failure before any byte of the answer (connection refused,
 // reset, HTTP 429/500/502/503/504) is retried on the same endpoint up to

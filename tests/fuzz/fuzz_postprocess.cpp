@@ -26,7 +26,9 @@
 #include <vector>
 
 #include "indexing/syntax_language.h"
-#include "server/completion/postprocess/postprocess.h"
+#include "server/completion/postprocess/cleanup.h"
+#include "server/completion/postprocess/stop_rules.h"
+#include "server/completion/postprocess/trigger.h"
 #include "server/completion/postprocess/syntax_rules.h"
 #include "tests/fuzz/fuzz_util.h"
 

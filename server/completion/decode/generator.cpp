@@ -175,7 +175,7 @@ void decode(lm_sequence& seq, const lm_vocab& vocab, const fim_format& fmt, std:
   (void)stops.push(utf8.flush());
   const size_t n_gen = out.generated.size() - generated0;
   if (n_gen > 1) out.tpot_ms = ms_between(t_first, t_last) / double(n_gen - 1);
-  out.text = out.deadline_hit && !stops.stopped() ? stops.kept_at_deadline() : stops.kept();
+  out.text = stops.final_text(out.deadline_hit);
 }
 
 gen_outcome generate(lm_sequence& seq, const lm_vocab& vocab, const fim_format& fmt, std::span<const int32_t> prompt,

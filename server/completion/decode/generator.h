@@ -32,7 +32,7 @@
 #include "server/completion/prompt/fim_format.h"
 #include "server/completion/api/inflight.h"
 #include "server/completion/api/lm.h"
-#include "server/completion/postprocess/postprocess.h"
+#include "server/completion/postprocess/stop_rules.h"
 
 namespace qf::server::completion {
 

@@ -8,7 +8,7 @@
 #include <algorithm>
 
 #include "server/completion/pipeline/pipeline.h"
-#include "server/completion/postprocess/postprocess.h"
+#include "server/completion/postprocess/cursor_context.h"
 
 namespace qf::server::completion {
 

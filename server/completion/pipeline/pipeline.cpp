@@ -11,8 +11,10 @@
 #include "indexing/syntax_tree.h"
 #include "server/completion/decode/candidates.h"
 #include "server/completion/decode/generator.h"
-#include "server/completion/postprocess/postprocess.h"
+#include "server/completion/postprocess/cleanup.h"
+#include "server/completion/postprocess/stop_rules.h"
 #include "server/completion/postprocess/syntax_rules.h"
+#include "server/completion/postprocess/trigger.h"
 
 namespace qf::server::completion {
 namespace {

@@ -9,7 +9,9 @@
 #include "text/lines.h"
 #include "indexing/syntax_check.h"
 #include "indexing/syntax_language.h"
-#include "server/completion/postprocess/postprocess.h"
+#include "server/completion/postprocess/cleanup.h"
+#include "server/completion/postprocess/stop_rules.h"
+#include "server/completion/postprocess/trigger.h"
 #include "server/completion/postprocess/syntax_rules.h"
 
 using namespace qf::server::completion;
