@@ -203,12 +203,14 @@ completion_result pipeline::complete(const completion_request& req, const cancel
   return res;
 }
 
-void pipeline::run(const completion_request& req, const cancel_token& cancel, completion_result& res, bool prefetch) {
+std::string pipeline::run(const completion_request& req, const cancel_token& cancel, completion_result& res,
+                          bool prefetch) {
   const auto t0 = clock::now();
+  // Post-processing, job 1: the trigger, before any engine work.
   const cursor_context cx = make_cursor_context(req.text, req.cursor.line, req.cursor.byte_col);
-  const size_t cursor_off = offset_of(req.text, req.cursor.line, req.cursor.byte_col);
   const trigger_decision dec = decide_trigger(cx, req.explicit_trigger, s_);
-  if (dec.skip) return;
+  if (dec.skip) return {};
+  const size_t cursor_off = offset_of(req.text, req.cursor.line, req.cursor.byte_col);
   const std::string& key = req.cache_key();
 
   if (auto pf = prefetched_.find(key); pf != prefetched_.end() && !prefetch) {
@@ -217,7 +219,7 @@ void pipeline::run(const completion_request& req, const cancel_token& cancel, co
       res.metrics.cache_hit = true;
       if (s_.type_through) tt_.remember(key, req.text, cursor_off, pf->second.suggestion);
       prefetched_.erase(pf);
-      return;
+      return {};
     }
     prefetched_.erase(pf);
   }
@@ -225,7 +227,7 @@ void pipeline::run(const completion_request& req, const cancel_token& cancel, co
     if (std::optional<std::string> rest = tt_.lookup(key, req.text, cursor_off, &res.metrics.kept)) {
       res.items.push_back(make_candidate(*rest, cx));
       res.metrics.type_through = true;
-      return;
+      return {};
     }
   }
 
@@ -246,7 +248,7 @@ void pipeline::run(const completion_request& req, const cancel_token& cancel, co
     spdlog::warn("completion: prompt of {} tokens does not fit a context of {}; lower the token budgets",
                  p.tokens.size(), pool_->n_ctx());
     res.incomplete = true;
-    return;
+    return {};
   }
   slot_choice sc = pool_->acquire(key, p.tokens);
   ds.live_slot = sc.slot;
@@ -275,6 +277,7 @@ void pipeline::run(const completion_request& req, const cancel_token& cancel, co
   gp.prompt_chunk = prefetch ? s_.background_chunk_tokens : s_.prompt_chunk_tokens;
   gp.prefill_tokens_per_s = prefill_tps_;
   gp.step_estimate = std::chrono::duration_cast<gen_clock::duration>(std::chrono::duration<double, std::milli>(step_ms_));
+  // Job 2: the stop rules, applied by the generator while it decodes (a copy per candidate).
   stop_checker stops(cx, dec, s_.stop_rules);
   const sampling_settings& cls = req.explicit_trigger ? s_.sampling_explicit : s_.sampling_auto;
   const int n_candidates = prefetch ? 1 : cls.candidates;
@@ -297,22 +300,23 @@ void pipeline::run(const completion_request& req, const cancel_token& cancel, co
   const bool cancelled = std::any_of(outs.begin(), outs.end(),
                                      [](const gen_outcome& o) { return o.cancelled != cancel_reason::none; });
   if (cancelled) {
-    if (prefetch) return;
+    if (prefetch) return {};
     // Stale: the server discards the answer. Finish the prompt later if it was cut.
     if (!out.prompt_done) queue(task{task_kind::warm, key, p.tokens});
-    return;
+    return {};
   }
   if (!out.prompt_done) {
     res.incomplete = true;
-    if (prefetch) return;
+    if (prefetch) return {};
     queue(task{task_kind::warm, key, p.tokens});
-    return;
+    return {};
   }
   drop_tasks(key, task_kind::warm);
   if (!prefetch && draft_ && s_.speculative && draft_->behind(p.tokens)) queue(task{task_kind::draft_warm, key, p.tokens});
   const syntax_window window =
       make_syntax_window(req.text, cursor_off, index::find_syntax_language(req.language_id, req.uri));
-  // Post-process each candidate, best score first; drop empty ones, duplicates and those under the gate.
+  // Job 3: the cleanup, once per candidate, best score first; then empty
+  // ones, duplicates and those under the gate are dropped.
   std::vector<const gen_outcome*> order;
   for (const gen_outcome& o : outs) order.push_back(&o);
   std::stable_sort(order.begin(), order.end(),
@@ -334,16 +338,18 @@ void pipeline::run(const completion_request& req, const cancel_token& cancel, co
       continue;
     }
     texts.push_back(text);
+    if (prefetch) continue;
     res.items.push_back(make_candidate(text, cx));
     res.items.back().score = o->score();
   }
   res.incomplete = outs.back().deadline_hit;
   const std::string text = texts.empty() ? std::string() : texts.front();
-  if (prefetch) return;
+  if (prefetch) return text;
   ds.suggestion = text;
   if (s_.type_through) tt_.remember(key, req.text, cursor_off, text, req.progress && req.progress->detached());
   if (s_.rebase_when_idle && fmt_.has_fim && ds.lay.anchor_line < ds.row) queue(task{task_kind::rebase, key, {}});
   if (s_.prefetch && !text.empty()) queue(task{task_kind::prefetch, key, {}});
+  return text;
 }
 
 void pipeline::take_request(doc_state& ds, const completion_request& req, int64_t line, int64_t col) {
@@ -422,14 +428,9 @@ bool pipeline::run_prefetch(doc_state& ds, const std::string& key, const cancel_
   req.edits = ds.edits;
   req.recent = ds.recent;  // no tree: it belongs to the text without the suggestion
   completion_result res;
-  run(req, cancel, res, /*prefetch=*/true);
+  std::string suggestion = run(req, cancel, res, /*prefetch=*/true);
   if (cancel.is_cancelled()) return false;
-  if (!res.items.empty()) {
-    const completion_candidate& c = res.items.front();
-    // make_candidate prefixed the word before the cursor; keep only what goes after it.
-    const size_t word = static_cast<size_t>(c.replace_end.byte_col - c.replace_begin.byte_col);
-    prefetched_[key] = prefetched{req.text, cursor, c.insert_text.substr(std::min(word, c.insert_text.size()))};
-  }
+  if (!suggestion.empty()) prefetched_[key] = prefetched{req.text, cursor, std::move(suggestion)};
   return true;
 }
 

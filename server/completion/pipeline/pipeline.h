@@ -112,7 +112,12 @@ class pipeline final : public completion_provider {
     std::vector<int32_t> tokens;  // warm: the prompt to finish
   };
 
-  void run(const completion_request& req, const cancel_token& cancel, completion_result& res, bool prefetch = false);
+  // One request: the trigger, the prompt, decoding with the stop rules, the
+  // cleanup of each candidate. Returns the text of the first suggestion shown
+  // (cleaned, without the word before the cursor; empty: none). A prefetch
+  // only wants that text: it gets no items.
+  std::string run(const completion_request& req, const cancel_token& cancel, completion_result& res,
+                  bool prefetch = false);
   void queue(task t);
   void drop_tasks(const std::string& key, task_kind kind);
   bool run_rebase(doc_state& ds, const std::string& key, const cancel_token& cancel);
