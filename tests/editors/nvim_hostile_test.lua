@@ -9,18 +9,9 @@
 -- QUICKFILL_SOURCE_DIR. Exit status: 0 pass, 1 fail, 77 skipped.
 local WAIT = tonumber(os.getenv('QUICKFILL_TEST_WAIT_MS') or '') or 300000  -- safety net only
 
-local function out(msg) io.stdout:write(msg .. '\n'); io.stdout:flush() end
-local function quit(code)
-  out('nvim_hostile_test: exit ' .. code)
-  vim.cmd((code == 0 and 'qall!') or ('cquit! ' .. code))
-end
-
-local checks = 0
-local function check(cond, msg)
-  checks = checks + 1
-  if not cond then error('FAILED: ' .. msg, 2) end
-  out('ok ' .. checks .. ' - ' .. msg)
-end
+local here = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h')
+local t = dofile(here .. '/nvim_test_util.lua').new('nvim_hostile_test')
+local out, check = t.out, t.check
 
 local function read(path)
   local f = assert(io.open(path, 'rb'))
@@ -130,10 +121,4 @@ local function run()
   return 0
 end
 
-local ok, res = pcall(run)
-if not ok then
-  out(tostring(res))
-  quit(1)
-else
-  quit(res)
-end
+t.finish(run)

@@ -11,19 +11,10 @@
 -- protocol checks). Exit status: 0 pass, 1 fail, 77 skipped.
 local WAIT = tonumber(os.getenv('QUICKFILL_TEST_WAIT_MS') or '') or 300000  -- safety net only
 
-local function out(msg) io.stdout:write(msg .. '\n'); io.stdout:flush() end
-local function quit(code)
-  out('nvim_test: exit ' .. code)
-  vim.cmd((code == 0 and 'qall!') or ('cquit! ' .. code))
-end
-
-local checks = 0
+local here = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h')
+local t = dofile(here .. '/nvim_test_util.lua').new('nvim_test')
+local out, check = t.out, t.check
 local log_file = nil  -- the server's --log-file
-local function check(cond, msg)
-  checks = checks + 1
-  if not cond then error('FAILED: ' .. msg, 2) end
-  out('ok ' .. checks .. ' - ' .. msg)
-end
 
 -- The module's conversion of LSP items into complete-items, on a scratch buffer.
 local function unit_checks(qf)
@@ -467,9 +458,8 @@ local function run()
   return 0
 end
 
-local ok, res = xpcall(run, debug.traceback)
-if not ok then
-  out(tostring(res))
+-- On a failure: the tails of the server's log and of Neovim's LSP log.
+t.finish(run, function()
   if log_file and vim.loop.fs_stat(log_file) then
     local lines = vim.fn.readfile(log_file)
     out('--- ' .. log_file .. ' (tail) ---')
@@ -480,7 +470,4 @@ if not ok then
     out('--- ' .. vim.lsp.get_log_path() .. ' (tail) ---')
     for i = math.max(1, #lines - 40), #lines do out(lines[i]) end
   end
-  quit(1)
-else
-  quit(res)
-end
+end)

@@ -20,137 +20,23 @@
 // QUICKFILL_MODEL, QUICKFILL_TEST_WORK, QUICKFILL_VSIX, QUICKFILL_SOURCE_DIR.
 // Exit status: 0 pass, 1 fail.
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { spawn, spawnSync } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import puppeteer from 'puppeteer-core';
+import { createHarness, descendants, need, sleep } from './harness.mjs';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const codeServer = path.join(here, 'node_modules', 'code-server', 'out', 'node', 'entry.js');
-const chromium = process.env.QUICKFILL_CHROMIUM || '/usr/bin/chromium';
-
-function need(name) {
-  const v = process.env[name];
-  if (!v) { console.error(`FAIL: ${name} is not set (run through tests/editors/run_editor_test.sh)`); process.exit(1); }
-  return v;
-}
 const bin = need('QUICKFILL_BIN');
 const model = need('QUICKFILL_MODEL');
 const work = need('QUICKFILL_TEST_WORK');
 const vsix = need('QUICKFILL_VSIX');
 const sourceDir = need('QUICKFILL_SOURCE_DIR');
 
-const t0 = Date.now();
-const secs = () => ((Date.now() - t0) / 1000).toFixed(1);
-const log = (s) => console.log(`[${secs()} s] ${s}`);
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-// ------------------------------------------------------------- processes --
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'qf-vscode-hostile-'));
-const owned = [];  // child processes to kill on every exit path (each leads its own process group)
 let browser;
 let page;
-let failed = false;
-
-// Every descendant of pid (from /proc), so the extension host and quickfill go too.
-function descendants(pid) {
-  const children = new Map();
-  for (const d of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(d)) continue;
-    let stat;
-    try { stat = fs.readFileSync(`/proc/${d}/stat`, 'utf8'); } catch { continue; }
-    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-    if (!children.has(ppid)) children.set(ppid, []);
-    children.get(ppid).push(Number(d));
-  }
-  const out = [];
-  const walk = (p) => { for (const c of children.get(p) ?? []) { out.push(c); walk(c); } };
-  walk(pid);
-  return out;
-}
-
-function killAll() {
-  const pids = [];
-  for (const p of owned) if (p.pid) pids.push(p.pid, ...descendants(p.pid));
-  const cp = browser?.process();
-  if (cp?.pid) pids.push(cp.pid, ...descendants(cp.pid));
-  for (const p of owned) if (p.pid) { try { process.kill(-p.pid, 'SIGKILL'); } catch { /* gone */ } }
-  if (cp?.pid) { try { process.kill(-cp.pid, 'SIGKILL'); } catch { /* gone or not a group */ } }
-  for (const pid of pids) { try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ } }
-}
-
-function keepLogs() {
-  // The server's log, code-server's output and VS Code's own logs (extension host, window).
-  const dest = path.join(work, 'logs-hostile');
-  fs.rmSync(dest, { recursive: true, force: true });
-  fs.mkdirSync(dest, { recursive: true });
-  for (const f of ['quickfill-untrusted.log', 'quickfill-trusted.log', 'code-server.log', 'install.log', 'browser-console.log']) {
-    if (fs.existsSync(path.join(tmp, f))) fs.copyFileSync(path.join(tmp, f), path.join(dest, f));
-  }
-  const vsLogs = path.join(tmp, 'user-data', 'logs');
-  if (fs.existsSync(vsLogs)) fs.cpSync(vsLogs, path.join(dest, 'vscode'), { recursive: true });
-  console.log(`logs kept in ${dest}`);
-}
-
-let cleaned = false;
-function cleanup() {
-  if (cleaned) return;
-  cleaned = true;
-  killAll();
-  try { keepLogs(); } catch (e) { console.error(`could not keep the logs: ${e}`); }
-  fs.rmSync(tmp, { recursive: true, force: true, maxRetries: 3 });
-}
-process.on('exit', cleanup);
-// A watchdog well inside CTest's TIMEOUT (900 s), so the cleanup runs before CTest kills us.
-const watchdog = setTimeout(() => { void fail('the whole test took more than 600 s'); }, 600000);
-watchdog.unref();
-for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
-  process.on(sig, () => { console.error(`FAIL: killed by ${sig}`); failed = true; cleanup(); process.exit(1); });
-}
-
-async function fail(message) {
-  failed = true;
-  console.error(`FAIL: ${message}`);
-  if (page) {
-    try {
-      await withTimeout(page.screenshot({ path: path.join(work, 'vscode-hostile-failure.png') }), 15000, 'screenshot');
-      console.error(`screenshot: ${path.join(work, 'vscode-hostile-failure.png')}`);
-    } catch { /* the page may be gone */ }
-  }
-  cleanup();
-  process.exit(1);
-}
-
-function withTimeout(promise, ms, what) {
-  let timer;
-  return Promise.race([
-    promise.finally(() => clearTimeout(timer)),
-    new Promise((_, reject) => { timer = setTimeout(() => reject(new Error(`timed out after ${ms / 1000} s: ${what}`)), ms); }),
-  ]);
-}
-
-// One named step: its failure (or timeout) ends the test with the step's name.
-async function step(name, ms, fn) {
-  const start = Date.now();
-  try {
-    const r = await withTimeout(Promise.resolve().then(fn), ms, name);
-    log(`ok: ${name} (${((Date.now() - start) / 1000).toFixed(1)} s)`);
-    return r;
-  } catch (e) {
-    await fail(`step '${name}': ${e?.message ?? e}`);
-  }
-}
-
-// Polls fn() in the page until it returns a truthy value.
-async function waitFor(fn, ms, what, arg) {
-  try {
-    const h = await page.waitForFunction(fn, { timeout: ms, polling: 200 }, arg);
-    return await h.jsonValue();
-  } catch (e) {
-    throw new Error(`${what} did not appear within ${ms / 1000} s (${e?.message ?? e})`);
-  }
-}
+const { tmp, owned, secs, log, step, waitFor, codeServerSetup, installVsix, startCodeServer, launchChromium, pass } =
+  createHarness({
+    tmpPrefix: 'qf-vscode-hostile-', work, logsDir: 'logs-hostile',
+    logFiles: ['quickfill-untrusted.log', 'quickfill-trusted.log', 'code-server.log', 'install.log', 'browser-console.log'],
+    failureScreenshot: 'vscode-hostile-failure.png', watchdogS: 600, browser: () => browser, page: () => page,
+  });
 
 // ----------------------------------------------------------------- setup --
 const userData = path.join(tmp, 'user-data');
@@ -199,40 +85,14 @@ function userSettings(trust) {
   };
 }
 
-const env = {
-  ...process.env,
-  HOME: home,
-  XDG_CONFIG_HOME: path.join(home, '.config'),
-  XDG_DATA_HOME: path.join(home, '.local', 'share'),
-  XDG_CACHE_HOME: path.join(home, '.cache'),
-  XDG_RUNTIME_DIR: tmp,
-  QF_HOSTILE_SECRET: 's3cr3t-of-the-user',
-  QUICKFILL_NO_DAEMON: '1',
-  PATH: `${path.dirname(process.execPath)}:${process.env.PATH ?? '/usr/bin:/bin'}`,
-};
-delete env.VSCODE_IPC_HOOK_CLI;
-const commonArgs = ['--config', path.join(tmp, 'config.yaml'), '--user-data-dir', userData, '--extensions-dir', extensions];
-fs.writeFileSync(path.join(tmp, 'config.yaml'), 'auth: none\n');
+const cs = codeServerSetup(home, userData, extensions, { QF_HOSTILE_SECRET: 's3cr3t-of-the-user', QUICKFILL_NO_DAEMON: '1' });
+const { env, commonArgs } = cs;
 
-log(`code-server ${codeServer} under node ${process.version}; recorder on 127.0.0.1:${port}`);
+log(`code-server under node ${process.version}; recorder on 127.0.0.1:${port}`);
 
-await step('install the .vsix into the fresh profile', 180000, async () => {
-  const r = spawnSync(process.execPath, [codeServer, ...commonArgs, '--install-extension', vsix, '--force'],
-                      { env, encoding: 'utf8', timeout: 170000 });
-  fs.writeFileSync(path.join(tmp, 'install.log'), `${r.stdout}\n${r.stderr}`);
-  if (r.status !== 0) throw new Error(`code-server --install-extension exited ${r.status ?? r.signal}: ${r.stdout}${r.stderr}`);
-});
+await step('install the .vsix into the fresh profile', 180000, () => installVsix(cs, vsix));
 
-await step('launch headless Chromium', 60000, async () => {
-  browser = await puppeteer.launch({
-    executablePath: chromium,
-    headless: true,
-    pipe: true,
-    userDataDir: path.join(tmp, 'chromium-profile'),
-    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--window-size=1400,900'],
-    defaultViewport: { width: 1400, height: 900 },
-  });
-});
+await step('launch headless Chromium', 60000, async () => { browser = await launchChromium(); });
 
 // Every file under dir (VS Code's logs), recursively.
 function filesUnder(dir) {
@@ -262,26 +122,12 @@ async function openWorkspace(mode) {
     'quickfill.modelPath': model,
     'quickfill.logFile': serverLog,
   }, null, 2));
-  const url = await step(`${mode}: start code-server`, 120000, () => new Promise((resolve, reject) => {
-    const out = fs.openSync(path.join(tmp, 'code-server.log'), 'a');
-    const args = [codeServer, ...commonArgs, '--auth', 'none', '--bind-addr', '127.0.0.1:0', '--disable-telemetry',
-                  '--disable-update-check', '--disable-getting-started-override', '--ignore-last-opened',
-                  '--idle-timeout-seconds', '300'];
-    if (trusted) args.push('--disable-workspace-trust');
-    args.push(workspace);
-    const cs = spawn(process.execPath, args, { env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-    owned.push(cs);
-    let text = '';
-    const onData = (b) => {
-      fs.writeSync(out, b);
-      text += b.toString();
-      const m = text.match(/HTTP server listening on (http:\/\/127\.0\.0\.1:\d+)\//);
-      if (m) resolve(m[1]);
-    };
-    cs.stdout.on('data', onData);
-    cs.stderr.on('data', onData);
-    cs.on('exit', (code, sig) => reject(new Error(`code-server exited (${code ?? sig}) before listening: ${text.slice(-2000)}`)));
-  }));
+  const args = [...commonArgs, '--auth', 'none', '--bind-addr', '127.0.0.1:0', '--disable-telemetry',
+                '--disable-update-check', '--disable-getting-started-override', '--ignore-last-opened',
+                '--idle-timeout-seconds', '300'];
+  if (trusted) args.push('--disable-workspace-trust');
+  args.push(workspace);
+  const url = await step(`${mode}: start code-server`, 120000, () => startCodeServer(env, args));
   page = await browser.newPage();
   page.setDefaultTimeout(60000);
   const consoleLog = fs.openSync(path.join(tmp, 'browser-console.log'), 'a');
@@ -351,7 +197,4 @@ await step('nothing connected to the repository\'s endpoint', 5000, async () => 
   if (connections.length > 0) throw new Error(`${connections.length} connection(s) reached 127.0.0.1:${port}`);
 });
 recorder.close();
-try { await withTimeout(browser.close(), 10000, 'closing Chromium'); } catch { /* killed below */ }
-cleanup();
-console.log(`PASS (${secs()} s)`);
-process.exit(0);
+await pass();

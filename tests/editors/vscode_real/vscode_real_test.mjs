@@ -22,136 +22,23 @@
 // QUICKFILL_MODEL, QUICKFILL_TEST_WORK, QUICKFILL_VSIX.
 // Exit status: 0 pass, 1 fail.
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { spawn, spawnSync } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import puppeteer from 'puppeteer-core';
+import { spawnSync } from 'node:child_process';
+import { codeServer, createHarness, need, sleep } from './harness.mjs';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const codeServer = path.join(here, 'node_modules', 'code-server', 'out', 'node', 'entry.js');
-const chromium = process.env.QUICKFILL_CHROMIUM || '/usr/bin/chromium';
-
-function need(name) {
-  const v = process.env[name];
-  if (!v) { console.error(`FAIL: ${name} is not set (run through tests/editors/run_editor_test.sh)`); process.exit(1); }
-  return v;
-}
 const bin = need('QUICKFILL_BIN');
 const model = need('QUICKFILL_MODEL');
 const work = need('QUICKFILL_TEST_WORK');
 const vsix = need('QUICKFILL_VSIX');
 
-const t0 = Date.now();
-const secs = () => ((Date.now() - t0) / 1000).toFixed(1);
-const log = (s) => console.log(`[${secs()} s] ${s}`);
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-// ------------------------------------------------------------- processes --
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'qf-vscode-real-'));
-const owned = [];  // child processes to kill on every exit path (each leads its own process group)
 let browser;
 let page;
-let failed = false;
-
-// Every descendant of pid (from /proc), so the extension host and quickfill go too.
-function descendants(pid) {
-  const children = new Map();
-  for (const d of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(d)) continue;
-    let stat;
-    try { stat = fs.readFileSync(`/proc/${d}/stat`, 'utf8'); } catch { continue; }
-    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-    if (!children.has(ppid)) children.set(ppid, []);
-    children.get(ppid).push(Number(d));
-  }
-  const out = [];
-  const walk = (p) => { for (const c of children.get(p) ?? []) { out.push(c); walk(c); } };
-  walk(pid);
-  return out;
-}
-
-function killAll() {
-  const pids = [];
-  for (const p of owned) if (p.pid) pids.push(p.pid, ...descendants(p.pid));
-  const cp = browser?.process();
-  if (cp?.pid) pids.push(cp.pid, ...descendants(cp.pid));
-  for (const p of owned) if (p.pid) { try { process.kill(-p.pid, 'SIGKILL'); } catch { /* gone */ } }
-  if (cp?.pid) { try { process.kill(-cp.pid, 'SIGKILL'); } catch { /* gone or not a group */ } }
-  for (const pid of pids) { try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ } }
-}
-
-function keepLogs() {
-  // The server's log, code-server's output and VS Code's own logs (extension host, window).
-  const dest = path.join(work, 'logs');
-  fs.rmSync(dest, { recursive: true, force: true });
-  fs.mkdirSync(dest, { recursive: true });
-  for (const f of ['quickfill.log', 'code-server.log', 'install.log', 'browser-console.log']) {
-    if (fs.existsSync(path.join(tmp, f))) fs.copyFileSync(path.join(tmp, f), path.join(dest, f));
-  }
-  const vsLogs = path.join(tmp, 'user-data', 'logs');
-  if (fs.existsSync(vsLogs)) fs.cpSync(vsLogs, path.join(dest, 'vscode'), { recursive: true });
-  console.log(`logs kept in ${dest}`);
-}
-
-let cleaned = false;
-function cleanup() {
-  if (cleaned) return;
-  cleaned = true;
-  killAll();
-  try { keepLogs(); } catch (e) { console.error(`could not keep the logs: ${e}`); }
-  fs.rmSync(tmp, { recursive: true, force: true, maxRetries: 3 });
-}
-process.on('exit', cleanup);
-// A watchdog well inside CTest's TIMEOUT (900 s), so the cleanup runs before CTest kills us.
-const watchdog = setTimeout(() => { void fail('the whole test took more than 480 s'); }, 480000);
-watchdog.unref();
-for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
-  process.on(sig, () => { console.error(`FAIL: killed by ${sig}`); failed = true; cleanup(); process.exit(1); });
-}
-
-async function fail(message) {
-  failed = true;
-  console.error(`FAIL: ${message}`);
-  if (page) {
-    try {
-      await withTimeout(page.screenshot({ path: path.join(work, 'vscode-real-failure.png') }), 15000, 'screenshot');
-      console.error(`screenshot: ${path.join(work, 'vscode-real-failure.png')}`);
-    } catch { /* the page may be gone */ }
-  }
-  cleanup();
-  process.exit(1);
-}
-
-function withTimeout(promise, ms, what) {
-  let timer;
-  return Promise.race([
-    promise.finally(() => clearTimeout(timer)),
-    new Promise((_, reject) => { timer = setTimeout(() => reject(new Error(`timed out after ${ms / 1000} s: ${what}`)), ms); }),
-  ]);
-}
-
-// One named step: its failure (or timeout) ends the test with the step's name.
-async function step(name, ms, fn) {
-  const start = Date.now();
-  try {
-    const r = await withTimeout(Promise.resolve().then(fn), ms, name);
-    log(`ok: ${name} (${((Date.now() - start) / 1000).toFixed(1)} s)`);
-    return r;
-  } catch (e) {
-    await fail(`step '${name}': ${e?.message ?? e}`);
-  }
-}
-
-// Polls fn() in the page until it returns a truthy value.
-async function waitFor(fn, ms, what, arg) {
-  try {
-    const h = await page.waitForFunction(fn, { timeout: ms, polling: 200 }, arg);
-    return await h.jsonValue();
-  } catch (e) {
-    throw new Error(`${what} did not appear within ${ms / 1000} s (${e?.message ?? e})`);
-  }
-}
+const { tmp, secs, log, step, waitFor, codeServerSetup, installVsix, startCodeServer, launchChromium, pass } =
+  createHarness({
+    tmpPrefix: 'qf-vscode-real-', work, logsDir: 'logs',
+    logFiles: ['quickfill.log', 'code-server.log', 'install.log', 'browser-console.log'],
+    failureScreenshot: 'vscode-real-failure.png', watchdogS: 480, browser: () => browser, page: () => page,
+  });
 
 // ----------------------------------------------------------------- setup --
 const userData = path.join(tmp, 'user-data');
@@ -199,65 +86,29 @@ fs.writeFileSync(path.join(userData, 'Machine', 'settings.json'), JSON.stringify
 }, null, 2));
 
 // code-server keeps its config and state under HOME/XDG: all of them in the temp folder.
-const env = {
-  ...process.env,
-  HOME: home,
-  XDG_CONFIG_HOME: path.join(home, '.config'),
-  XDG_DATA_HOME: path.join(home, '.local', 'share'),
-  XDG_CACHE_HOME: path.join(home, '.cache'),
-  XDG_RUNTIME_DIR: tmp,
-  PATH: `${path.dirname(process.execPath)}:${process.env.PATH ?? '/usr/bin:/bin'}`,
-};
-delete env.VSCODE_IPC_HOOK_CLI;
-const commonArgs = ['--config', path.join(tmp, 'config.yaml'), '--user-data-dir', userData, '--extensions-dir', extensions];
-fs.writeFileSync(path.join(tmp, 'config.yaml'), 'auth: none\n');
+const cs = codeServerSetup(home, userData, extensions);
+const { env, commonArgs } = cs;
 
 log(`code-server ${codeServer} under node ${process.version}`);
 log(`binary ${bin}, model ${model}`);
 
 await step('install the .vsix into the fresh profile', 180000, async () => {
-  const r = spawnSync(process.execPath, [codeServer, ...commonArgs, '--install-extension', vsix, '--force'],
-                      { env, encoding: 'utf8', timeout: 170000 });
-  fs.writeFileSync(path.join(tmp, 'install.log'), `${r.stdout}\n${r.stderr}`);
-  if (r.status !== 0) throw new Error(`code-server --install-extension exited ${r.status ?? r.signal}: ${r.stdout}${r.stderr}`);
+  installVsix(cs, vsix);
   const list = spawnSync(process.execPath, [codeServer, ...commonArgs, '--list-extensions', '--show-versions'],
                          { env, encoding: 'utf8', timeout: 120000 });
   if (!/^quickfill\.quickfill@/m.test(list.stdout)) throw new Error(`quickfill.quickfill is not listed: ${list.stdout}${list.stderr}`);
   log(`installed: ${list.stdout.trim()}`);
 });
 
-const url = await step('start code-server on a free port', 120000, () => new Promise((resolve, reject) => {
-  // Port 0: the kernel picks a free port and code-server prints it.
-  const out = fs.openSync(path.join(tmp, 'code-server.log'), 'a');
-  const cs = spawn(process.execPath, [codeServer, ...commonArgs, '--auth', 'none', '--bind-addr', '127.0.0.1:0',
-                                      '--disable-telemetry', '--disable-update-check', '--disable-workspace-trust',
-                                      '--disable-getting-started-override', '--ignore-last-opened',
-                                      // Should this process die unannounced (SIGKILL), code-server ends by itself.
-                                      '--idle-timeout-seconds', '300', workspace],
-                   { env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-  owned.push(cs);
-  let text = '';
-  const onData = (b) => {
-    fs.writeSync(out, b);
-    text += b.toString();
-    const m = text.match(/HTTP server listening on (http:\/\/127\.0\.0\.1:\d+)\//);
-    if (m) resolve(m[1]);
-  };
-  cs.stdout.on('data', onData);
-  cs.stderr.on('data', onData);
-  cs.on('exit', (code, sig) => reject(new Error(`code-server exited (${code ?? sig}) before listening: ${text.slice(-2000)}`)));
-}));
+const url = await step('start code-server on a free port', 120000, () => startCodeServer(env, [
+  ...commonArgs, '--auth', 'none', '--bind-addr', '127.0.0.1:0', '--disable-telemetry', '--disable-update-check',
+  '--disable-workspace-trust', '--disable-getting-started-override', '--ignore-last-opened',
+  // Should this process die unannounced (SIGKILL), code-server ends by itself.
+  '--idle-timeout-seconds', '300', workspace]));
 log(`code-server at ${url}`);
 
 await step('launch headless Chromium', 60000, async () => {
-  browser = await puppeteer.launch({
-    executablePath: chromium,
-    headless: true,
-    pipe: true,  // Chromium talks over its stdio: it ends when this process does
-    userDataDir: path.join(tmp, 'chromium-profile'),
-    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--window-size=1400,900'],
-    defaultViewport: { width: 1400, height: 900 },
-  });
+  browser = await launchChromium();
   page = await browser.newPage();
   page.setDefaultTimeout(60000);
   // The workbench's console (its own log lives in the browser's storage).
@@ -440,7 +291,4 @@ await step('"quickfill: Show Dashboard" from the command palette', 90000, async 
 });
 
 log(`screenshots in ${work}: vscode-real-suggestion.png, vscode-real-suggestion-editor.png, vscode-real-accepted.png, vscode-real-dashboard.png`);
-try { await withTimeout(browser.close(), 10000, 'closing Chromium'); } catch { /* killed below */ }
-cleanup();
-console.log(`PASS (${secs()} s)`);
-process.exit(0);
+await pass();
