@@ -95,7 +95,7 @@ json::object pos_of(const std::string& text, size_t off) {
 
 class session_driver {
  public:
-  session_driver(const options& o, qf::bench::lsp_session& s) : o_(o), s_(s), rng_(o.seed) {}
+  session_driver(const options& o, qf::bench::lsp_session& s) : s_(s), rng_(o.seed) {}
 
   void add(doc d) { docs_.push_back(std::move(d)); }
 
@@ -184,7 +184,6 @@ class session_driver {
   int64_t edits_ = 0, requests_ = 0, errors_ = 0, cancels_ = 0, reopens_ = 0;
 
  private:
-  const options& o_;
   qf::bench::lsp_session& s_;
   std::mt19937 rng_;
   std::vector<doc> docs_;

@@ -117,14 +117,13 @@ void batch::eval(std::span<batch_entry> entries, output_kind kind, const cancel_
       left -= take[i];
       --waiting;
     }
-    int64_t head = 0, tail = 0;
+    int64_t tail = 0;  // output rows
     for (size_t i = 0; i < entries.size(); ++i) {
       if (take[i] == 0) continue;
       const batch_entry& e = entries[i];
       chunk c{i, done[i], take[i], 0, 0, 0};
       const bool ends = done[i] + take[i] == static_cast<int64_t>(e.tokens.size());
       c.n_out = e.mode == logits_mode::all ? c.n : (e.mode == logits_mode::last && ends ? 1 : 0);
-      head += c.n - c.n_out;
       tail += c.n_out;
       chunks.push_back(c);
     }
