@@ -4,8 +4,9 @@
 // (decode/generator.cpp, each candidate on its own copy) and the remote
 // source's stream feed every decoded piece to push(), which says when to
 // stop, and take the text to hand on from final_text() when they end; that
-// text then goes to the cleanup (cleanup.h) once. Nothing else about the
-// stop rules is asked. Single-line completions end at the first newline;
+// text then goes to the cleanup (cleanup.h) once. Besides, the generator asks
+// at_line_end() near the deadline and publishes kept() for in-flight reuse
+// (api/inflight.h). Single-line completions end at the first newline;
 // multi-line ones end before a line whose indentation drops below the cursor
 // line's (or returns to it after a block body, except for a closing
 // bracket), or before a line repeating the next line of the document.

@@ -2,7 +2,8 @@
 // shape of suggestion to expect.
 //
 // Runs once per request, before any engine work: the pipeline (and the
-// remote source, in place of the pipeline) decides right after making the
+// remote source, in place of the pipeline; a route that falls back from one
+// source to the next has each decide again) decides right after making the
 // cursor context (cursor_context.h) and answers nothing when skip is set. The
 // decision then goes with the request to the stop rules (stop_rules.h) and
 // the cleanup (cleanup.h). Rules: no automatic completion in the middle of a
