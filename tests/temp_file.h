@@ -1,4 +1,5 @@
-// Test helper: a uniquely named file under the temp directory, removed on scope exit.
+// Test helpers: a uniquely named file or directory under the temp directory,
+// removed on scope exit.
 #pragma once
 
 #include <unistd.h>
@@ -11,14 +12,38 @@
 
 namespace qf::test {
 
+// A path under the temp directory that no other call in this process returns
+// ("qf_<tag>_<pid>_<n><suffix>"); nothing is created there.
+inline std::filesystem::path unique_temp_path(const std::string& tag, const std::string& suffix = {}) {
+  static std::atomic<int> counter{0};
+  return std::filesystem::temp_directory_path() /
+         ("qf_" + tag + "_" + std::to_string(::getpid()) + "_" + std::to_string(counter++) + suffix);
+}
+
+// A fresh, empty directory at a unique_temp_path (its canonical path),
+// removed with all it holds on scope exit.
+class temp_dir {
+ public:
+  explicit temp_dir(const std::string& tag) : path_(unique_temp_path(tag)) {
+    std::filesystem::remove_all(path_);
+    std::filesystem::create_directories(path_);
+    path_ = std::filesystem::canonical(path_);
+  }
+  ~temp_dir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  temp_dir(const temp_dir&) = delete;
+  temp_dir& operator=(const temp_dir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
 class temp_file {
  public:
-  explicit temp_file(const std::string& tag) {
-    static std::atomic<int> counter{0};
-    path_ = (std::filesystem::temp_directory_path() /
-             ("qf_" + tag + "_" + std::to_string(::getpid()) + "_" + std::to_string(counter++) + ".gguf"))
-                .string();
-  }
+  explicit temp_file(const std::string& tag) : path_(unique_temp_path(tag, ".gguf").string()) {}
   ~temp_file() { std::remove(path_.c_str()); }
   const std::string& path() const { return path_; }
 

@@ -1,40 +1,28 @@
-// Test helper: a temporary folder tree, removed on scope exit.
+// Test helper: a temporary folder tree (a temp_dir), removed on scope exit.
 #pragma once
 
-#include <unistd.h>
-
-#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <string>
+
+#include "tests/temp_file.h"
 
 namespace qf::test {
 
 class temp_tree {
  public:
-  explicit temp_tree(const std::string& tag) {
-    static std::atomic<int> counter{0};
-    root_ = std::filesystem::temp_directory_path() /
-            ("qf_" + tag + "_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    std::filesystem::remove_all(root_);
-    std::filesystem::create_directories(root_);
-    root_ = std::filesystem::canonical(root_);
-  }
-  ~temp_tree() {
-    std::error_code ec;
-    std::filesystem::remove_all(root_, ec);
-  }
-  std::string root() const { return root_.string(); }
-  std::string path(const std::string& rel) const { return (root_ / rel).string(); }
+  explicit temp_tree(const std::string& tag) : dir_(tag) {}
+  std::string root() const { return dir_.path().string(); }
+  std::string path(const std::string& rel) const { return (dir_.path() / rel).string(); }
   void write(const std::string& rel, const std::string& text) const {
-    const auto p = root_ / rel;
+    const auto p = dir_.path() / rel;
     std::filesystem::create_directories(p.parent_path());
     std::ofstream(p, std::ios::binary) << text;
   }
-  void remove(const std::string& rel) const { std::filesystem::remove_all(root_ / rel); }
+  void remove(const std::string& rel) const { std::filesystem::remove_all(dir_.path() / rel); }
 
  private:
-  std::filesystem::path root_;
+  temp_dir dir_;
 };
 
 }  // namespace qf::test

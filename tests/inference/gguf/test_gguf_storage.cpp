@@ -38,22 +38,10 @@ void write_model_like(const std::string& path, uint8_t seed, size_t n = 4096) {
   w.write(path);
 }
 
-// A fresh directory under the temp directory, removed on scope exit.
-struct temp_dir {
-  fs::path path;
-  explicit temp_dir(const std::string& tag) {
-    static int counter = 0;
-    path = fs::temp_directory_path() /
-           ("qf_dir_" + tag + "_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~temp_dir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  size_t entries() const { return static_cast<size_t>(std::distance(fs::directory_iterator(path), {})); }
-};
+using qf::test::temp_dir;
+
+// How many entries a directory holds.
+size_t entries(const fs::path& dir) { return static_cast<size_t>(std::distance(fs::directory_iterator(dir), {})); }
 
 std::vector<uint8_t> read_bytes(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -213,17 +201,17 @@ TEST(gguf_storage, string_arrays_are_stored_compactly) {
 
 TEST(gguf_storage, failed_write_leaves_the_old_file_and_no_temporary) {
   temp_dir dir("failwrite");
-  const fs::path dest = dir.path / "m.gguf";
+  const fs::path dest = dir.path() / "m.gguf";
   write_model_like(dest.string(), 1);
   const auto before = read_bytes(dest);
-  ASSERT_EQ(dir.entries(), 1u);
+  ASSERT_EQ(entries(dir.path()), 1u);
 
   writer w;
   w.add_string("general.architecture", "llama");
   size_t entries_during = 0;
   std::vector<uint8_t> dest_during;
   w.add_tensor("t", ggml_type::f32, {4}, [&]() -> std::vector<uint8_t> {
-    entries_during = dir.entries();   // the temporary sits next to the destination
+    entries_during = entries(dir.path());   // the temporary sits next to the destination
     dest_during = read_bytes(dest);   // which is untouched while the output is written
     throw std::runtime_error("producer failed");
   });
@@ -231,12 +219,12 @@ TEST(gguf_storage, failed_write_leaves_the_old_file_and_no_temporary) {
   EXPECT_EQ(entries_during, 2u);
   EXPECT_EQ(dest_during, before);
   EXPECT_EQ(read_bytes(dest), before);
-  EXPECT_EQ(dir.entries(), 1u);  // the temporary was removed
+  EXPECT_EQ(entries(dir.path()), 1u);  // the temporary was removed
 }
 
 TEST(gguf_storage, write_replaces_atomically_and_keeps_an_open_reader_valid) {
   temp_dir dir("replace");
-  const fs::path dest = dir.path / "m.gguf";
+  const fs::path dest = dir.path() / "m.gguf";
   write_model_like(dest.string(), 1);
   ASSERT_EQ(::chmod(dest.c_str(), 0640), 0);
   auto mapped = file::open(dest.string(), data_storage::mapped);  // a mapping of the old inode
@@ -247,12 +235,12 @@ TEST(gguf_storage, write_replaces_atomically_and_keeps_an_open_reader_valid) {
   struct stat st {};
   ASSERT_EQ(::stat(dest.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0640u);  // the replaced file's mode is kept
-  EXPECT_EQ(dir.entries(), 1u);
+  EXPECT_EQ(entries(dir.path()), 1u);
 }
 
 TEST(gguf_storage, write_through_a_symlink_replaces_its_target) {
   temp_dir dir("symlink");
-  const fs::path target = dir.path / "real.gguf", link = dir.path / "link.gguf";
+  const fs::path target = dir.path() / "real.gguf", link = dir.path() / "link.gguf";
   write_model_like(target.string(), 1);
   fs::create_symlink(target.filename(), link);
   write_model_like(link.string(), 2);
@@ -263,14 +251,14 @@ TEST(gguf_storage, write_through_a_symlink_replaces_its_target) {
 
 TEST(gguf_storage, refuses_to_overwrite_a_protected_input) {
   temp_dir dir("protect");
-  const fs::path in = dir.path / "in.gguf", hard = dir.path / "hard.gguf", sym = dir.path / "sym.gguf",
-                 other = dir.path / "other.gguf";
+  const fs::path in = dir.path() / "in.gguf", hard = dir.path() / "hard.gguf", sym = dir.path() / "sym.gguf",
+                 other = dir.path() / "other.gguf";
   write_model_like(in.string(), 1);
   fs::create_hard_link(in, hard);
   fs::create_symlink(in.filename(), sym);
   const auto before = read_bytes(in);
 
-  for (const fs::path& out : {in, hard, sym, dir.path / "." / "in.gguf"}) {
+  for (const fs::path& out : {in, hard, sym, dir.path() / "." / "in.gguf"}) {
     EXPECT_THROW(check_not_input(in.string(), out.string()), gguf_error) << out;
     writer w;
     w.protect_input(in.string());
