@@ -2,24 +2,24 @@
 //
 // The special ids come from the model's GGUF metadata (through lm_specials);
 // where the metadata lacks them, the token texts of the known code-model
-// families are looked up in the vocabulary (Qwen2.5-Coder and Qwen3,
-// StarCoder2, CodeGemma, DeepSeek-Coder, CodeLlama). A model with none of them completes from the
-// prefix only. `order` says whether the suffix comes before the prefix (SPM,
-// as CodeLlama was also trained) or after it (PSM, the common default).
+// families (Qwen2.5-Coder and Qwen3, StarCoder2, CodeGemma, DeepSeek-Coder,
+// CodeLlama: the one table of completion/api/fim_families.h) are looked up in
+// the vocabulary. A model with none of them completes from the prefix only.
+// `order` says whether the suffix comes before the prefix (SPM, as CodeLlama
+// was also trained) or after it (PSM, the common default).
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "server/completion/api/fim_families.h"
 #include "server/completion/api/lm.h"
 
 namespace qf::server::completion {
 
-enum class fim_order { psm, spm };
-
 struct fim_format {
-  std::string family;  // "qwen2.5-coder", "starcoder2", "codegemma", "deepseek-coder", "codellama", "gguf", "none"
+  std::string family;  // a fim_families() name, "gguf" (the metadata's ids alone) or "none"
   bool has_fim = false;
   fim_order order = fim_order::psm;
   int32_t pre = -1, suf = -1, mid = -1, pad = -1;
