@@ -66,7 +66,8 @@ std::string error_text(const json::value& err) {
 
 }  // namespace
 
-api_request make_api_request(const remote_options& o, const prompt_parts& p, int slot) {
+api_request make_api_request(const remote_options& o, const prompt_parts& p, int slot, int max_tokens) {
+  const int limit = o.max_tokens > 0 ? o.max_tokens : max_tokens;
   json::object b;
   api_request r;
   if (o.protocol == remote_protocol::openai) {
@@ -81,7 +82,7 @@ api_request make_api_request(const remote_options& o, const prompt_parts& p, int
       r.prompt_bytes = prompt.size();
       b["prompt"] = std::move(prompt);
     }
-    b["max_tokens"] = o.max_tokens;
+    b["max_tokens"] = limit;
   } else {
     r.path = "/infill";
     b["input_prefix"] = p.prefix;
@@ -93,7 +94,7 @@ api_request make_api_request(const remote_options& o, const prompt_parts& p, int
       r.prompt_bytes += c.filename.size() + c.text.size();
     }
     b["input_extra"] = std::move(extra);
-    b["n_predict"] = o.max_tokens;
+    b["n_predict"] = limit;
     b["cache_prompt"] = true;
     if (slot >= 0) b["id_slot"] = slot;
   }

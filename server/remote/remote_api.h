@@ -43,7 +43,9 @@ struct api_request {
 };
 
 // `slot`: llama-server's id_slot, or -1 to let the server pick.
-api_request make_api_request(const remote_options& o, const prompt_parts& p, int slot);
+// `max_tokens` is the request's token limit, used when the source sets no
+// maxTokens of its own (remote_options.h).
+api_request make_api_request(const remote_options& o, const prompt_parts& p, int slot, int max_tokens);
 
 struct stream_piece {
   std::string text;

@@ -1,15 +1,21 @@
-// Validation of a remote source's JSON object (see remote_options.h).
+// The schema of a remote source's members and the options read from a
+// validated source object (see remote_options.h).
 #include "server/remote/remote_options.h"
 
 #include <boost/json.hpp>
-#include <cmath>
+#include <cctype>
 #include <set>
 
+#include "server/completion/api/fim_families.h"
 #include "server/net/url.h"
 
 namespace qf::remote {
 
 namespace json = boost::json;
+namespace sc = server::schema;
+using server::completion::fim_families;
+using server::completion::fim_family_aliases;
+using server::completion::find_fim_family;
 
 const char* protocol_name(remote_protocol p) {
   return p == remote_protocol::openai ? "openai" : "llama-infill";
@@ -17,226 +23,204 @@ const char* protocol_name(remote_protocol p) {
 
 namespace {
 
-struct fim_preset {
-  const char* name;
-  const char* tmpl;
-};
-constexpr fim_preset fim_presets[] = {
-    {"starcoder", "<fim_prefix>{prefix}<fim_suffix>{suffix}<fim_middle>"},
-    {"qwen", "<|fim_prefix|>{prefix}<|fim_suffix|>{suffix}<|fim_middle|>"},
-    {"codegemma", "<|fim_prefix|>{prefix}<|fim_suffix|>{suffix}<|fim_middle|>"},
-    {"codellama", "<PRE> {prefix} <SUF>{suffix} <MID>"},
-    {"deepseek", "<\xef\xbd\x9c" "fim\xe2\x96\x81" "begin\xef\xbd\x9c>{prefix}<\xef\xbd\x9c" "fim\xe2\x96\x81"
-                 "hole\xef\xbd\x9c>{suffix}<\xef\xbd\x9c" "fim\xe2\x96\x81" "end\xef\xbd\x9c>"},
-};
+// Member rules beyond type and range. Their reasons never echo the value.
+bool base_url(std::string_view s, std::string* why) {
+  std::string err;
+  if (!net::parse_url(std::string(s), &err)) return *why = "not an http(s) URL (" + err + ")", false;
+  if (s.find('?') != std::string_view::npos || s.find('#') != std::string_view::npos)
+    return *why = "must be a base URL without a query or fragment", false;
+  if (s.find('@') != std::string_view::npos)
+    return *why = "must not hold credentials (use apiKeyEnv or apiKeyFile)", false;
+  return true;
+}
 
-class validator {
- public:
-  validator(const json::object& o, std::string* error) : o_(o), error_(error) {}
+bool absolute_path(std::string_view s, std::string* why) {
+  // Never relative: the server's working directory is the editor's (often a
+  // repository), and the daemon's is /.
+  if (s.empty() || s[0] != '/') return *why = "must be an absolute path", false;
+  return true;
+}
 
-  bool failed() const { return failed_; }
+bool env_name(std::string_view s, std::string* why) {
+  for (char c : s)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_'))
+      return *why = "must be the name of an environment variable (letters, digits, '_')", false;
+  return true;
+}
 
-  bool fail(const std::string& msg) {
-    if (!failed_ && error_) *error_ = where() + msg;
-    failed_ = true;
-    return false;
-  }
+bool fim_template(std::string_view s, std::string* why) {
+  if (find_fim_family(s)) return true;
+  if (s.find("{prefix}") != std::string_view::npos && s.find("{suffix}") != std::string_view::npos) return true;
+  std::string names;
+  for (const auto& f : fim_families()) names += std::string(names.empty() ? "" : ", ") + std::string(f.name);
+  for (const auto& [alias, family] : fim_family_aliases()) names += ", " + std::string(alias);
+  *why = "must be one of " + names + " or a template holding {prefix} and {suffix}";
+  return false;
+}
 
-  std::string where() const { return name_.empty() ? "remote source: " : "remote source '" + name_ + "': "; }
-  void set_name(std::string n) { name_ = std::move(n); }
-
-  const json::value* get(const char* key) const {
-    auto it = o_.find(key);
-    return it == o_.end() ? nullptr : &it->value();
-  }
-
-  bool string(const char* key, std::string& out, bool non_empty = true) {
-    const json::value* v = get(key);
-    if (!v) return true;
-    if (!v->is_string()) return fail(std::string(key) + " must be a string");
-    out = std::string(v->as_string());
-    if (non_empty && out.empty()) return fail(std::string(key) + " must not be empty");
-    return true;
-  }
-
-  bool integer(const char* key, long long lo, long long hi, long long& out) {
-    const json::value* v = get(key);
-    if (!v) return true;
-    long long x = 0;
-    if (v->is_int64()) {
-      x = v->as_int64();
-    } else if (v->is_uint64()) {
-      x = v->as_uint64() > static_cast<std::uint64_t>(hi) ? hi + 1 : static_cast<long long>(v->as_uint64());
-    } else if (v->is_double() && std::floor(v->as_double()) == v->as_double() && std::fabs(v->as_double()) < 1e15) {
-      x = static_cast<long long>(v->as_double());
-    } else {
-      return fail(std::string(key) + " must be an integer");
+const std::string& fim_template_expected() {
+  static const std::string text = [] {
+    std::string out;
+    for (const auto& f : fim_families()) out += std::string(out.empty() ? "" : ", ") + "`" + std::string(f.name) + "`";
+    out += " (also";
+    bool first = true;
+    for (const auto& [alias, family] : fim_family_aliases()) {
+      out += std::string(first ? " " : ", ") + "`" + std::string(alias) + "` for `" + std::string(family) + "`";
+      first = false;
     }
-    if (x < lo || x > hi)
-      return fail(std::string(key) + " must be between " + std::to_string(lo) + " and " + std::to_string(hi) +
-                  " (got " + std::to_string(x) + ")");
-    out = x;
-    return true;
-  }
-
-  template <class T>
-  bool integer_as(const char* key, long long lo, long long hi, T& out) {
-    long long x = static_cast<long long>(out);
-    if (!integer(key, lo, hi, x)) return false;
-    out = static_cast<T>(x);
-    return true;
-  }
-
-  bool millis(const char* key, long long lo, long long hi, std::chrono::milliseconds& out) {
-    long long x = out.count();
-    if (!integer(key, lo, hi, x)) return false;
-    out = std::chrono::milliseconds(x);
-    return true;
-  }
-
-  bool number(const char* key, double lo, double hi, double& out) {
-    const json::value* v = get(key);
-    if (!v) return true;
-    double x = 0;
-    if (v->is_double()) x = v->as_double();
-    else if (v->is_int64()) x = static_cast<double>(v->as_int64());
-    else if (v->is_uint64()) x = static_cast<double>(v->as_uint64());
-    else return fail(std::string(key) + " must be a number");
-    if (!(x >= lo && x <= hi))
-      return fail(std::string(key) + " must be between " + json::serialize(json::value(lo)) + " and " +
-                  json::serialize(json::value(hi)));
-    out = x;
-    return true;
-  }
-
- private:
-  const json::object& o_;
-  std::string* error_;
-  std::string name_;
-  bool failed_ = false;
-};
-
-const std::set<std::string>& known_members() {
-  static const std::set<std::string> k{
-      "name", "kind", "quota", "endpoints", "model", "apiKeyEnv", "apiKeyFile", "caFile", "connectTimeoutMs",
-      "readTimeoutMs", "maxTokens", "temperature", "retries", "retryBackoffMs", "stop", "fimTemplate", "slots",
-      "maxPrefixChars", "maxSuffixChars", "maxExtraChars", "breakerFailures", "breakerCoolDownMs", "streamUsage"};
-  return k;
+    return out + "), or a template holding `{prefix}` and `{suffix}`";
+  }();
+  return text;
 }
 
-bool parse_endpoints(validator& v, remote_options& r) {
-  const json::value* e = v.get("endpoints");
-  if (!e) return v.fail("endpoints is required (an array of base URLs such as \"http://127.0.0.1:8080\")");
-  if (!e->is_array() || e->as_array().empty()) return v.fail("endpoints must be a non-empty array of URLs");
-  if (e->as_array().size() > 64) return v.fail("endpoints may list at most 64 URLs");
-  std::set<std::string> seen;
-  for (std::size_t i = 0; i < e->as_array().size(); ++i) {
-    const json::value& u = e->as_array()[i];
-    const std::string at = "endpoints[" + std::to_string(i) + "]";
-    if (!u.is_string()) return v.fail(at + " must be a string");
-    std::string s(u.as_string());
-    std::string why;
-    auto parsed = net::parse_url(s, &why);
-    if (!parsed) return v.fail(at + " is not an http(s) URL: " + why);
-    if (s.find('?') != std::string::npos || s.find('#') != std::string::npos)
-      return v.fail(at + " must be a base URL without a query or fragment");
-    if (s.find('@') != std::string::npos) return v.fail(at + " must not hold credentials (use apiKeyEnv or apiKeyFile)");
-    while (!s.empty() && s.back() == '/') s.pop_back();
-    if (!seen.insert(s).second) return v.fail(at + " repeats " + s);
-    r.endpoints.push_back(std::move(s));
-  }
-  return true;
+sc::object_schema make_schema() {
+  using M = sc::member_schema;
+  using T = sc::value_type;
+  const std::size_t max_chars = 1 << 20;
+  return {"a remote source",
+          {
+              M{.name = "endpoints", .type = T::string_list, .required = true, .non_empty = true, .max_items = 64,
+                .check = base_url,
+                .expected = "a non-empty array of at most 64 base URLs, `http://` or `https://`",
+                .doc = "Base URLs of the server (several: spread by document over a consistent-hash ring); the "
+                       "protocol's path (`/v1/completions`, `/infill`) is appended; no credentials, no repeats."},
+              M{.name = "model", .type = T::string, .default_value = "", .doc = "Sent as `model` on `/v1/completions`."},
+              M{.name = "apiKeyEnv", .type = T::string, .default_value = "", .check = env_name,
+                .expected = "the name of an environment variable (letters, digits, `_`)",
+                .doc = "The environment variable holding the API key (not both this and `apiKeyFile`)."},
+              M{.name = "apiKeyFile", .type = T::string, .default_value = "",
+                .check = +[](std::string_view s, std::string* why) { return s.empty() || absolute_path(s, why); },
+                .expected = "an absolute path",
+                .doc = "A file holding the API key, as an absolute path (its trailing line end is dropped)."},
+              M{.name = "caFile", .type = T::string, .default_value = "",
+                .check = +[](std::string_view s, std::string* why) { return s.empty() || absolute_path(s, why); },
+                .expected = "an absolute path",
+                .doc = "PEM certificates to trust (a self-signed server's), as an absolute path; verification is "
+                       "always on."},
+              M{.name = "connectTimeoutMs", .type = T::integer, .default_value = 2000, .min = 1, .max = 60000,
+                .doc = "Resolve + connect + TLS handshake, never past the request's deadline."},
+              M{.name = "readTimeoutMs", .type = T::integer, .default_value = 10000, .min = 1, .max = 600000,
+                .doc = "The longest silence inside a stream."},
+              M{.name = "maxTokens", .type = T::integer, .default_doc = "the request's limit", .min = 1, .max = 4096,
+                .doc = "Token limit of this source's answers. Absent: the limit the local model would use, "
+                       "`completion.maxTokens` for automatic triggers and `completion.maxTokensExplicit` for "
+                       "explicit invocations (an HTTP client's `n_predict` within the latter)."},
+              M{.name = "temperature", .type = T::number, .default_value = 0.0, .min = 0, .max = 2,
+                .doc = "Sent as `temperature`."},
+              M{.name = "retries", .type = T::integer, .default_value = 1, .min = 0, .max = 5,
+                .doc = "Retries per endpoint of a failure before any data arrived."},
+              M{.name = "retryBackoffMs", .type = T::integer, .default_value = 25, .min = 1, .max = 10000,
+                .doc = "The first retry's wait, doubled for each next one."},
+              M{.name = "stop", .type = T::string_list, .default_value = json::array{}, .max_items = 8,
+                .doc = "Strings that end a completion (non-empty)."},
+              M{.name = "fimTemplate", .type = T::string, .default_value = "", .check = fim_template,
+                .expected = fim_template_expected(),
+                .doc = "`openai` only: empty sends the prefix as `prompt` and the suffix as `suffix` (vLLM, SGLang, "
+                       "TGI, OpenAI); a FIM family's name (completion/api/fim_families.h) or a template formats the "
+                       "FIM prompt here and sends no `suffix` (for servers that ignore `suffix` or do not know the "
+                       "model's FIM tokens)."},
+              M{.name = "slots", .type = T::integer, .default_value = 0, .min = 0, .max = 1024,
+                .doc = "`llama-infill` only: the server's slot count (`-np`); each document is pinned to slot "
+                       "`hash(uri) % slots` (`id_slot`). 0: the server picks."},
+              M{.name = "maxPrefixChars", .type = T::integer, .default_value = 8192, .min = 0, .max = max_chars,
+                .doc = "Prompt budget before the cursor, cut at a line start."},
+              M{.name = "maxSuffixChars", .type = T::integer, .default_value = 2048, .min = 0, .max = max_chars,
+                .doc = "Prompt budget after the cursor, cut after a line end."},
+              M{.name = "maxExtraChars", .type = T::integer, .default_value = 4096, .min = 0, .max = max_chars,
+                .doc = "Other files' chunks (`llama-infill`'s `input_extra`)."},
+              M{.name = "breakerFailures", .type = T::integer, .default_value = 3, .min = 1, .max = 100,
+                .doc = "Failures in a row that open an endpoint's circuit breaker."},
+              M{.name = "breakerCoolDownMs", .type = T::integer, .default_value = 5000, .min = 100, .max = 3600000,
+                .doc = "How long an open breaker rests the endpoint."},
+              M{.name = "streamUsage", .type = T::boolean, .default_value = true,
+                .doc = "`openai` only: ask for the token usage in the stream (`stream_options.include_usage`); "
+                       "false for a server that refuses the option (the prompt's tokens are then estimated)."},
+          }};
 }
 
-bool parse_stop(validator& v, remote_options& r) {
-  const json::value* s = v.get("stop");
-  if (!s) return true;
-  if (!s->is_array()) return v.fail("stop must be an array of strings");
-  if (s->as_array().size() > 8) return v.fail("stop may hold at most 8 strings");
-  for (const auto& x : s->as_array()) {
-    if (!x.is_string() || x.as_string().empty()) return v.fail("stop must hold non-empty strings");
-    r.stop.emplace_back(x.as_string());
-  }
-  return true;
-}
-
-bool parse_fim(validator& v, remote_options& r) {
-  std::string t;
-  if (!v.string("fimTemplate", t)) return false;
-  if (t.empty()) return true;
-  if (r.protocol != remote_protocol::openai)
-    return v.fail("fimTemplate applies to kind \"openai\" only (llama-infill formats the prompt on the server)");
-  for (const auto& p : fim_presets)
-    if (t == p.name) {
-      r.fim_template = p.tmpl;
-      return true;
-    }
-  if (t.find("{prefix}") == std::string::npos || t.find("{suffix}") == std::string::npos) {
-    std::string names;
-    for (const auto& p : fim_presets) names += std::string(names.empty() ? "" : ", ") + p.name;
-    return v.fail("fimTemplate must be one of " + names + " or a template holding {prefix} and {suffix}");
-  }
-  r.fim_template = t;
-  return true;
+const sc::member_schema& kind_member() {
+  static const sc::member_schema m{.name = "kind", .type = sc::value_type::string, .choices = {"openai", "llama-infill"},
+                                   .required = true};
+  return m;
 }
 
 }  // namespace
 
-std::optional<remote_options> parse_remote_source(const json::object& o, std::string* error) {
-  validator v(o, error);
+const sc::object_schema& remote_source_schema() {
+  static const sc::object_schema s = make_schema();
+  return s;
+}
+
+std::optional<remote_options> parse_remote_source(const json::object& o, std::string* error, const std::string& path) {
+  std::string sink;
+  if (!error) error = &sink;
   remote_options r;
-  if (!v.string("name", r.name)) return std::nullopt;
-  v.set_name(r.name);
+  if (const json::value* n = o.if_contains("name"); n && n->is_string()) r.name = std::string(n->get_string());
+  // Called on its own, the messages name the source.
+  const std::string label = r.name.empty() ? "remote source" : "remote source '" + r.name + "'";
+  auto fail = [&](const std::string& msg) -> std::optional<remote_options> {
+    *error = path.empty() ? label + ": " + msg : msg;
+    return std::nullopt;
+  };
   // A key in the settings is refused before anything else, and never echoed.
   for (const char* secret : {"apiKey", "api_key", "key", "token", "authorization", "Authorization"})
-    if (o.contains(secret)) {
-      v.fail(std::string("'") + secret +
-             "' is not accepted: the API key must not be in the settings; name an environment variable "
-             "(apiKeyEnv) or a file (apiKeyFile) that holds it");
-      return std::nullopt;
-    }
-  for (const auto& kv : o)
-    if (!known_members().count(std::string(kv.key()))) {
-      v.fail("unknown member '" + std::string(kv.key()) + "'");
-      return std::nullopt;
-    }
-  std::string kind;
-  if (!v.string("kind", kind)) return std::nullopt;
-  if (kind == "openai") r.protocol = remote_protocol::openai;
-  else if (kind == "llama-infill") r.protocol = remote_protocol::llama_infill;
-  else if (kind.empty()) return v.fail("kind is required (\"openai\" or \"llama-infill\")"), std::nullopt;
-  else return v.fail("kind must be \"openai\" or \"llama-infill\" for a remote source (got \"" + kind + "\")"), std::nullopt;
+    if (o.contains(secret))
+      return fail(sc::member_path(path, secret) +
+                  ": not accepted: the API key must not be in the settings; name an environment variable "
+                  "(apiKeyEnv) or a file (apiKeyFile) that holds it");
+  std::string why;
+  const json::value* kind = o.if_contains("kind");
+  if (!kind || kind->is_null()) return fail(sc::member_path(path, "kind") + ": missing (expected " +
+                                            sc::accepted(kind_member(), false) + ")");
+  if (!sc::validate(kind_member(), *kind, sc::member_path(path, "kind"), &why)) return fail(why);
+  r.protocol = kind->get_string() == "openai" ? remote_protocol::openai : remote_protocol::llama_infill;
+  auto v = sc::validate_object(remote_source_schema(), o, path, &why, {"name", "kind", "quota"});
+  if (!v) return fail(why);
 
-  bool ok = parse_endpoints(v, r) && v.string("model", r.model) && v.string("apiKeyEnv", r.key.env) &&
-            v.string("apiKeyFile", r.key.file) && v.string("caFile", r.ca_file) &&
-            v.millis("connectTimeoutMs", 1, 60000, r.connect_timeout) &&
-            v.millis("readTimeoutMs", 1, 600000, r.read_timeout) && v.integer_as("maxTokens", 1, 4096, r.max_tokens) &&
-            v.number("temperature", 0, 2, r.temperature) && v.integer_as("retries", 0, 5, r.retries) &&
-            v.millis("retryBackoffMs", 1, 10000, r.retry_backoff) && parse_stop(v, r) && parse_fim(v, r) &&
-            v.integer_as("slots", 0, 1024, r.slots) && v.integer_as("maxPrefixChars", 0, 1 << 20, r.max_prefix_chars) &&
-            v.integer_as("maxSuffixChars", 0, 1 << 20, r.max_suffix_chars) &&
-            v.integer_as("maxExtraChars", 0, 1 << 20, r.max_extra_chars) &&
-            v.integer_as("breakerFailures", 1, 100, r.breaker_failures) &&
-            v.millis("breakerCoolDownMs", 100, 3600000, r.breaker_cool_down);
-  if (!ok) return std::nullopt;
-  if (!r.key.env.empty() && !r.key.file.empty()) return v.fail("give either apiKeyEnv or apiKeyFile, not both"), std::nullopt;
-  // Never relative: the server's working directory is the editor's (often a
-  // repository), and the daemon's is /.
-  if (!r.key.file.empty() && r.key.file[0] != '/') return v.fail("apiKeyFile must be an absolute path"), std::nullopt;
-  if (!r.ca_file.empty() && r.ca_file[0] != '/') return v.fail("caFile must be an absolute path"), std::nullopt;
-  if (r.slots > 0 && r.protocol != remote_protocol::llama_infill)
-    return v.fail("slots applies to kind \"llama-infill\" only"), std::nullopt;
-  if (const json::value* su = v.get("streamUsage")) {
-    if (!su->is_bool()) return v.fail("streamUsage must be true or false"), std::nullopt;
+  const std::vector<std::string> endpoints = sc::get_strings(*v, "endpoints");
+  std::set<std::string> seen;
+  for (std::size_t i = 0; i < endpoints.size(); ++i) {
+    std::string s = endpoints[i];
+    while (!s.empty() && s.back() == '/') s.pop_back();
+    if (!seen.insert(s).second)
+      return fail(sc::item_path(sc::member_path(path, "endpoints"), i) + ": repeats " + s);
+    r.endpoints.push_back(std::move(s));
+  }
+  r.model = sc::get_string(*v, "model");
+  r.key.env = sc::get_string(*v, "apiKeyEnv");
+  r.key.file = sc::get_string(*v, "apiKeyFile");
+  r.ca_file = sc::get_string(*v, "caFile");
+  r.connect_timeout = std::chrono::milliseconds(sc::get_int(*v, "connectTimeoutMs"));
+  r.read_timeout = std::chrono::milliseconds(sc::get_int(*v, "readTimeoutMs"));
+  r.max_tokens = static_cast<int>(sc::get_int(*v, "maxTokens", 0));
+  r.temperature = sc::get_number(*v, "temperature");
+  r.retries = static_cast<int>(sc::get_int(*v, "retries"));
+  r.retry_backoff = std::chrono::milliseconds(sc::get_int(*v, "retryBackoffMs"));
+  r.stop = sc::get_strings(*v, "stop");
+  r.slots = static_cast<int>(sc::get_int(*v, "slots"));
+  r.max_prefix_chars = static_cast<std::size_t>(sc::get_int(*v, "maxPrefixChars"));
+  r.max_suffix_chars = static_cast<std::size_t>(sc::get_int(*v, "maxSuffixChars"));
+  r.max_extra_chars = static_cast<std::size_t>(sc::get_int(*v, "maxExtraChars"));
+  r.breaker_failures = static_cast<int>(sc::get_int(*v, "breakerFailures"));
+  r.breaker_cool_down = std::chrono::milliseconds(sc::get_int(*v, "breakerCoolDownMs"));
+  r.stream_usage = sc::get_bool(*v, "streamUsage", true);
+
+  // Rules across members.
+  if (!r.key.env.empty() && !r.key.file.empty())
+    return fail(sc::member_path(path, "apiKeyEnv") + ": give either apiKeyEnv or apiKeyFile, not both");
+  const std::string fim = sc::get_string(*v, "fimTemplate");
+  if (!fim.empty()) {
     if (r.protocol != remote_protocol::openai)
-      return v.fail("streamUsage applies to kind \"openai\" only (llama-infill reports its tokens anyway)"), std::nullopt;
-    r.stream_usage = su->as_bool();
+      return fail(sc::member_path(path, "fimTemplate") +
+                  ": applies to kind \"openai\" only (llama-infill formats the prompt on the server)");
+    const auto* family = find_fim_family(fim);
+    r.fim_template = family ? server::completion::fim_text_template(*family) : fim;
   }
-  if (!r.key.env.empty()) {
-    for (char c : r.key.env)
-      if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_'))
-        return v.fail("apiKeyEnv must be the name of an environment variable (letters, digits, '_')"), std::nullopt;
-  }
+  if (r.slots > 0 && r.protocol != remote_protocol::llama_infill)
+    return fail(sc::member_path(path, "slots") + ": applies to kind \"llama-infill\" only");
+  if (o.contains("streamUsage") && !o.at("streamUsage").is_null() && r.protocol != remote_protocol::openai)
+    return fail(sc::member_path(path, "streamUsage") +
+                ": applies to kind \"openai\" only (llama-infill reports its tokens anyway)");
   return r;
 }
 

@@ -1,49 +1,23 @@
-// The settings of one remote completion source, and their validation.
+// The settings of one remote completion source: their schema, and the
+// options read from a validated source object.
 //
 // A source is one JSON object in the router's list of sources. The router
-// reads the members every source has ("name", "kind", "quota") itself;
+// reads the members every source has ("name", "kind", "quota");
 // parse_remote_source() accepts those (it reads "kind", which must be
 // "openai" or "llama-infill" and selects the protocol, and "name" for
-// messages; it ignores "quota") and validates the rest, refusing unknown
-// members, wrong types and out-of-range values with one clear message that
-// names the member. Keys are never members: "apiKey" (or "key", "token") is
-// refused without echoing its value, pointing at apiKeyEnv / apiKeyFile.
+// messages; it ignores "quota") and validates the rest against
+// remote_source_schema() with the settings validator
+// (completion/api/setting_schema.h): unknown members, wrong types and
+// out-of-range values are refused with one message naming the member's path.
+// The rules across members (apiKeyEnv or apiKeyFile, protocol-only members)
+// follow. Keys are never members: "apiKey" (or "key", "token") is refused
+// without echoing its value, pointing at apiKeyEnv / apiKeyFile.
 //
-// Members (all optional unless said):
-//   endpoints          array of base URLs, http:// or https:// (required, at
-//                      least one, no duplicates); the protocol's path
-//                      (/v1/completions, /infill) is appended
-//   model              string, sent as "model" on /v1/completions
-//   apiKeyEnv          the environment variable holding the key
-//   apiKeyFile         a file holding the key (not both)
-//   caFile             PEM file of certificates to trust (self-signed servers);
-//                      verification is always on
-//   connectTimeoutMs   1..60000 (default 2000)
-//   readTimeoutMs      1..600000, the longest silence in a stream (default 10000)
-//   maxTokens          1..4096 (default 64)
-//   temperature        0..2 (default 0)
-//   retries            0..5 per endpoint, for failures before any data (default 1)
-//   retryBackoffMs     1..10000, the first retry's wait, doubled after (default 25)
-//   stop               array of up to 8 strings ending a completion
-//   fimTemplate        openai only: how the prompt is made. Absent: "prompt"
-//                      is the prefix and "suffix" the suffix (vLLM, SGLang,
-//                      TGI, OpenAI). A preset ("starcoder", "qwen",
-//                      "codellama", "deepseek", "codegemma") or a template
-//                      holding {prefix} and {suffix} formats the FIM prompt
-//                      here and sends no "suffix" (for servers that ignore
-//                      "suffix" or a model whose FIM tokens they do not know)
-//   slots              llama-infill only: the server's slot count (-np); when
-//                      set, each document is pinned to slot hash(uri) % slots
-//                      ("id_slot"), 0..1024 (default 0: the server picks)
-//   maxPrefixChars     prompt budget before the cursor (default 8192)
-//   maxSuffixChars     after the cursor (default 2048)
-//   maxExtraChars      other files' chunks, llama-infill's input_extra (default 4096)
-//   breakerFailures    1..100 failures in a row that open an endpoint's breaker (default 3)
-//   breakerCoolDownMs  100..3600000 (default 5000)
-//   streamUsage        openai only: ask for the token usage in the stream
-//                      (stream_options.include_usage; default true); false
-//                      for a server that refuses the option (the prompt's
-//                      tokens are then estimated)
+// The members, their ranges and defaults are in remote_source_schema() (and,
+// rendered from it, docs/configuration.md). `maxTokens` has no default of its
+// own: absent, a request asks for the token limit the local model would use
+// (completion.maxTokens for automatic triggers, completion.maxTokensExplicit
+// for explicit invocations, an HTTP client's n_predict within the latter).
 #pragma once
 
 #include <chrono>
@@ -54,6 +28,7 @@
 
 #include <boost/json/object.hpp>
 
+#include "server/completion/api/setting_schema.h"
 #include "server/remote/api_key.h"
 
 namespace qf::remote {
@@ -70,7 +45,7 @@ struct remote_options {
   std::string ca_file;
   std::chrono::milliseconds connect_timeout{2000};
   std::chrono::milliseconds read_timeout{10000};
-  int max_tokens = 64;
+  int max_tokens = 0;  // 0: the request's limit (completion.maxTokens / maxTokensExplicit)
   double temperature = 0;
   int retries = 1;
   std::chrono::milliseconds retry_backoff{25};
@@ -85,7 +60,13 @@ struct remote_options {
   bool stream_usage = true;
 };
 
-// Validates one source object; nullopt with *error (fit for a user, no secrets).
-std::optional<remote_options> parse_remote_source(const boost::json::object& o, std::string* error);
+// The members of a remote source besides name, kind and quota.
+const server::schema::object_schema& remote_source_schema();
+
+// Validates one source object; nullopt with *error (fit for a user, no
+// secrets). `path` names the object in messages ("sources[1]"); "" names it
+// "remote source 'NAME'".
+std::optional<remote_options> parse_remote_source(const boost::json::object& o, std::string* error,
+                                                  const std::string& path = "");
 
 }  // namespace qf::remote

@@ -2,6 +2,8 @@
 // per attempt, retries and failover around it.
 #include "server/remote/remote_source.h"
 
+#include <algorithm>
+
 #include <spdlog/spdlog.h>
 
 #include <filesystem>
@@ -240,7 +242,10 @@ server::completion_result remote_source::complete(const server::completion_reque
 
   const prompt_parts parts = build_prompt(req, o_);
   const int slot = o_.slots > 0 ? static_cast<int>(ring_hash(req.uri) % static_cast<std::uint64_t>(o_.slots)) : -1;
-  const api_request call = make_api_request(o_, parts, slot);
+  // The source's maxTokens, else the limit the local pipeline would use.
+  int limit = req.explicit_trigger ? settings_.max_tokens_explicit : settings_.max_tokens_auto;
+  if (req.max_tokens > 0) limit = std::min(req.max_tokens, settings_.max_tokens_explicit);  // HTTP n_predict
+  const api_request call = make_api_request(o_, parts, slot, limit);
   const std::int64_t prompt_estimate = estimate_prompt_tokens(call.prompt_bytes);
   server::token_usage spent;  // all attempts together
   auto with_spent = [&](server::completion_result& out) -> server::completion_result& {

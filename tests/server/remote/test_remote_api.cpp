@@ -29,7 +29,7 @@ TEST(RemoteApi, OpenAiSendsPromptAndSuffix) {
   o.model = "m";
   o.max_tokens = 32;
   o.stop = {"\n\n"};
-  const api_request r = make_api_request(o, parts(), -1);
+  const api_request r = make_api_request(o, parts(), -1, 128);  // the source's maxTokens wins
   EXPECT_EQ(r.path, "/v1/completions");
   const json::object b = body_of(r);
   EXPECT_EQ(b.at("model").as_string(), "m");
@@ -41,7 +41,7 @@ TEST(RemoteApi, OpenAiSendsPromptAndSuffix) {
   EXPECT_EQ(b.at("stop").as_array().size(), 1u);
   EXPECT_EQ(r.prompt_bytes, std::string("def add(a, b):\n    return \n\nprint(add(1, 2))\n").size());
   o.stream_usage = false;  // for a server that refuses the option
-  EXPECT_FALSE(body_of(make_api_request(o, parts(), -1)).contains("stream_options"));
+  EXPECT_FALSE(body_of(make_api_request(o, parts(), -1, 32)).contains("stream_options"));
 }
 
 TEST(RemoteApi, EventsCarryTheReportedTokens) {
@@ -68,7 +68,7 @@ TEST(RemoteApi, OpenAiWithATemplateFormatsTheFimPrompt) {
   remote_options o;
   o.protocol = remote_protocol::openai;
   o.fim_template = "<fim_prefix>{prefix}<fim_suffix>{suffix}<fim_middle>";
-  const json::object b = body_of(make_api_request(o, parts(), -1));
+  const json::object b = body_of(make_api_request(o, parts(), -1, 32));
   EXPECT_EQ(b.at("prompt").as_string(),
             "<fim_prefix>def add(a, b):\n    return <fim_suffix>\n\nprint(add(1, 2))\n<fim_middle>");
   EXPECT_FALSE(b.contains("suffix"));
@@ -78,7 +78,7 @@ TEST(RemoteApi, OpenAiWithATemplateFormatsTheFimPrompt) {
 TEST(RemoteApi, InfillSendsPrefixSuffixExtraAndCachePrompt) {
   remote_options o;
   o.protocol = remote_protocol::llama_infill;
-  const api_request r = make_api_request(o, parts(), 3);
+  const api_request r = make_api_request(o, parts(), 3, 48);  // no maxTokens of its own: the request's limit
   EXPECT_EQ(r.path, "/infill");
   const json::object b = body_of(r);
   EXPECT_EQ(b.at("input_prefix").as_string(), "def add(a, b):\n    return ");
@@ -87,8 +87,8 @@ TEST(RemoteApi, InfillSendsPrefixSuffixExtraAndCachePrompt) {
   EXPECT_EQ(b.at("input_extra").as_array()[0].as_object().at("filename").as_string(), "/w/b.py");
   EXPECT_EQ(b.at("cache_prompt").as_bool(), true);
   EXPECT_EQ(b.at("id_slot").as_int64(), 3);
-  EXPECT_EQ(b.at("n_predict").as_int64(), 64);
-  EXPECT_FALSE(body_of(make_api_request(o, parts(), -1)).contains("id_slot"));
+  EXPECT_EQ(b.at("n_predict").as_int64(), 48);
+  EXPECT_FALSE(body_of(make_api_request(o, parts(), -1, 48)).contains("id_slot"));
 }
 
 TEST(RemoteApi, OpenAiEvents) {

@@ -3,6 +3,7 @@
 
 #include <boost/json.hpp>
 
+#include "server/completion/api/fim_families.h"
 #include "server/remote/remote_source.h"
 
 namespace json = boost::json;
@@ -50,7 +51,7 @@ TEST(RemoteOptions, ALlamaInfillSourceWithDefaults) {
   EXPECT_EQ(r->protocol, remote_protocol::llama_infill);
   EXPECT_EQ(r->slots, 4);
   EXPECT_EQ(r->retries, 1);
-  EXPECT_EQ(r->max_tokens, 64);
+  EXPECT_EQ(r->max_tokens, 0);  // none of its own: the request's limit (completion.maxTokens / maxTokensExplicit)
   EXPECT_TRUE(r->key.env.empty() && r->key.file.empty());
 }
 
@@ -65,23 +66,23 @@ TEST(RemoteOptions, StreamUsageIsOnUnlessTurnedOff) {
 }
 
 TEST(RemoteOptions, BadValuesNameTheMember) {
-  EXPECT_NE(error_of(R"({"kind": "openai"})").find("endpoints is required"), std::string::npos);
+  EXPECT_NE(error_of(R"({"kind": "openai"})").find("endpoints: missing"), std::string::npos);
   EXPECT_NE(error_of(R"({"kind": "openai", "endpoints": []})").find("non-empty"), std::string::npos);
   EXPECT_NE(error_of(R"({"kind": "openai", "endpoints": ["ftp://x"]})").find("endpoints[0]"), std::string::npos);
   EXPECT_NE(error_of(R"({"kind": "openai", "endpoints": ["http://a", "http://a/"]})").find("repeats"),
             std::string::npos);
-  EXPECT_NE(error_of(R"({"kind": "local", "endpoints": ["http://a"]})").find("kind must be"), std::string::npos);
-  EXPECT_NE(error_of(R"({"endpoints": ["http://a"]})").find("kind is required"), std::string::npos);
+  EXPECT_NE(error_of(R"({"kind": "local", "endpoints": ["http://a"]})").find("kind: \"local\" is not accepted (expected one of \"openai\", \"llama-infill\")"), std::string::npos);
+  EXPECT_NE(error_of(R"({"endpoints": ["http://a"]})").find("kind: missing"), std::string::npos);
   EXPECT_NE(error_of(R"({"kind": "openai", "endpoints": ["http://a"], "maxTokens": 0})").find("maxTokens"),
             std::string::npos);
   EXPECT_NE(error_of(R"({"kind": "openai", "endpoints": ["http://a"], "temperature": "hot"})").find("temperature"),
             std::string::npos);
-  EXPECT_NE(error_of(R"({"kind": "openai", "endpoints": ["http://a"], "retries": 1.5})").find("retries must be an integer"),
+  EXPECT_NE(error_of(R"({"kind": "openai", "endpoints": ["http://a"], "retries": 1.5})").find("retries: 1.5 is not accepted (expected an integer from 0 to 5)"),
             std::string::npos);
   EXPECT_NE(error_of(R"({"kind": "openai", "endpoints": ["http://a"], "connectTimeoutMs": 999999})")
-                .find("connectTimeoutMs must be between 1 and 60000"),
+                .find("connectTimeoutMs: 999999 is not accepted (expected an integer from 1 to 60000)"),
             std::string::npos);
-  EXPECT_NE(error_of(R"({"kind": "openai", "endpoints": ["http://a"], "colour": 1})").find("unknown member 'colour'"),
+  EXPECT_NE(error_of(R"({"kind": "openai", "endpoints": ["http://a"], "colour": 1})").find("colour: unknown member of a remote source"),
             std::string::npos);
   EXPECT_NE(error_of(R"({"kind": "openai", "endpoints": ["http://a"], "fimTemplate": "{prefix} only"})")
                 .find("fimTemplate"),
@@ -117,9 +118,44 @@ TEST(RemoteOptions, AKeyInTheSettingsIsRefusedWithoutEchoingIt) {
   }
   // A key pasted where the variable's name belongs is refused without echoing it either.
   const std::string err = error_of(R"({"kind": "openai", "endpoints": ["http://a"], "apiKeyEnv": "sk-live-DO-NOT-ECHO"})");
-  EXPECT_NE(err.find("apiKeyEnv must be the name"), std::string::npos) << err;
+  EXPECT_NE(err.find("apiKeyEnv: must be the name"), std::string::npos) << err;
   EXPECT_EQ(err.find("DO-NOT-ECHO"), std::string::npos) << err;
   // Credentials in a URL are refused too.
   EXPECT_NE(error_of(R"({"kind": "openai", "endpoints": ["http://user:pw@a"]})").find("endpoints[0]"),
             std::string::npos);
+}
+
+// fimTemplate names a token set of the one FIM table (completion/api/fim_families.h);
+// the older names stay accepted and give the same prompts as before.
+TEST(RemoteOptions, FimTemplateNamesAndAliasesComeFromTheOneTable) {
+  auto template_of = [](const std::string& name) {
+    std::string err;
+    auto r = parse_remote_source(obj(R"({"kind": "openai", "endpoints": ["http://a"], "fimTemplate": ")" + name + "\"}"),
+                                 &err);
+    EXPECT_TRUE(r) << name << ": " << err;
+    return r ? r->fim_template : std::string();
+  };
+  for (const auto& f : qf::server::completion::fim_families())
+    EXPECT_EQ(template_of(std::string(f.name)), qf::server::completion::fim_text_template(f)) << f.name;
+  for (const auto& [alias, family] : qf::server::completion::fim_family_aliases())
+    EXPECT_EQ(template_of(std::string(alias)), template_of(std::string(family))) << alias;
+  EXPECT_EQ(template_of("starcoder"), "<fim_prefix>{prefix}<fim_suffix>{suffix}<fim_middle>");
+  EXPECT_EQ(template_of("qwen"), "<|fim_prefix|>{prefix}<|fim_suffix|>{suffix}<|fim_middle|>");
+  EXPECT_EQ(template_of("codegemma"), "<|fim_prefix|>{prefix}<|fim_suffix|>{suffix}<|fim_middle|>");
+  EXPECT_EQ(template_of("codellama"), "<PRE> {prefix} <SUF>{suffix} <MID>");
+  EXPECT_EQ(template_of("deepseek"), "<\xef\xbd\x9c" "fim\xe2\x96\x81" "begin\xef\xbd\x9c>{prefix}<\xef\xbd\x9c" "fim\xe2\x96\x81"
+                                     "hole\xef\xbd\x9c>{suffix}<\xef\xbd\x9c" "fim\xe2\x96\x81" "end\xef\xbd\x9c>");
+  EXPECT_EQ(template_of("<s>{prefix}|{suffix}"), "<s>{prefix}|{suffix}");  // a template of the user's own
+}
+
+// Called through the router, messages name the member's path in the settings.
+TEST(RemoteOptions, MessagesNameThePathTheyAreGiven) {
+  std::string err;
+  EXPECT_FALSE(parse_remote_source(obj(R"({"kind": "openai", "endpoints": ["http://a"], "maxTokens": 0})"), &err,
+                                   "sources[2]"));
+  EXPECT_EQ(err, "sources[2].maxTokens: 0 is not accepted (expected an integer from 1 to 4096)");
+  EXPECT_FALSE(parse_remote_source(obj(R"({"kind": "openai", "endpoints": ["http://a"], "apiKey": "sk-NO-ECHO"})"),
+                                   &err, "sources[2]"));
+  EXPECT_EQ(err.rfind("sources[2].apiKey: not accepted", 0), 0u) << err;
+  EXPECT_EQ(err.find("sk-NO-ECHO"), std::string::npos) << err;
 }
