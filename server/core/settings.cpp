@@ -233,9 +233,10 @@ std::vector<setting_spec> make_schema() {
       // ---- Routing (server/routing/, docs/routing.md) ----
       S{"sources", "Routing", QF_FIELD(routing.sources_json), 0, 0, {},
         "Completion sources: an array of `{\"name\", \"kind\", ...members of the kind, \"quota\": "
-        "{\"tokensPerHour\", \"tokensPerDay\"}}`. Kind `local` runs a GGUF model here (members `model`, `device`, "
-        "`threads`). Empty: one implicit local source named `local`, built from the model settings above (the "
-        "behaviour without routing). A value that cannot be read is an error and the routing in force is kept.", setting_trust::user_file},
+        "{\"tokensPerHour\", \"tokensPerDay\"}}`; the members are in \"Sources and routes\" below. Empty: one "
+        "implicit local source named `local`, built from the model settings above (the behaviour without routing). "
+        "A value that is not accepted is an error naming its path (`sources[1].maxTokens`) and the routing in force "
+        "is kept.", setting_trust::user_file},
       S{"routes", "Routing", QF_FIELD(routing.routes_json), 0, 0, {},
         "Which sources answer: `{\"automatic\": [names], \"explicit\": [names]}`, tried in order; the next is tried "
         "when one fails, is down, has spent its quota, or is slower (recent median) than the time left. A missing "
@@ -266,12 +267,9 @@ std::vector<setting_spec> make_schema() {
 
 #undef QF_FIELD
 
-std::string format_number(double d) {
-  if (d == std::floor(d) && std::fabs(d) < 1e15) return std::to_string(static_cast<long long>(d));
-  char buf[64];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, d);
-  return ec == std::errc() ? std::string(buf, end) : std::to_string(d);
-}
+using schema::format_number;
+using schema::json_text;
+using schema::shown;
 
 // At most `limit` bytes of s, cut at a UTF-8 character boundary.
 std::string clip(std::string s, std::size_t limit = 80) {
@@ -281,14 +279,6 @@ std::string clip(std::string s, std::size_t limit = 80) {
   s.resize(n);
   return s + "...";
 }
-
-// A JSON value as text, numbers as people write them (0.6, not 6E-1).
-std::string json_text(const json::value& v) {
-  if (v.is_double()) return format_number(v.get_double());
-  return json::serialize(v);
-}
-
-std::string shown(const json::value& v) { return clip(json_text(v)); }
 
 // An empty array stands for an empty object: some encoders (Lua's) cannot tell them apart.
 bool is_empty_array(const json::value& v) { return v.is_array() && v.get_array().empty(); }
@@ -334,60 +324,27 @@ void collect(const json::object& o, const std::string& prefix, bool nested, std:
   }
 }
 
-// Applies one given value; false when it is not accepted.
+// Applies one given value; false when it is not accepted. Every value is
+// checked by the one settings validator (completion/api/setting_schema.h)
+// against the key's member_schema.
 bool apply(const setting_spec& spec, const json::value& v, quickfill_settings& s) {
-  if (auto* f = std::get_if<setting_spec::bool_field>(&spec.field)) {
-    if (!v.is_bool()) return false;
-    *(*f)(s) = v.get_bool();
-    return true;
-  }
-  if (auto* f = std::get_if<setting_spec::int_field>(&spec.field)) {
-    double d = 0;
-    if (v.is_int64()) d = static_cast<double>(v.get_int64());
-    else if (v.is_uint64()) d = static_cast<double>(v.get_uint64());
-    else if (v.is_double() && std::isfinite(v.get_double()) && v.get_double() == std::floor(v.get_double()))
-      d = v.get_double();  // 32.0 from encoders without integers
-    else
-      return false;
-    if (d < spec.min || d > spec.max) return false;
-    *(*f)(s) = static_cast<int>(d);
-    return true;
-  }
-  if (auto* f = std::get_if<setting_spec::number_field>(&spec.field)) {
-    if (!v.is_number()) return false;
-    const double d = v.to_number<double>();
-    if (!(d >= spec.min && d <= spec.max)) return false;
-    *(*f)(s) = d;
-    return true;
-  }
   if (auto* f = std::get_if<setting_spec::json_field>(&spec.field)) {
+    // Read as a whole by its owner (routing_settings.h); here only its shape.
     const bool want_array = spec.type_name() == "array";
     if (want_array ? !v.is_array() : !(v.is_object() || is_empty_array(v))) return false;
     *(*f)(s) = is_empty_array(v) && !want_array ? json::value(json::object{}) : v;
     return true;
   }
-  if (auto* f = std::get_if<setting_spec::string_list_field>(&spec.field)) {
-    // Elements that are not strings (or empty) are dropped, never the whole list: a
-    // layered list (setting_trust::additive) keeps the user's elements whatever the editor adds.
-    if (!v.is_array()) return false;
-    std::vector<std::string> out;
-    for (const json::value& e : v.get_array()) {
-      if (!e.is_string() || e.get_string().empty()) continue;
-      std::string t(e.get_string());
-      if (std::find(out.begin(), out.end(), t) == out.end()) out.push_back(std::move(t));
-    }
-    *(*f)(s) = std::move(out);
-    return true;
-  }
-  auto* f = std::get_if<setting_spec::string_field>(&spec.field);
-  if (!f || !v.is_string()) return false;
-  const std::string_view text = v.get_string();
-  if (!spec.choices.empty()) {
-    bool ok = false;
-    for (std::string_view c : spec.choices) ok = ok || c == text;
-    if (!ok) return false;
-  }
-  *(*f)(s) = std::string(text);
+  const std::optional<json::value> checked = schema::validate(spec.member(), v, std::string(spec.key), nullptr);
+  if (!checked) return false;
+  if (auto* f = std::get_if<setting_spec::bool_field>(&spec.field)) *(*f)(s) = checked->get_bool();
+  else if (auto* f = std::get_if<setting_spec::int_field>(&spec.field)) *(*f)(s) = static_cast<int>(checked->get_int64());
+  else if (auto* f = std::get_if<setting_spec::number_field>(&spec.field)) *(*f)(s) = checked->get_double();
+  else if (auto* f = std::get_if<setting_spec::string_field>(&spec.field)) *(*f)(s) = std::string(checked->get_string());
+  // An array of strings: items that are not strings (or empty) are dropped, never the whole list: a
+  // layered list (setting_trust::additive) keeps the user's items whatever the editor adds.
+  else if (auto* f = std::get_if<setting_spec::string_list_field>(&spec.field))
+    *(*f)(s) = schema::get_strings(json::object{{"v", *checked}}, "v");
   return true;
 }
 
@@ -411,24 +368,39 @@ std::string setting_spec::type_name() const {
   return (*std::get<setting_spec::json_field>(field))(d)->is_array() ? "array" : "object";
 }
 
-std::string setting_spec::accepted(bool markdown) const {
-  auto quote = [&](std::string_view v) {
-    return markdown ? "`" + std::string(v) + "`" : "\"" + std::string(v) + "\"";
-  };
+schema::member_schema setting_spec::member() const {
+  schema::member_schema m;
+  m.name = key;
+  m.min = min;
+  m.max = max;
+  m.choices = choices;
+  m.doc = doc;
   switch (field.index()) {
-    case 0: return markdown ? "`true`, `false`" : "true or false";
-    case 1: return (markdown ? "" : "an integer from ") + format_number(min) + " to " + format_number(max);
-    case 2: return (markdown ? "" : "a number from ") + format_number(min) + " to " + format_number(max);
+    case 0: m.type = schema::value_type::boolean; break;
+    case 1: m.type = schema::value_type::integer; break;
+    case 2: m.type = schema::value_type::number; break;
+    case 3: m.type = schema::value_type::string; break;
     case 4:
-      if (type_name() == "array") return markdown ? "source objects" : "an array of source objects";
-      return markdown ? "`automatic`, `explicit`: arrays of names" : "an object of routes";
-    case 5: return markdown ? "array of strings" : "an array of strings";
-    default: break;
+      if (type_name() == "array") {
+        m.type = schema::value_type::object_list;
+        m.expected = "an array of source objects";
+      } else {
+        m.type = schema::value_type::object;
+        m.expected = "an object of routes";
+      }
+      break;
+    default:
+      m.type = schema::value_type::string_list;
+      m.drop_bad_items = true;
+      break;
   }
-  if (choices.empty()) return markdown ? "any string" : "a string";
-  std::string out = markdown ? "" : "one of ";
-  for (std::size_t i = 0; i < choices.size(); ++i) out += (i ? ", " : "") + quote(choices[i]);
-  return out;
+  return m;
+}
+
+std::string setting_spec::accepted(bool markdown) const {
+  if (markdown && field.index() == 4)
+    return type_name() == "array" ? "source objects (below)" : "`automatic`, `explicit`: arrays of names (below)";
+  return schema::accepted(member(), markdown);
 }
 
 std::string setting_spec::default_json() const {

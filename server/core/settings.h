@@ -37,6 +37,7 @@
 #include <boost/json/value.hpp>
 
 #include "server/completion/decode/engine_backend.h"
+#include "server/completion/api/setting_schema.h"
 #include "server/completion/api/settings.h"
 #include "server/core/privacy_filter.h"
 #include "server/routing/routing_settings.h"
@@ -99,6 +100,8 @@ struct setting_spec {
   // for the docs ("1 to 4096", "`auto`, `cpu`").
   std::string accepted(bool markdown) const;
   std::string default_json() const;     // the default as JSON text ("32", "\"auto\"", "true")
+  // The key as the settings validator sees it (completion/api/setting_schema.h).
+  schema::member_schema member() const;
 };
 
 const std::vector<setting_spec>& settings_schema();

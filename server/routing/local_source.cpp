@@ -9,33 +9,30 @@ namespace qf::server::routing {
 
 namespace json = boost::json;
 
-std::optional<local_options> parse_local_source(const json::object& o, std::string* error) {
+const schema::object_schema& local_source_schema() {
+  using M = schema::member_schema;
+  using T = schema::value_type;
+  static const schema::object_schema s{
+      "a local source",
+      {
+          M{.name = "model", .type = T::string, .default_doc = "`model`'s",
+            .doc = "A GGUF path (absolute) or the name of a model pulled with `quickfill model pull`. Absent: the "
+                   "model the settings choose (`model`, `--model`, the bundled one)."},
+          M{.name = "device", .type = T::string, .default_doc = "`device`'s", .choices = {"auto", "cpu", "cuda"},
+            .doc = "Where this source's model runs (as `device`)."},
+          M{.name = "threads", .type = T::integer, .default_doc = "`--threads`", .min = 0, .max = 256,
+            .doc = "Inference threads of this source's engine (0: picked from the machine)."},
+      }};
+  return s;
+}
+
+std::optional<local_options> parse_local_source(const json::object& o, const std::string& path, std::string* error) {
+  auto v = schema::validate_object(local_source_schema(), o, path, error, {"name", "kind", "quota"});
+  if (!v) return std::nullopt;
   local_options out;
-  for (const auto& [k, v] : o) {
-    if (k == "name" || k == "kind" || k == "quota") continue;
-    if (k == "model") {
-      if (!v.is_string()) {
-        *error = "model: expected a GGUF path or a pulled model's name";
-        return std::nullopt;
-      }
-      out.model = std::string(v.get_string());
-    } else if (k == "device") {
-      if (!v.is_string() || (v.get_string() != "auto" && v.get_string() != "cpu" && v.get_string() != "cuda")) {
-        *error = "device: expected one of \"auto\", \"cpu\", \"cuda\"";
-        return std::nullopt;
-      }
-      out.device = std::string(v.get_string());
-    } else if (k == "threads") {
-      if (!v.is_int64() || v.get_int64() < 0 || v.get_int64() > 256) {
-        *error = "threads: expected an integer from 0 to 256";
-        return std::nullopt;
-      }
-      out.threads = static_cast<int>(v.get_int64());
-    } else {
-      *error = "unknown member \"" + std::string(k) + "\" of a local source (model, device, threads)";
-      return std::nullopt;
-    }
-  }
+  out.model = schema::get_string(*v, "model");
+  if (v->contains("device")) out.device = schema::get_string(*v, "device");
+  if (v->contains("threads")) out.threads = static_cast<int>(schema::get_int(*v, "threads"));
   return out;
 }
 
@@ -82,8 +79,9 @@ std::unique_ptr<completion_provider> make_local_source(const local_options& o, c
 void register_local_kind(source_registry& r) {
   source_kind k;
   k.local = true;
-  k.parse = [](const json::object& o, std::string* e) -> std::optional<std::any> {
-    auto v = parse_local_source(o, e);
+  k.members = &local_source_schema();
+  k.parse = [](const json::object& o, const std::string& path, std::string* e) -> std::optional<std::any> {
+    auto v = parse_local_source(o, path, e);
     if (!v) return std::nullopt;
     return std::any(*v);
   };

@@ -40,7 +40,8 @@ std::unique_ptr<completion_provider> make_router(const router_inputs& in, std::s
     board.push_back({s.name, s.kind, true, {}});
     sources.push_back(std::move(s));
   } else {
-    for (const source_config& c : rs.sources) {
+    for (std::size_t i = 0; i < rs.sources.size(); ++i) {
+      const source_config& c = rs.sources[i];
       routed_source s;
       s.name = c.name;
       s.kind = c.kind;
@@ -50,7 +51,7 @@ std::unique_ptr<completion_provider> make_router(const router_inputs& in, std::s
       std::string err;
       if (!k) {
         err = "unknown kind \"" + c.kind + "\"";
-      } else if (auto opts = k->parse(c.members, &err)) {
+      } else if (auto opts = k->parse(c.members, "sources[" + std::to_string(i) + "]", &err)) {
         ctx.name = c.name;
         try {
           s.provider = k->make(*opts, ctx, &err);

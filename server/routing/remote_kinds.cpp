@@ -9,8 +9,9 @@ void register_remote_kinds(source_registry& r) {
   for (const char* name : {"openai", "llama-infill"}) {
     source_kind k;
     k.local = false;
-    k.parse = [](const boost::json::object& o, std::string* e) -> std::optional<std::any> {
-      std::optional<remote::remote_options> v = remote::parse_remote_source(o, e);
+    k.members = &remote::remote_source_schema();
+    k.parse = [](const boost::json::object& o, const std::string& path, std::string* e) -> std::optional<std::any> {
+      std::optional<remote::remote_options> v = remote::parse_remote_source(o, e, path);
       if (!v) return std::nullopt;
       return std::any(std::move(*v));
     };

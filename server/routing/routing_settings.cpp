@@ -11,29 +11,62 @@ namespace qf::server::routing {
 
 namespace json = boost::json;
 
-namespace {
+namespace sc = schema;
 
-std::string shown(const json::value& v) {
-  std::string s = json::serialize(v);
-  if (s.size() > 60) s = s.substr(0, 57) + "...";
+const sc::object_schema& quota_schema() {
+  using M = sc::member_schema;
+  static const sc::object_schema s{
+      "a quota",
+      {
+          M{.name = "tokensPerHour", .type = sc::value_type::integer, .default_value = 0, .min = 0,
+            .max = 9223372036854775807.0, .expected = "a non-negative integer (0: no limit)",
+            .doc = "Prompt + completion tokens this source may spend in any rolling hour (0: no limit)."},
+          M{.name = "tokensPerDay", .type = sc::value_type::integer, .default_value = 0, .min = 0,
+            .max = 9223372036854775807.0, .expected = "a non-negative integer (0: no limit)",
+            .doc = "The same over any rolling 24 hours."},
+      }};
   return s;
 }
 
-bool read_limit(const json::object& q, const char* key, const std::string& where, std::int64_t* out,
-                std::string* error) {
-  const json::value* v = q.if_contains(key);
-  if (!v || v->is_null()) return true;
-  if (v->is_int64() && v->get_int64() >= 0) {
-    *out = v->get_int64();
-    return true;
-  }
-  if (v->is_uint64() && v->get_uint64() <= static_cast<std::uint64_t>(INT64_MAX)) {
-    *out = static_cast<std::int64_t>(v->get_uint64());
-    return true;
-  }
-  *error = where + ".quota." + key + ": " + shown(*v) + " is not accepted (expected a non-negative integer; 0: no limit)";
-  return false;
+const sc::object_schema& source_schema() {
+  using M = sc::member_schema;
+  using T = sc::value_type;
+  static const sc::object_schema s{
+      "a source",
+      {
+          M{.name = "name", .type = T::string, .required = true, .non_empty = true,
+            .doc = "The source's name, unique; routes, the log, the board and the audit log use it."},
+          M{.name = "kind", .type = T::string, .required = true,
+            .expected = "a kind: `local`, `openai`, `llama-infill`",
+            .doc = "What answers: `local` runs a GGUF model here; `openai` asks an OpenAI-compatible "
+                   "`/v1/completions`, `llama-infill` llama-server's `/infill` (docs/remote.md). The kind's own "
+                   "members follow in the tables below."},
+          M{.name = "quota", .type = T::object, .default_value = boost::json::object{{"tokensPerHour", 0},
+                                                                                   {"tokensPerDay", 0}},
+            .members = &quota_schema(), .expected = "an object: `tokensPerHour`, `tokensPerDay` (below)",
+            .doc = "`{\"tokensPerHour\", \"tokensPerDay\"}`: rolling token limits (0: no limit); a source "
+                   "that has spent its quota is skipped until the window frees (docs/routing.md)."},
+      }};
+  return s;
 }
+
+const sc::object_schema& routes_schema() {
+  using M = sc::member_schema;
+  using T = sc::value_type;
+  static const sc::object_schema s{
+      "the routes",
+      {
+          M{.name = "automatic", .type = T::string_list, .default_doc = "every source, in order",
+            .expected = "a non-empty array of source names",
+            .doc = "The sources of automatic triggers, first tried first; each named at most once."},
+          M{.name = "explicit", .type = T::string_list, .default_doc = "every source, in order",
+            .expected = "a non-empty array of source names",
+            .doc = "The sources of explicit invocations, the same way."},
+      }};
+  return s;
+}
+
+namespace {
 
 bool read_route(const json::object& routes, const char* key, const std::vector<source_config>& sources,
                 std::vector<std::string>* out, std::string* error) {
@@ -43,17 +76,10 @@ bool read_route(const json::object& routes, const char* key, const std::vector<s
     return true;
   }
   const std::string where = std::string("routes.") + key;
-  if (!v->is_array()) {
-    *error = where + ": " + shown(*v) + " is not an array of source names";
-    return false;
-  }
   std::set<std::string> seen;
-  for (const json::value& n : v->get_array()) {
-    if (!n.is_string()) {
-      *error = where + ": " + shown(n) + " is not a source name";
-      return false;
-    }
-    const std::string name(n.get_string());
+  const json::array& names = v->get_array();  // validated: an array of non-empty strings
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const std::string name(names[i].get_string());
     bool known = false;
     for (const auto& s : sources) known = known || s.name == name;
     if (sources.empty() && name == implicit_source_name) known = true;
@@ -90,78 +116,53 @@ bool parse_routing(routing_settings& s, const source_registry& kinds, std::strin
   if (s.sources_json.is_null()) s.sources_json = json::array{};
   if (s.routes_json.is_null()) s.routes_json = json::object{};
   if (!s.sources_json.is_array()) {
-    *error = "sources: " + shown(s.sources_json) + " is not an array of source objects";
+    *error = "sources: " + sc::shown(s.sources_json) + " is not accepted (expected an array of source objects)";
     return false;
   }
+  // The members every source has; `kind` is one of this registry's.
+  const std::vector<std::string> kind_names = kinds.names();
+  sc::object_schema common = source_schema();
+  for (sc::member_schema& m : common.members)
+    if (m.name == "kind") {
+      m.expected = {};
+      for (const std::string& n : kind_names) m.choices.push_back(n);
+    }
   std::set<std::string> names;
   const json::array& arr = s.sources_json.get_array();
   for (std::size_t i = 0; i < arr.size(); ++i) {
-    const std::string where = "sources[" + std::to_string(i) + "]";
-    if (!arr[i].is_object()) {
-      *error = where + ": " + shown(arr[i]) + " is not an object";
-      return false;
-    }
-    const json::object& o = arr[i].get_object();
+    const std::string where = sc::item_path("sources", i);
+    // The kind reads the other members: they are not unknown here.
+    std::vector<std::string_view> others;
+    if (arr[i].is_object())
+      for (const auto& [k, v] : arr[i].get_object()) {
+        (void)v;
+        if (!common.find(k)) others.push_back(k);
+      }
+    auto v = sc::validate_object(common, arr[i], where, error, others);
+    if (!v) return false;
     source_config c;
-    c.members = o;
-    const json::value* name = o.if_contains("name");
-    if (!name || !name->is_string() || name->get_string().empty()) {
-      *error = where + ".name: a source needs a non-empty name";
-      return false;
-    }
-    c.name = std::string(name->get_string());
+    c.members = arr[i].get_object();
+    c.name = sc::get_string(*v, "name");
     if (!names.insert(c.name).second) {
       *error = where + ".name: \"" + c.name + "\" is used by an earlier source";
       return false;
     }
-    const std::string named = "sources[" + std::to_string(i) + "] (\"" + c.name + "\")";
-    const json::value* kind = o.if_contains("kind");
-    if (!kind || !kind->is_string()) {
-      *error = named + ".kind: missing (one of " + kinds.names_text() + ")";
-      return false;
-    }
-    c.kind = std::string(kind->get_string());
+    c.kind = sc::get_string(*v, "kind");
+    const json::object& quota = v->at("quota").get_object();
+    c.quota.tokens_per_hour = sc::get_int(quota, "tokensPerHour");
+    c.quota.tokens_per_day = sc::get_int(quota, "tokensPerDay");
     const source_kind* k = kinds.find(c.kind);
-    if (!k) {
-      *error = named + ".kind: \"" + c.kind + "\" is not a known kind (one of " + kinds.names_text() + ")";
-      return false;
-    }
-    if (const json::value* q = o.if_contains("quota"); q && !q->is_null()) {
-      if (!q->is_object()) {
-        *error = named + ".quota: " + shown(*q) + " is not an object";
-        return false;
-      }
-      for (const auto& [qk, qv] : q->get_object()) {
-        (void)qv;
-        if (qk != "tokensPerHour" && qk != "tokensPerDay") {
-          *error = named + ".quota." + std::string(qk) + ": unknown (tokensPerHour, tokensPerDay)";
-          return false;
-        }
-      }
-      if (!read_limit(q->get_object(), "tokensPerHour", named, &c.quota.tokens_per_hour, error)) return false;
-      if (!read_limit(q->get_object(), "tokensPerDay", named, &c.quota.tokens_per_day, error)) return false;
-    }
     std::string why;
-    if (!k->parse(o, &why)) {
-      *error = named + ": " + (why.empty() ? "not accepted by kind \"" + c.kind + "\"" : why);
+    if (!k->parse(c.members, where, &why)) {
+      *error = why.empty() ? where + ": not accepted by kind \"" + c.kind + "\"" : why;
       return false;
     }
     s.sources.push_back(std::move(c));
   }
-  if (!s.routes_json.is_object()) {
-    *error = "routes: " + shown(s.routes_json) + " is not an object ({\"automatic\": [...], \"explicit\": [...]})";
-    return false;
-  }
-  const json::object& routes = s.routes_json.get_object();
-  for (const auto& [rk, rv] : routes) {
-    (void)rv;
-    if (rk != "automatic" && rk != "explicit") {
-      *error = "routes." + std::string(rk) + ": unknown route (automatic, explicit)";
-      return false;
-    }
-  }
-  if (!read_route(routes, "automatic", s.sources, &s.automatic, error)) return false;
-  if (!read_route(routes, "explicit", s.sources, &s.explicit_route, error)) return false;
+  auto routes = sc::validate_object(routes_schema(), s.routes_json, "routes", error);
+  if (!routes) return false;
+  if (!read_route(*routes, "automatic", s.sources, &s.automatic, error)) return false;
+  if (!read_route(*routes, "explicit", s.sources, &s.explicit_route, error)) return false;
   if (s.sources.empty()) {
     s.automatic = {implicit_source_name};
     s.explicit_route = {implicit_source_name};

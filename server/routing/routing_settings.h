@@ -2,8 +2,10 @@
 // route each request class takes, the audit log and the memory headroom.
 //
 // `sources` and `routes` arrive as raw JSON through the settings schema
-// (server/core/settings.cpp) and are read here, each source's kind members by the
-// kind's own validator (source_registry.h). Empty `sources` means one
+// (server/core/settings.cpp) and are read here with the settings validator
+// (completion/api/setting_schema.h): the members every source has against
+// source_schema(), each kind's members by the kind (source_registry.h), the
+// routes against routes_schema(). Empty `sources` means one
 // implicit local source built from the model settings, exactly as without
 // routing. A value that cannot be read is an error: the settings parser then
 // sets keep_previous and the core keeps the routing in force.
@@ -15,6 +17,8 @@
 #include <vector>
 
 #include <boost/json/value.hpp>
+
+#include "server/completion/api/setting_schema.h"
 
 namespace qf::server::routing {
 
@@ -56,6 +60,14 @@ struct routing_settings {
   // reserve included).
   bool same_routing(const routing_settings& o) const;
 };
+
+// The members every source has (name, kind, quota); `kind`'s choices are the
+// registry's kinds, whose own members the kinds declare (source_kind::members).
+const schema::object_schema& source_schema();
+// A source's quota: tokensPerHour, tokensPerDay.
+const schema::object_schema& quota_schema();
+// The routes object: automatic, explicit.
+const schema::object_schema& routes_schema();
 
 // Reads s.sources_json and s.routes_json into s.sources / s.automatic /
 // s.explicit_route. A missing route takes every source in the order given;

@@ -21,6 +21,7 @@
 #include <boost/json/object.hpp>
 
 #include "server/completion/api/completion_provider.h"
+#include "server/completion/api/setting_schema.h"
 #include "server/completion/pipeline/provider_factory.h"
 
 namespace qf::server::routing {
@@ -39,9 +40,13 @@ struct make_context {
 
 struct source_kind {
   bool local = false;  // runs on this machine: no audit line, memory checked
+  // The kind's members besides name, kind and quota (the settings reference
+  // documents them; nullptr: not documented, e.g. the tests' kinds).
+  const schema::object_schema* members = nullptr;
   // Validates the whole source object (name, kind and quota are the router's;
-  // a kind accepts and ignores them). nullopt with *error when not accepted.
-  std::function<std::optional<std::any>(const boost::json::object&, std::string*)> parse;
+  // a kind accepts and ignores them). `path` names the object in messages
+  // ("sources[1]"). nullopt with *error when not accepted.
+  std::function<std::optional<std::any>(const boost::json::object&, const std::string& path, std::string*)> parse;
   // Makes the provider from what parse returned; nullptr with *error.
   std::function<std::unique_ptr<completion_provider>(const std::any&, const make_context&, std::string*)> make;
 };
@@ -56,8 +61,10 @@ class source_registry {
                 std::optional<Options> (*parse)(const boost::json::object&, std::string*),
                 std::unique_ptr<completion_provider> (*make)(const Options&, std::string*)) {
     source_kind k;
-    k.parse = [parse](const boost::json::object& o, std::string* e) -> std::optional<std::any> {
+    k.parse = [parse](const boost::json::object& o, const std::string& path,
+                      std::string* e) -> std::optional<std::any> {
       std::optional<Options> v = parse(o, e);
+      if (!v && e) *e = path + ": " + *e;
       if (!v) return std::nullopt;
       return std::any(std::move(*v));
     };

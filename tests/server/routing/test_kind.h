@@ -78,7 +78,7 @@ inline const source_registry& test_kinds() {
     k.add_kind<test_options>("test", parse_test, make_test);
     source_kind local;
     local.local = true;
-    local.parse = [](const boost::json::object& o, std::string* e) -> std::optional<std::any> {
+    local.parse = [](const boost::json::object& o, const std::string&, std::string* e) -> std::optional<std::any> {
       auto v = parse_test(o, e);
       if (!v) return std::nullopt;
       return std::any(*v);
