@@ -212,6 +212,15 @@ TEST(pipeline, prefetch_answers_the_accepted_suggestion_at_once) {
   completion_result n = f.p->complete(request(text, line, col, true), {});
   EXPECT_EQ(f.stats->eval_calls, evals);
   EXPECT_TRUE(n.metrics.cache_hit);
+  // The same edit as a pipeline that decodes there: the word before the
+  // cursor replaced once, the prefetched suggestion after it.
+  fixture fresh(completion_settings{.type_through = false});
+  completion_result d = fresh.p->complete(request(text, line, col, true), {});
+  ASSERT_FALSE(n.items.empty());
+  ASSERT_FALSE(d.items.empty());
+  EXPECT_EQ(n.items[0].insert_text, d.items[0].insert_text);
+  EXPECT_EQ(n.items[0].replace_begin.byte_col, d.items[0].replace_begin.byte_col);
+  EXPECT_EQ(n.items[0].replace_end.byte_col, d.items[0].replace_end.byte_col);
 }
 
 TEST(pipeline, closing_a_document_forgets_it) {
