@@ -18,7 +18,7 @@ struct engine_pool::engine {
   std::multiset<std::uint64_t> sessions;  // one entry per provider handed out, under the pool's mutex
   bool provider_ready = false;            // a load succeeded, under the pool's mutex
   engine_worker worker;
-  // Touched on the worker thread only:
+  // Touched only by the call holding the engine's turn (worker.run):
   std::unique_ptr<completion_provider> provider;
   std::string description;
   std::optional<completion::completion_settings> applied;
@@ -44,8 +44,8 @@ int distinct_sessions(const std::multiset<std::uint64_t>& sessions) {
 }
 }  // namespace
 
-// One session's view of a shared engine: every call goes through the
-// engine's worker, with this session's completion settings applied first.
+// One session's view of a shared engine: every call runs under the
+// engine's turn, with this session's completion settings applied first.
 // The session's buffers get cache keys of their own (buffer_key): two windows
 // with the same URI open hold two buffers, which must not share a KV slot,
 // a prompt layout or a type-through suggestion.
@@ -142,7 +142,7 @@ class session_provider final : public completion_provider {
   std::shared_ptr<engine_pool::engine> e_;
   std::uint64_t session_;
   completion::completion_settings settings_;
-  std::set<std::string> used_;  // URIs this session sent requests on; on the worker thread only
+  std::set<std::string> used_;  // URIs this session sent requests on; under the engine's turn only
 };
 
 engine_pool::engine_pool(factory_fn make) : make_(std::move(make)) {}
@@ -241,7 +241,7 @@ void engine_pool::release(const std::shared_ptr<engine>& e, std::uint64_t sessio
     tell_sessions(e);
     return;
   }
-  // The last user: the model and its caches go, on the worker thread.
+  // The last user: the model and its caches go, under the engine's turn.
   e->worker.run(0, engine_worker::kind::foreground, never(), [&](const cancel_token&) { e->provider.reset(); });
   e->worker.stop();
   spdlog::info("daemon: engine freed ({})", e->key.substr(0, e->key.find('\n')));

@@ -1,6 +1,6 @@
 // The daemon's shared engines: one completion provider (model, KV pool,
-// caches) and one inference worker per distinct model choice, shared by every
-// session that asks for it.
+// caches) and one turn (engine_worker.h: its calls one at a time, in a fair
+// order) per distinct model choice, shared by every session that asks for it.
 //
 // An engine is keyed by what the provider cannot change after it is made:
 // the model path and the engine options (device, threads, step graphs). A
@@ -12,11 +12,12 @@
 // got, so sessions with equal settings (the usual case) never reconfigure.
 //
 // acquire() is what the daemon's sessions use as their provider_factory: it
-// returns a session_provider, a completion_provider that forwards every call
-// through the engine's worker (engine_worker.h). The provider itself is made
-// by the injected factory (make_completion_provider in the binary), on the
-// engine's worker thread; sessions asking for an engine that is loading wait
-// for that load. Each session's buffers reach the provider under keys of
+// returns a session_provider, a completion_provider that makes every call
+// into the engine under the engine's turn (engine_worker.h), on the calling
+// session's own scheduler thread. The provider itself is made by the injected
+// factory (make_completion_provider in the binary), under that turn, by the
+// first session that asks for it; sessions asking for an engine that is
+// loading wait for that load. Each session's buffers reach the provider under keys of
 // their own (the URI qualified by the session: completion_request's
 // buffer_key), so windows never share or evict each other's buffer state by
 // URI; a session's document_closed (or its end) closes its own keys. The
@@ -56,7 +57,7 @@ class engine_pool {
  private:
   friend class session_provider;
   void release(const std::shared_ptr<engine>& e, std::uint64_t session);
-  // Tells the engine's provider how many sessions share it (on its worker).
+  // Tells the engine's provider how many sessions share it (under its turn).
   void tell_sessions(const std::shared_ptr<engine>& e);
 
   factory_fn make_;

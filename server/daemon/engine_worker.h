@@ -1,8 +1,12 @@
-// The daemon's single inference worker: one thread that makes every call into
-// a shared completion provider, for all sessions, one at a time, in a fair
-// order. Each session keeps its own scheduler (queue, latest-wins,
-// cancellation, server/core/scheduler.h); its worker thread blocks in run() while
-// its call waits here and runs.
+// The daemon's turn on a shared engine: every call into a shared completion
+// provider, from every session, runs one at a time, in a fair order. A call
+// runs on the thread that makes it (the session's scheduler worker, see
+// server/core/scheduler.h; or an HTTP request's thread): run() waits for the
+// call's turn, runs it there and hands the turn to the next one. The engine
+// has no thread of its own, so a call costs no handoff beyond the session's
+// own; each session keeps its own scheduler (queue, latest-wins, cancellation)
+// and this class only orders the sessions' calls (docs/daemon.md, "Threads
+// and ownership").
 //
 // Policy:
 // * A call is foreground (a request: complete, next edit, explain; and the
@@ -21,12 +25,9 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
-#include <exception>
 #include <functional>
 #include <map>
-#include <memory>
 #include <mutex>
-#include <thread>
 
 #include "inference/core/cancellation.h"
 
@@ -37,17 +38,19 @@ class engine_worker {
   enum class kind { foreground, background };
   using call = std::function<void(const cancel_token& cancel)>;
 
-  engine_worker();
+  engine_worker() = default;
   ~engine_worker();
   engine_worker(const engine_worker&) = delete;
   engine_worker& operator=(const engine_worker&) = delete;
 
-  // Runs `fn` on the worker thread and returns when it has returned (an
-  // exception it throws is rethrown here). `fn` gets `cancel` linked to the
-  // worker's own preemption. False, without running fn, when `cancel` fired
-  // while the call waited or the worker stopped.
+  // Waits for the call's turn, runs `fn` on this thread and returns when it
+  // has returned (an exception it throws propagates; the turn passes on
+  // either way). `fn` gets `cancel` linked to the engine's own preemption.
+  // False, without running fn, when `cancel` fired while the call waited or
+  // the engine stopped.
   bool run(std::uint64_t session, kind k, const cancel_token& cancel, const call& fn);
-  // Ends the thread; waiting calls return false.
+  // Refuses new calls; waiting calls return false, a running one is
+  // cancelled (reason shutdown) and ends on its own thread.
   void stop();
 
   std::uint64_t calls_run() const;
@@ -59,23 +62,19 @@ class engine_worker {
     std::uint64_t session = 0;
     kind k = kind::foreground;
     std::uint64_t seq = 0;
-    const call* fn = nullptr;
-    cancel_token cancel;
-    bool started = false, done = false;
-    std::exception_ptr error;
   };
-  void worker_main();
-  std::shared_ptr<ticket> pick_locked();
+  // The waiting call whose turn is next (the policy above); queue_ not empty.
+  const ticket* pick_locked() const;
+  void finish(std::uint64_t session);
 
   mutable std::mutex mu_;
-  std::condition_variable work_cv_, done_cv_;
-  std::deque<std::shared_ptr<ticket>> queue_;
+  std::condition_variable turn_cv_;
+  std::deque<const ticket*> queue_;                     // waiting calls (each on its caller's stack)
   std::map<std::uint64_t, std::uint64_t> last_served_;  // session -> serve counter when last served
   std::uint64_t seq_ = 0, served_ = 0;
-  bool running_background_ = false;
+  bool running_ = false, running_background_ = false;
   cancel_source running_source_;
   bool stopping_ = false;
-  std::thread thread_;
 };
 
 }  // namespace qf::server::daemon

@@ -1,6 +1,7 @@
-// The daemon's inference worker: one call at a time, foreground before
-// background, least recently served session first, background preempted by a
-// foreground call, a cancelled waiting call leaves without running.
+// The daemon's turn on a shared engine: one call at a time, on the caller's
+// own thread, foreground before background, least recently served session
+// first, background preempted by a foreground call, a cancelled waiting call
+// leaves without running.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -153,4 +154,38 @@ TEST(EngineWorker, ExceptionReachesTheCaller) {
                      [](const cancel_token&) { throw std::runtime_error("source failed"); }),
                std::runtime_error);
   EXPECT_TRUE(w.run(1, engine_worker::kind::foreground, none.token(), [](const cancel_token&) {}));
+}
+
+TEST(EngineWorker, CallsRunOnTheCallersThreadOneAtATime) {
+  engine_worker w;
+  cancel_source none;
+  std::atomic<int> inside{0}, most{0}, wrong_thread{0};
+  std::vector<std::thread> callers;
+  for (std::uint64_t session = 1; session <= 4; ++session)
+    callers.emplace_back([&, session] {
+      const std::thread::id me = std::this_thread::get_id();
+      for (int i = 0; i < 20; ++i)
+        w.run(session, engine_worker::kind::foreground, none.token(), [&](const cancel_token&) {
+          if (std::this_thread::get_id() != me) ++wrong_thread;
+          const int n = ++inside;
+          for (int m = most.load(); n > m && !most.compare_exchange_weak(m, n);) {
+          }
+          std::this_thread::sleep_for(200us);
+          --inside;
+        });
+    });
+  for (auto& t : callers) t.join();
+  EXPECT_EQ(wrong_thread.load(), 0);  // no handoff to a thread of the engine's
+  EXPECT_EQ(most.load(), 1);          // never two calls into the provider at once
+  EXPECT_EQ(w.calls_run(), 80u);
+  EXPECT_EQ(w.calls_waiting(), 0u);
+}
+
+TEST(EngineWorker, StoppedEngineRefusesCalls) {
+  engine_worker w;
+  cancel_source none;
+  w.stop();
+  bool ran = false;
+  EXPECT_FALSE(w.run(1, engine_worker::kind::foreground, none.token(), [&](const cancel_token&) { ran = true; }));
+  EXPECT_FALSE(ran);
 }
