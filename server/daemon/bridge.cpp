@@ -223,10 +223,12 @@ class frame_splitter {
   std::string buf_;
 };
 
+// All of it runs on the thread that calls run() (the io_context's only
+// thread), except read_client(), the stdin reader thread, which only posts.
 class bridge {
  public:
   bridge(const server_args& a, int idle_s, lsp::fd_reader& in)
-      : args_(a), idle_s_(idle_s), in_(in), strand_(asio::make_strand(io_)), sock_(strand_), out_(1) {}
+      : args_(a), idle_s_(idle_s), in_(in), sock_(io_), out_(1) {}
 
   int run(int fd, std::string first) {
     sock_.assign(local(), fd);
@@ -245,18 +247,18 @@ class bridge {
       lsp::read_result r = in_.read_message();
       using kind = lsp::read_result::kind;
       if (r.what == kind::message) {
-        asio::post(strand_, [this, b = std::move(r.body)]() mutable { on_client(std::move(b)); });
+        asio::post(io_, [this, b = std::move(r.body)]() mutable { on_client(std::move(b)); });
         continue;
       }
       if (r.what == kind::interrupted) return;
       if (r.what == kind::eof || r.what == kind::io_error) {
-        asio::post(strand_, [this] { on_client_end(); });
+        asio::post(io_, [this] { on_client_end(); });
         return;
       }
       // A framing problem: the daemon answers what was dropped (and marks the
       // document it was about out of sync); with nothing to show, we answer.
       spdlog::warn("input: {}", r.error);
-      asio::post(strand_, [this, r] {
+      asio::post(io_, [this, r] {
         if (!r.dropped.empty()) {
           send_daemon(r.dropped);
         } else if (r.what != kind::skipped) {
@@ -295,32 +297,30 @@ class bridge {
     }
     writing_ = true;
     const unsigned gen = generation_;
-    asio::async_write(sock_, asio::buffer(queue_.front()),
-                      asio::bind_executor(strand_, [this, gen](const boost::system::error_code& ec, std::size_t) {
-                        if (gen != generation_) return;
-                        if (ec) {  // the read side sees the end too and restarts
-                          writing_ = false;
-                          return;
-                        }
-                        queue_.pop_front();
-                        write_next();
-                      }));
+    asio::async_write(sock_, asio::buffer(queue_.front()), [this, gen](const boost::system::error_code& ec, std::size_t) {
+      if (gen != generation_) return;
+      if (ec) {  // the read side sees the end too and restarts
+        writing_ = false;
+        return;
+      }
+      queue_.pop_front();
+      write_next();
+    });
   }
 
   void read_daemon() {
     const unsigned gen = generation_;
-    sock_.async_read_some(asio::buffer(rbuf_),
-                          asio::bind_executor(strand_, [this, gen](const boost::system::error_code& ec, std::size_t n) {
-                            if (gen != generation_) return;
-                            if (ec) {
-                              daemon_gone(ec);
-                              return;
-                            }
-                            split_.feed(rbuf_.data(), n);
-                            while (std::optional<std::string> body = split_.next())
-                              if (std::optional<std::string> fwd = state_.from_daemon(*body)) out_.write_message(*fwd);
-                            read_daemon();
-                          }));
+    sock_.async_read_some(asio::buffer(rbuf_), [this, gen](const boost::system::error_code& ec, std::size_t n) {
+      if (gen != generation_) return;
+      if (ec) {
+        daemon_gone(ec);
+        return;
+      }
+      split_.feed(rbuf_.data(), n);
+      while (std::optional<std::string> body = split_.next())
+        if (std::optional<std::string> fwd = state_.from_daemon(*body)) out_.write_message(*fwd);
+      read_daemon();
+    });
   }
 
   void daemon_gone(const boost::system::error_code& ec) {
@@ -367,7 +367,6 @@ class bridge {
   int idle_s_;
   lsp::fd_reader& in_;
   asio::io_context io_;
-  asio::strand<asio::io_context::executor_type> strand_;
   local::socket sock_;
   lsp::fd_writer out_;
   bridge_state state_;

@@ -12,9 +12,10 @@
 // can be reached, the server runs in this process after all (logged).
 //
 // Then it relays LSP frames between stdio and the socket (Boost.Asio: the
-// socket's reads and writes and all session state on one strand; a reader
-// thread frames stdin and posts to it), recording the session
-// (bridge_state.h). If the daemon goes away before the editor said exit, the
+// socket's reads and writes, stdout and all session state on the one thread
+// that runs the io_context; a reader thread frames stdin and posts each
+// message to it), recording the session (bridge_state.h; docs/daemon.md,
+// "Threads and ownership"). If the daemon goes away before the editor said exit, the
 // requests in flight get one error each, a daemon is started again and the
 // session is replayed to it: initialize, initialized, settings, workspace
 // folders, open documents with their current text. Five restarts within a
