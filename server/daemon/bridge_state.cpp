@@ -5,6 +5,8 @@
 
 #include "lsp/jsonrpc.h"
 #include "lsp/protocol.h"
+#include "text/lines.h"
+#include "text/utf8.h"
 
 namespace qf::server::daemon {
 
@@ -22,18 +24,84 @@ std::int64_t int_at(const json::value& v, const char* path) {
   return p && p->is_int64() ? p->get_int64() : 0;
 }
 
-std::optional<index::text_range> range_of(const json::value& change) {
+// "g<generation>:", the start of the ids of a daemon's requests to the editor
+// (built by appending: GCC 12 warns, falsely, about "literal" + std::string).
+std::string generation_prefix(unsigned generation) {
+  std::string p = "g";
+  p.append(std::to_string(generation)).push_back(':');
+  return p;
+}
+
+// A change's range; null for a full text (no range, or not an object).
+const json::value* range_of(const json::value& change) {
   const json::value* r = lsp::find_path(change, "range");
-  if (!r || !r->is_object()) return std::nullopt;
-  auto u = [&](const char* path) { return static_cast<std::uint32_t>(int_at(*r, path)); };
-  return index::text_range{u("start.line"), u("start.character"), u("end.line"), u("end.character")};
+  return r && r->is_object() ? r : nullptr;
+}
+
+// Where line `line` starts in `text`, walking its line breaks from `from`,
+// the start of line `from_line` (no line table: this runs once per edit and
+// the text changes every keystroke); nullopt past the last line.
+std::optional<std::size_t> line_start_at(std::string_view text, std::int64_t line, std::size_t from = 0,
+                                         std::int64_t from_line = 0) {
+  if (line < from_line) return std::nullopt;
+  for (std::int64_t l = from_line; l < line; ++l) {
+    const text::line_break b = text::find_line_break(text, from);
+    if (b.len == 0) return std::nullopt;
+    from = b.pos + b.len;
+  }
+  return from;
+}
+
+// The byte offset of `character` (`enc` units) on the line starting at
+// `start`; past the line's end it clamps to it, as the document store does.
+std::size_t offset_in_line(std::string_view text, std::size_t start, std::int64_t character,
+                           text::position_encoding enc) {
+  const text::line_break b = text::find_line_break(text, start);
+  const std::size_t end = b.len == 0 ? text.size() : b.pos;
+  return start + text::bytes_for_units(text.substr(start, end - start), static_cast<std::size_t>(character), enc);
+}
+
+// Applies one didChange's `changes` to `doc` as the document store does
+// (indexing/document_store.cpp): from the batch's last full text on; without
+// one, a version that does not grow is refused. False when the server has the
+// document out of sync after it (the copy's text is then not used).
+bool apply_did_change(bridge_state::replay_document& doc, std::int64_t version, const json::array& changes,
+                      text::position_encoding enc) {
+  std::size_t first = 0;
+  bool full = false;
+  for (std::size_t i = 0; i < changes.size(); ++i)
+    if (!range_of(changes[i])) {
+      first = i;
+      full = true;
+    }
+  if (!full && (!doc.in_sync || version <= doc.version)) return false;
+  for (std::size_t i = first; i < changes.size(); ++i) {
+    std::string inserted = str_at(changes[i], "text");
+    if (!text::is_valid_utf8(inserted)) inserted = text::repair_utf8(inserted);
+    const json::value* r = range_of(changes[i]);
+    if (!r) {
+      doc.text = std::move(inserted);
+      continue;
+    }
+    const std::int64_t sl = int_at(*r, "start.line"), sc = int_at(*r, "start.character");
+    const std::int64_t el = int_at(*r, "end.line"), ec = int_at(*r, "end.character");
+    if (sl < 0 || sc < 0 || ec < 0 || sl > el || (sl == el && sc > ec)) return false;
+    const std::optional<std::size_t> first_line = line_start_at(doc.text, sl);
+    const std::optional<std::size_t> last_line = first_line ? line_start_at(doc.text, el, *first_line, sl) : std::nullopt;
+    if (!last_line) return false;
+    const std::size_t begin = offset_in_line(doc.text, *first_line, sc, enc);
+    const std::size_t end = offset_in_line(doc.text, *last_line, ec, enc);
+    doc.text.replace(begin, end - begin, inserted);
+  }
+  doc.version = version;
+  return true;
 }
 
 }  // namespace
 
-const index::document* bridge_state::document(const std::string& uri) const {
+const bridge_state::replay_document* bridge_state::document(const std::string& uri) const {
   auto it = docs_.find(uri);
-  return it == docs_.end() ? nullptr : &it->second.d;
+  return it == docs_.end() ? nullptr : &it->second;
 }
 
 std::vector<std::string> bridge_state::take_for_client() {
@@ -77,7 +145,7 @@ std::optional<std::string> bridge_state::from_client(const std::string& body) {
     case kind::response: {
       // An answer to a daemon request: its id is "g<generation>:<original id JSON>".
       const std::string id = m.id.is_string() ? std::string(m.id.get_string()) : std::string();
-      const std::string prefix = "g" + std::to_string(generation_) + ":";
+      const std::string prefix = generation_prefix(generation_);
       if (id.rfind(prefix, 0) != 0) return std::nullopt;  // for a daemon that is gone
       boost::system::error_code ec;
       json::value orig = json::parse(id.substr(prefix.size()), ec);
@@ -105,30 +173,13 @@ std::optional<std::string> bridge_state::from_client(const std::string& body) {
   } else if (m.method == "textDocument/didOpen") {
     const std::string uri = str_at(p, "textDocument.uri");
     if (!uri.empty())
-      docs_[uri] = doc{index::document(uri, str_at(p, "textDocument.languageId"), int_at(p, "textDocument.version"),
-                                       str_at(p, "textDocument.text")),
-                       true};
+      docs_[uri] = replay_document{str_at(p, "textDocument.languageId"), int_at(p, "textDocument.version"),
+                                   str_at(p, "textDocument.text")};
   } else if (m.method == "textDocument/didChange") {
     auto it = docs_.find(str_at(p, "textDocument.uri"));
     const json::value* changes = lsp::find_path(p, "contentChanges");
-    if (it != docs_.end() && changes && changes->is_array()) {
-      std::vector<index::text_change> batch;
-      bool full = false;
-      for (const json::value& c : changes->get_array()) {
-        index::text_change tc;
-        tc.range = range_of(c);
-        tc.text = str_at(c, "text");
-        full = full || !tc.range;
-        batch.push_back(std::move(tc));
-      }
-      std::string error;
-      if (it->second.d.apply(batch, enc_, &error)) {
-        it->second.d.version = int_at(p, "textDocument.version");
-        if (full) it->second.in_sync = true;
-      } else {
-        it->second.in_sync = false;
-      }
-    }
+    if (it != docs_.end() && changes && changes->is_array())
+      it->second.in_sync = apply_did_change(it->second, int_at(p, "textDocument.version"), changes->get_array(), enc_);
   } else if (m.method == "textDocument/didClose") {
     docs_.erase(str_at(p, "textDocument.uri"));
   }
@@ -155,7 +206,7 @@ std::optional<std::string> bridge_state::from_daemon(const std::string& body) {
     return body;
   }
   if (m.what == kind::request) {
-    const json::value id = json::value("g" + std::to_string(generation_) + ":" + json::serialize(m.id));
+    const json::value id = json::value(generation_prefix(generation_).append(json::serialize(m.id)));
     return json::serialize(lsp::make_request(id, m.method, m.params));
   }
   if (m.what == kind::notification && m.method == "$/progress") {
@@ -228,9 +279,9 @@ std::vector<std::string> bridge_state::replay() {
     out.push_back(json::serialize(lsp::make_notification(
         "textDocument/didOpen",
         json::object{{"textDocument", json::object{{"uri", uri},
-                                                   {"languageId", d.d.language_id},
-                                                   {"version", d.d.version},
-                                                   {"text", d.d.text}}}})));
+                                                   {"languageId", d.language_id},
+                                                   {"version", d.version},
+                                                   {"text", d.text}}}})));
   }
   return out;
 }

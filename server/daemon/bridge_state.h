@@ -1,8 +1,13 @@
 // What the bridge (`quickfill --stdio` in front of the daemon) remembers of
 // its session so that a new daemon can take it over: the initialize request,
 // whether `initialized` was sent, the latest settings and trace level, the
-// workspace-folder changes, and every open document with its current text
-// (didChange edits applied to a copy in the negotiated position encoding). It
+// workspace-folder changes, and every open document with its current text.
+// The text is kept for the replay only: a didChange's edits are applied to it
+// in the negotiated position encoding, with the document store's rules
+// (indexing/document_store.h: from the batch's last full text on, a version
+// that does not grow or an edit that does not apply puts the copy out of
+// sync, and only a full text brings it back), and nothing else is done per
+// keystroke (no line table, no syntax, no snapshot). It
 // also tracks what is in flight: the client's requests (answered with one
 // error each when the daemon goes away), the daemon's requests to the client
 // (their ids carry a generation, so a late answer never reaches a new daemon)
@@ -18,6 +23,7 @@
 // No I/O: bodies in, bodies out; bridge.cpp moves the bytes.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <set>
@@ -26,7 +32,6 @@
 
 #include <boost/json/value.hpp>
 
-#include "indexing/document.h"
 #include "text/position.h"
 
 namespace qf::server::daemon {
@@ -52,18 +57,21 @@ class bridge_state {
   bool shutdown_sent() const { return shutdown_sent_; }
   std::size_t open_documents() const { return docs_.size(); }
   std::size_t in_flight() const { return in_flight_.size(); }
-  const index::document* document(const std::string& uri) const;
+  // What is kept of an open document.
+  struct replay_document {
+    std::string language_id;
+    std::int64_t version = 0;
+    std::string text;
+    bool in_sync = true;  // false after a change the server did not apply either: not replayed
+    int crashes = 0;      // daemon stops while it was open
+  };
+  const replay_document* document(const std::string& uri) const;
   bool quarantined(const std::string& uri) const { return quarantined_.count(uri) != 0; }
   std::size_t quarantined_count() const { return quarantined_.size(); }
   // A document open through this many daemon stops is quarantined.
   static constexpr int crashes_to_quarantine = 2;
 
  private:
-  struct doc {
-    index::document d;
-    bool in_sync = true;  // false after an edit that did not apply: not replayed
-    int crashes = 0;      // daemon stops while it was open
-  };
   // Drops a notification about a quarantined document, or answers a request
   // about one; true when the message must not reach the daemon.
   bool held_back(const std::string& method, const boost::json::value& id, const boost::json::value& params);
@@ -73,7 +81,7 @@ class bridge_state {
   bool initialized_ = false;
   std::optional<std::string> settings_, trace_;
   std::vector<std::string> folder_changes_;
-  std::map<std::string, doc> docs_;
+  std::map<std::string, replay_document> docs_;
   std::set<std::string> quarantined_;
   std::vector<std::string> for_client_;
   std::map<std::string, std::pair<std::string, std::string>> in_flight_;  // id key -> (id JSON, method)

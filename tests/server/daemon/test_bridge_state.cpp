@@ -3,9 +3,13 @@
 // daemon's own requests.
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include <boost/json.hpp>
 
+#include "indexing/document_store.h"
 #include "server/daemon/bridge_state.h"
+#include "text/lines.h"
 
 namespace json = boost::json;
 using qf::server::daemon::bridge_state;
@@ -214,4 +218,126 @@ TEST(BridgeState, UnreadableEditMarksTheCopyOutOfSync) {
   EXPECT_TRUE(s.from_client(R"({"jsonrpc":"2.0","method":"textDocument/didChange","params":{"textDocument":{"uri":"file:///a.py"},"contentChanges":[{"text":"x"}]},)"));
   s.daemon_lost();
   EXPECT_TRUE(opened_in(s.replay()).empty());
+}
+
+namespace {
+
+// A didChange of `changes` (each {"range": ..., "text": ...}, or {"text"} for a full text).
+std::string did_change_batch(const std::string& uri, std::int64_t version, json::array changes) {
+  return msg({{"method", "textDocument/didChange"},
+              {"params", json::object{{"textDocument", json::object{{"uri", uri}, {"version", version}}},
+                                      {"contentChanges", std::move(changes)}}}});
+}
+
+json::object range_change(int sl, int sc, int el, int ec, const std::string& text) {
+  return json::object{{"range", json::object{{"start", json::object{{"line", sl}, {"character", sc}}},
+                                             {"end", json::object{{"line", el}, {"character", ec}}}}},
+                      {"text", text}};
+}
+
+void initialize_with(bridge_state& s, const char* encoding) {
+  s.from_client(msg({{"id", 1}, {"method", "initialize"}, {"params", json::object{{"capabilities", json::object{}}}}}));
+  s.from_daemon(msg({{"id", 1}, {"result", json::object{{"capabilities", json::object{{"positionEncoding", encoding}}}}}}));
+  s.from_client(msg({{"method", "initialized"}, {"params", json::object{}}}));
+}
+
+}  // namespace
+
+// What is replayed is what the server had: an edit it could not apply (a
+// line past the end, a version that does not grow) puts the document out of
+// sync, later edits keep it so, and a full text brings it back.
+TEST(BridgeState, DocumentTheServerHasOutOfSyncIsReplayedOnlyAfterAFullText) {
+  bridge_state s;
+  initialize(s);
+  const std::string uri = "file:///a.py";
+  s.from_client(did_open(uri, "one\ntwo"));
+  s.from_client(did_change_batch(uri, 2, json::array{range_change(5, 0, 5, 0, "x")}));  // line 5 does not exist
+  EXPECT_FALSE(s.document(uri)->in_sync);
+  s.from_client(did_change_batch(uri, 3, json::array{range_change(0, 0, 0, 0, "y")}));
+  EXPECT_FALSE(s.document(uri)->in_sync);
+  // A bad edit before the full text in the same batch does not matter (the server starts at the full text).
+  s.from_client(did_change_batch(uri, 4, json::array{range_change(9, 0, 9, 0, "?"), json::object{{"text", "a\r\nb"}},
+                                                     range_change(1, 1, 1, 1, "c")}));
+  ASSERT_TRUE(s.document(uri)->in_sync);
+  EXPECT_EQ(s.document(uri)->text, "a\r\nbc");
+  s.from_client(did_change_batch(uri, 4, json::array{range_change(0, 0, 0, 0, "z")}));  // version 4 again
+  EXPECT_FALSE(s.document(uri)->in_sync);
+  s.from_client(did_change_batch(uri, 5, json::array{json::object{{"text", "fresh"}}}));
+  s.daemon_lost();
+  const std::vector<std::string> r = s.replay();
+  ASSERT_EQ(opened_in(r), std::vector<std::string>{uri});
+  const json::value open = json::parse(r.back());
+  EXPECT_EQ(open.at("params").at("textDocument").at("text").as_string(), "fresh");
+  EXPECT_EQ(open.at("params").at("textDocument").at("version").as_int64(), 5);
+}
+
+// The bridge keeps only the text, and applies edits without the document
+// store's line table; after any sequence of edits, in any position encoding,
+// with every kind of line break and characters of 1 to 4 bytes, its copy is
+// the store's (the daemon's) text, and out of sync exactly when the store's
+// document is stale.
+TEST(BridgeState, CopyMatchesTheDocumentStoreAfterRandomEdits) {
+  const std::vector<std::string> pieces = {"a", "bc", "\n", "\r\n", "\r", "\u00e9", "\u4e2d", "\U0001F600", " ", "xyz\n"};
+  for (const char* encoding : {"utf-8", "utf-16", "utf-32"}) {
+    const qf::text::position_encoding enc = std::string(encoding) == "utf-8"    ? qf::text::position_encoding::utf8
+                                            : std::string(encoding) == "utf-32" ? qf::text::position_encoding::utf32
+                                                                                : qf::text::position_encoding::utf16;
+    std::mt19937 rng(7);
+    auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
+    auto random_text = [&](int max_pieces) {
+      std::string t;
+      for (int i = pick(max_pieces + 1); i > 0; --i) t += pieces[static_cast<std::size_t>(pick(static_cast<int>(pieces.size())))];
+      return t;
+    };
+    bridge_state s;
+    initialize_with(s, encoding);
+    qf::index::document_store store;
+    const std::string uri = "file:///r.py";
+    std::string first = random_text(12);
+    s.from_client(did_open(uri, first));
+    ASSERT_TRUE(store.open(uri, "python", 1, first, nullptr));
+    std::int64_t version = 1;
+    int out_of_sync = 0, resynced = 0;
+    for (int step = 0; step < 1000; ++step) {
+      // Mostly growing versions, now and then a repeated one.
+      version += pick(40) == 0 ? 0 : 1;
+      json::array batch;
+      std::vector<qf::index::text_change> changes;
+      for (int n = 1 + (pick(4) == 0 ? pick(3) : 0); n > 0; --n) {
+        qf::index::text_change c;
+        c.text = random_text(3);
+        if (pick(6) == 0) {
+          c.text = random_text(40);
+          batch.push_back(json::object{{"text", c.text}});
+        } else {
+          // Now and then a line past the end; characters up to a few past a line's end.
+          const int lines = static_cast<int>(qf::text::split_lines(store.lookup(uri).doc->text).size());
+          const int sl = pick(60) == 0 ? lines : pick(lines), sc = pick(6);
+          const int el = std::min(sl + (pick(4) == 0 ? pick(3) : 0), std::max(sl, lines - 1)), ec = el == sl ? sc + pick(3) : pick(6);
+          c.range = qf::index::text_range{static_cast<std::uint32_t>(sl), static_cast<std::uint32_t>(sc),
+                                          static_cast<std::uint32_t>(el), static_cast<std::uint32_t>(ec)};
+          batch.push_back(range_change(sl, sc, el, ec, c.text));
+        }
+        changes.push_back(std::move(c));
+      }
+      const bool was = s.document(uri)->in_sync;
+      s.from_client(did_change_batch(uri, version, std::move(batch)));
+      store.change(uri, version, changes, enc, nullptr);
+      const qf::index::document_store::lookup_result stored = store.lookup(uri);
+      const bool in_sync = stored.state == qf::index::doc_state::open;
+      ASSERT_NE(s.document(uri), nullptr);
+      ASSERT_EQ(s.document(uri)->in_sync, in_sync) << encoding << " step " << step;
+      if (in_sync) {
+        ASSERT_EQ(s.document(uri)->text, stored.doc->text) << encoding << " step " << step;
+      }
+      out_of_sync += in_sync ? 0 : 1;
+
+      resynced += !was && in_sync ? 1 : 0;
+    }
+    // The sequence went through both states, and compared the texts often
+    // (else this test would prove little).
+    EXPECT_GT(out_of_sync, 0) << encoding;
+    EXPECT_GT(resynced, 0) << encoding;
+    EXPECT_LT(out_of_sync, 500) << encoding;
+  }
 }
