@@ -149,6 +149,31 @@ TEST_F(RoutingServed, ADownSourceFallsBackToTheNext) {
   EXPECT_EQ(s.stop(), 0);
 }
 
+// A member out of range in one source (checked by the same validator as every
+// setting) is an error naming its path; the routing in force (the implicit
+// local source at start) keeps answering.
+TEST_F(RoutingServed, ABadMemberOfASourceIsAnErrorAndTheServerKeepsAnswering) {
+  served s;
+  std::string error;
+  json::array sources = two_sources();
+  sources[1] = json::object{{"name", "gpu"}, {"kind", "openai"}, {"endpoints", json::array{"http://127.0.0.1:9"}},
+                            {"maxTokens", 0}};
+  ASSERT_TRUE(s.start(json::object{{"sources", sources}, {"routes", json::object{{"automatic", json::array{"gpu"}}}}},
+                      &error))
+      << error;
+  bool told = false;
+  for (const auto& m : s.messages)
+    told = told || (m.find("sources[1].maxTokens: 0 is not accepted (expected an integer from 1 to 4096)") !=
+                        std::string::npos &&
+                    m.find("the routing in force is kept") != std::string::npos);
+  EXPECT_TRUE(told);
+  s.open("file:///t/e.py", "import os");
+  ASSERT_TRUE(s.complete("file:///t/e.py", 9, 2));
+  EXPECT_EQ(requests(s.source("stats", "local")), 1u) << "the implicit local source answers";
+  EXPECT_TRUE(s.source("stats", "gpu").empty());
+  EXPECT_EQ(s.stop(), 0);
+}
+
 TEST_F(RoutingServed, ARoutingChangeAtRunTimeTakesEffectAndABadOneIsRefused) {
   served s;
   std::string error;
