@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "lsp/jsonrpc.h"
+#include "lsp/protocol_quickfill.h"
 
 using namespace qf::lsp;
 
@@ -206,4 +207,49 @@ TEST(Outbox, NeverWritesANonFiniteNumber) {
   EXPECT_TRUE(back.at("a").is_null());
   EXPECT_TRUE(back.at("b").is_null());
   EXPECT_EQ(back.at("c").as_double(), 2.5);
+}
+
+TEST(Protocol, QuickfillStatsParamsAreOptionalAndRecentIsANonNegativeInteger) {
+  capture c;
+  dispatcher d(c.out);
+  std::vector<std::int64_t> seen;  // -1: no params
+  d.on_request<std::optional<stats_params>>("quickfill/stats",
+                                            [&](const std::optional<stats_params>& p, const reply_once& r) {
+                                              seen.push_back(p && p->recent ? *p->recent : -1);
+                                              r.result(nullptr);
+                                            });
+  d.dispatch_request(json::value(1), "quickfill/stats", nullptr);
+  d.dispatch_request(json::value(2), "quickfill/stats", json::parse(R"({"recent":3})"));
+  d.dispatch_request(json::value(3), "quickfill/stats", json::parse(R"({"recent":"all"})"));
+  d.dispatch_request(json::value(4), "quickfill/stats", json::parse(R"({"recent":-1})"));
+  d.dispatch_request(json::value(5), "quickfill/stats", json::parse(R"({})"));
+  EXPECT_EQ(seen, (std::vector<std::int64_t>{-1, 3, -1}));
+  ASSERT_EQ(c.sent.size(), 5u);
+  for (std::size_t i : {2u, 3u}) {
+    EXPECT_EQ(c.sent[i].at("error").at("code"), json::value(-32602));
+    EXPECT_EQ(c.sent[i].at("error").at("message"), json::value("params.recent: expected a non-negative integer"));
+  }
+}
+
+TEST(Protocol, QuickfillStatusKeepsItsKeysInOrderAndANullDaemon) {
+  status_result s;
+  s.modelLoaded = true;
+  s.modelPath = "/m.gguf";
+  s.openDocuments = 2;
+  s.sources = json::array{json::object{{"id", "local"}}};
+  s.routes = json::object{};
+  json::value v = json::value_from(s);
+  std::vector<std::string> keys;
+  for (const auto& kv : v.as_object()) keys.emplace_back(kv.key());
+  EXPECT_EQ(keys, (std::vector<std::string>{"modelLoaded", "modelLoading", "modelPath", "modelSource", "model",
+                                            "positionEncoding", "openDocuments", "staleDocuments",
+                                            "openDocumentBytes", "queued", "workerBusy", "sources", "routes",
+                                            "daemon"}));
+  EXPECT_TRUE(v.at("daemon").is_null());
+  s.noModelReason = "none here";
+  const status_result back = json::value_to<status_result>(json::value_from(s));
+  EXPECT_EQ(back.noModelReason, "none here");
+  EXPECT_EQ(back.openDocuments, 2u);
+  EXPECT_EQ(back.sources, s.sources);
+  EXPECT_EQ(json::value_to<report_result>(json::value_from(report_result{"<html>"})).html, "<html>");
 }
