@@ -146,6 +146,12 @@ T decode(const json::value& v, std::string_view root, std::string* error) {
   return out;
 }
 
+// Declares the conversions of protocol struct T (written in a .cpp with
+// read_field/write_field, one line a member): value_to<T> and value_from.
+#define QF_LSP_CONVERSIONS(T)                                  \
+  T tag_invoke(json::value_to_tag<T>, const json::value& v);   \
+  void tag_invoke(json::value_from_tag, json::value& v, const T& x)
+
 // Writes `value` under `key` unless it is an empty optional.
 template <class T>
 void write_field(json::object& obj, std::string_view key, const T& value) {

@@ -33,10 +33,6 @@ enum class error_code : int {
 
 enum class message_type : int { error = 1, warning = 2, info = 3, log = 4 };
 
-#define QF_LSP_CONVERSIONS(T)                                  \
-  T tag_invoke(json::value_to_tag<T>, const json::value& v);   \
-  void tag_invoke(json::value_from_tag, json::value& v, const T& x)
-
 struct position {
   std::uint32_t line = 0;
   std::uint32_t character = 0;
@@ -217,8 +213,6 @@ struct progress_params {
   work_done_progress value;
 };
 QF_LSP_CONVERSIONS(progress_params);
-
-#undef QF_LSP_CONVERSIONS
 
 // Lenient look-ups in raw capability/settings JSON: a missing or mistyped
 // member yields the fallback. `path` is dot-separated ("general.positionEncodings").

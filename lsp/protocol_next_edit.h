@@ -16,10 +16,6 @@
 
 namespace qf::lsp {
 
-#define QF_LSP_CONVERSIONS(T)                                  \
-  T tag_invoke(json::value_to_tag<T>, const json::value& v);   \
-  void tag_invoke(json::value_from_tag, json::value& v, const T& x)
-
 struct next_edit_document {
   std::string uri;
   std::optional<std::int32_t> version;  // when given, it must be the document's version
@@ -61,7 +57,5 @@ struct did_accept_params {
   std::int64_t acceptedLength = 0;  // of what was shown; less than its length: partly accepted
 };
 QF_LSP_CONVERSIONS(did_accept_params);
-
-#undef QF_LSP_CONVERSIONS
 
 }  // namespace qf::lsp

@@ -21,10 +21,6 @@
 
 namespace qf::lsp {
 
-#define QF_LSP_CONVERSIONS(T)                                  \
-  T tag_invoke(json::value_to_tag<T>, const json::value& v);   \
-  void tag_invoke(json::value_from_tag, json::value& v, const T& x)
-
 // Params may be absent or null (decode std::optional<stats_params>).
 struct stats_params {
   // How many recent requests to list (default 50); anything but a
@@ -56,7 +52,5 @@ struct status_result {
   json::value daemon;   // the daemon this session runs in; null when the model is this process's own
 };
 QF_LSP_CONVERSIONS(status_result);
-
-#undef QF_LSP_CONVERSIONS
 
 }  // namespace qf::lsp
