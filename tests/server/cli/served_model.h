@@ -100,23 +100,18 @@ class served_model {
     client_.send(json::object{{"jsonrpc", "2.0"}, {"method", method}, {"params", std::move(params)}});
   }
 
+  // The response's result; nullopt without an answer or with an error.
   std::optional<json::value> call(const std::string& method, json::value params) {
-    const int64_t id = client_.request(method, std::move(params));
-    for (;;) {
-      auto m = client_.next(milliseconds(120000));
-      if (!m) return std::nullopt;
-      const json::object& o = m->body.as_object();
-      if (o.contains("method")) {  // a notification, or a request to the client
-        if (o.contains("id")) client_.send(json::object{{"jsonrpc", "2.0"}, {"id", o.at("id")}, {"result", nullptr}});
-        if (o.at("method") == "window/showMessage")
-          messages.push_back(std::string(o.at("params").at("message").as_string()));
-        continue;
-      }
-      if (o.contains("id") && o.at("id").is_int64() && o.at("id").as_int64() == id) {
-        if (!o.contains("result")) return std::nullopt;
-        return o.at("result");
-      }
-    }
+    auto r = response(method, std::move(params));
+    if (!r || !r->contains("result")) return std::nullopt;
+    return r->at("result");
+  }
+  // The response's result, or its error as {"error": ...}; nullopt without an answer.
+  std::optional<json::value> call_or_error(const std::string& method, json::value params) {
+    auto r = response(method, std::move(params));
+    if (!r) return std::nullopt;
+    if (r->contains("result")) return r->at("result");
+    return json::value(json::object{{"error", r->contains("error") ? r->at("error") : json::value()}});
   }
 
   // Shuts down; returns the exit code (negative: killed by that signal).
@@ -130,6 +125,23 @@ class served_model {
   std::vector<std::string> messages;  // window/showMessage texts seen by call()
 
  private:
+  // The response to `method`; requests from the server meanwhile are
+  // answered with null, its messages (window/showMessage) kept.
+  std::optional<json::object> response(const std::string& method, json::value params) {
+    const int64_t id = client_.request(method, std::move(params));
+    for (;;) {
+      auto m = client_.next(milliseconds(120000));
+      if (!m) return std::nullopt;
+      const json::object& o = m->body.as_object();
+      if (o.contains("method")) {  // a notification, or a request to the client
+        if (o.contains("id")) client_.send(json::object{{"jsonrpc", "2.0"}, {"id", o.at("id")}, {"result", nullptr}});
+        if (o.at("method") == "window/showMessage")
+          messages.push_back(std::string(o.at("params").at("message").as_string()));
+        continue;
+      }
+      if (o.contains("id") && o.at("id").is_int64() && o.at("id").as_int64() == id) return o;
+    }
+  }
   static bool fail(std::string* error, const std::string& what) {
     *error = what;
     return false;

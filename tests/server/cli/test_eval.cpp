@@ -12,8 +12,7 @@
 
 #include <boost/json.hpp>
 
-#include "inference/convert/synth_model.h"
-#include "inference/convert/synth_vocab.h"
+#include "tests/server/cli/file_sep_model.h"
 #include "tests/server/cli/served_model.h"
 #include "tests/server/cli/tool_runner.h"
 
@@ -82,13 +81,8 @@ TEST_F(EvalCommand, BundledModelFiguresAddUp) {
 
 TEST_F(EvalCommand, ASyntheticModelThatEndsAtOnceSuggestsNothing) {
   const std::string dir = scratch_dir("eval-synth");
-  auto spec = infer::convert::synth_preset("tiny", "qwen2");
-  spec.n_vocab = 1024;
-  spec.n_ctx = 2048;
-  spec.tied = false;
-  spec.emit_token = infer::convert::make_synth_vocab(spec.n_vocab, spec.seed).file_sep;
   const std::string model = dir + "/ends.gguf";
-  infer::convert::write_synth_model(spec, infer::ggml_type::f32, model);
+  write_file_sep_model(model);
   const run_result r = eval({"--benchmark", "humaneval-single", "--limit", "4", "--json", "--model", model});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json::value doc = json::parse(r.out);

@@ -24,8 +24,8 @@
 
 #include <boost/json.hpp>
 
-#include "lsp/client/lsp_client.h"
 #include "tests/nginx_server.h"
+#include "tests/server/cli/served_model.h"
 #include "tests/server/cli/tool_runner.h"
 
 namespace qf::test {
@@ -179,37 +179,13 @@ TEST_F(ModelPull, ThePulledNameIsAModelForTheServer) {
   auto hub = start_hub();
   ASSERT_TRUE(hub->ok()) << hub->error();
   ASSERT_EQ(run_quickfill({"model", "pull", "o/r:tiny.gguf", "--name", "my-coder"}).exit_code, 0);
-  qf::lsp::lsp_client c;
+  served_model s;
   std::string error;
-  qf::lsp::client_options co;
-  co.answer_server_requests = true;
-  co.stderr_path = dir_ + "/server.log";
-  ASSERT_TRUE(c.start({QUICKFILL_BIN, "--stdio", "--model", "my-coder", "--threads", "1", "--no-background"}, co,
-                      &error))
-      << error;
-  namespace json = boost::json;
-  auto call = [&](const std::string& m, json::value p) -> std::optional<json::value> {
-    auto id = c.request(m, std::move(p));
-    auto r = c.wait_response(id, milliseconds(60000));
-    if (!r) return std::nullopt;
-    return r->body;
-  };
-  ASSERT_TRUE(call("initialize", json::object{{"processId", nullptr}, {"rootUri", nullptr}, {"capabilities", json::object{}}}));
-  c.send(json::object{{"jsonrpc", "2.0"}, {"method", "initialized"}, {"params", json::object{}}});
-  json::object st;
-  for (int i = 0; i < 600; ++i) {
-    auto s = call("quickfill/status", nullptr);
-    ASSERT_TRUE(s);
-    st = s->as_object().at("result").as_object();
-    if (!st.at("modelLoading").as_bool()) break;
-    std::this_thread::sleep_for(milliseconds(100));
-  }
-  EXPECT_TRUE(st.at("modelLoaded").as_bool()) << json::serialize(st);
-  EXPECT_EQ(std::string(st.at("modelPath").as_string()), models_ + "/my-coder.gguf");
-  call("shutdown", nullptr);
-  c.send(json::object{{"jsonrpc", "2.0"}, {"method", "exit"}});
-  bool timed_out = false;
-  EXPECT_EQ(c.wait_exit(milliseconds(60000), &timed_out), 0);
+  ASSERT_TRUE(s.start_with({"--model", "my-coder"}, {}, dir_ + "/server.log", &error)) << error;
+  const auto st = s.call("quickfill/status", nullptr);
+  ASSERT_TRUE(st);
+  EXPECT_EQ(std::string(st->at("modelPath").as_string()), models_ + "/my-coder.gguf");
+  EXPECT_EQ(s.stop(), 0);
 }
 
 // A repository that plants a model file named like a model in the folder the
@@ -220,45 +196,22 @@ TEST_F(ModelPull, AModelNamedLikeAFileInTheWorkingDirectoryIsNotTakenFromIt) {
   fs::create_directories(repo);
   fs::copy_file(model_, repo + "/planted.gguf");
   fs::copy_file(model_, repo + "/planted");
-  namespace json = boost::json;
   for (const bool daemon : {false, true}) {
-    qf::lsp::lsp_client c;
+    std::vector<std::string> args{"--no-daemon"};
+    if (daemon) args = {"--socket-dir", dir_ + "/sock"};
+    served_model s;
     std::string error;
-    qf::lsp::client_options co;
-    co.answer_server_requests = true;
-    co.stderr_path = dir_ + "/server.log";
-    std::vector<std::string> argv{QUICKFILL_BIN, "--stdio", "--threads", "1", "--no-background"};
-    if (daemon) argv.insert(argv.end(), {"--socket-dir", dir_ + "/sock"});
-    else argv.push_back("--no-daemon");
     const fs::path old = fs::current_path();
     fs::current_path(repo);
-    const bool started = c.start(argv, co, &error);
+    const bool started = s.start_with(args, json::object{{"model", "planted"}}, dir_ + "/server.log", &error,
+                                      /*require_model=*/false);
     fs::current_path(old);
     ASSERT_TRUE(started) << error;
-    auto call = [&](const std::string& m, json::value p) -> std::optional<json::value> {
-      auto id = c.request(m, std::move(p));
-      auto r = c.wait_response(id, milliseconds(60000));
-      if (!r) return std::nullopt;
-      return r->body;
-    };
-    ASSERT_TRUE(call("initialize", json::object{{"processId", nullptr}, {"rootUri", nullptr},
-                                                {"capabilities", json::object{}},
-                                                {"initializationOptions", json::object{{"model", "planted"}}}}));
-    c.send(json::object{{"jsonrpc", "2.0"}, {"method", "initialized"}, {"params", json::object{}}});
-    json::object st;
-    for (int i = 0; i < 600; ++i) {
-      auto s = call("quickfill/status", nullptr);
-      ASSERT_TRUE(s);
-      st = s->as_object().at("result").as_object();
-      if (!st.at("modelLoading").as_bool()) break;
-      std::this_thread::sleep_for(milliseconds(100));
-    }
-    EXPECT_FALSE(st.at("modelLoaded").as_bool()) << daemon << " " << json::serialize(st);
-    EXPECT_EQ(std::string(st.at("modelPath").as_string()), models_ + "/planted.gguf") << json::serialize(st);
-    call("shutdown", nullptr);
-    c.send(json::object{{"jsonrpc", "2.0"}, {"method", "exit"}});
-    bool timed_out = false;
-    EXPECT_EQ(c.wait_exit(milliseconds(60000), &timed_out), 0);
+    const auto st = s.call("quickfill/status", nullptr);
+    ASSERT_TRUE(st);
+    EXPECT_FALSE(st->at("modelLoaded").as_bool()) << daemon << " " << json::serialize(*st);
+    EXPECT_EQ(std::string(st->at("modelPath").as_string()), models_ + "/planted.gguf") << json::serialize(*st);
+    EXPECT_EQ(s.stop(), 0);
   }
   // The daemon this test started goes with it.
   std::ifstream pid_file(dir_ + "/sock/daemon.pid");

@@ -8,82 +8,25 @@
 // the reason; an edit of the document answers a later version only.
 #include <gtest/gtest.h>
 
-#include <chrono>
-#include <filesystem>
-#include <thread>
+#include <string>
 
 #include <boost/json.hpp>
 
-#include "inference/convert/synth_model.h"
-#include "inference/convert/synth_vocab.h"
-#include "lsp/client/lsp_client.h"
+#include "tests/server/cli/file_sep_model.h"
+#include "tests/server/cli/served_model.h"
 #include "tests/server/cli/tool_runner.h"
 
 namespace qf::test {
 namespace {
 
 namespace json = boost::json;
-using std::chrono::milliseconds;
 
-class server {
- public:
-  bool start(const std::string& model, const std::string& format, std::string* error) {
-    if (!client_.start({QUICKFILL_BIN, "--stdio", "--model", model, "--threads", "1", "--no-background"},
-                       qf::lsp::client_options{}, error))
-      return false;
-    const json::object options{{"completion", json::object{{"explicitDeadlineMs", 60000}}},
-                               {"nextEdit", json::object{{"format", format}, {"maxTokens", 64}}}};
-    if (!call("initialize", json::object{{"processId", nullptr},
-                                         {"capabilities", json::object{}},
-                                         {"initializationOptions", options}}))
-      return false;
-    client_.send(json::object{{"jsonrpc", "2.0"}, {"method", "initialized"}, {"params", json::object{}}});
-    for (int i = 0; i < 600; ++i) {
-      auto st = call("quickfill/status", nullptr);
-      if (st && !st->at("modelLoading").as_bool()) return st->at("modelLoaded").as_bool();
-      std::this_thread::sleep_for(milliseconds(50));
-    }
-    return false;
-  }
-  void notify(const std::string& method, json::value params) {
-    client_.send(json::object{{"jsonrpc", "2.0"}, {"method", method}, {"params", std::move(params)}});
-  }
-  // The response's result, or its error as {"error": ...}.
-  std::optional<json::value> call(const std::string& method, json::value params) {
-    const int64_t id = client_.request(method, std::move(params));
-    for (;;) {
-      auto m = client_.next(milliseconds(120000));
-      if (!m) return std::nullopt;
-      const json::object& o = m->body.as_object();
-      if (o.contains("method")) {
-        if (o.contains("id")) client_.send(json::object{{"jsonrpc", "2.0"}, {"id", o.at("id")}, {"result", nullptr}});
-        continue;
-      }
-      if (o.contains("id") && o.at("id").is_int64() && o.at("id").as_int64() == id)
-        return o.contains("result") ? o.at("result") : json::value(json::object{{"error", o.at("error")}});
-    }
-  }
-  int stop() {
-    call("shutdown", nullptr);
-    notify("exit", json::object{});
-    bool timed_out = false;
-    return client_.wait_exit(milliseconds(60000), &timed_out);
-  }
-
- private:
-  qf::lsp::lsp_client client_;
-};
-
-std::string emitting_model(const std::string& dir, int64_t* token) {
-  auto spec = infer::convert::synth_preset("tiny", "qwen2");
-  spec.n_vocab = 1024;
-  spec.n_ctx = 2048;
-  spec.tied = false;
-  spec.emit_token = infer::convert::make_synth_vocab(spec.n_vocab, spec.seed).file_sep;
-  *token = spec.emit_token;
-  const std::string path = dir + "/emit-file-sep.gguf";
-  infer::convert::write_synth_model(spec, infer::ggml_type::f32, path);
-  return path;
+// The server with a model, the next-edit layout `format` and generous deadlines.
+bool start(served_model& s, const std::string& model, const std::string& format, const std::string& log,
+           std::string* error) {
+  const json::object options{{"completion", json::object{{"explicitDeadlineMs", 60000}}},
+                             {"nextEdit", json::object{{"format", format}, {"maxTokens", 64}}}};
+  return s.start_with({"--model", model}, options, log, error);
 }
 
 const std::string k_uri = "file:///w/g\xC3\xA9o.py";
@@ -92,7 +35,7 @@ const std::string k_text = "def area(w, h):\n    return w * h\n\nprint(\"\xC3\xA
 
 json::object position(int64_t line, int64_t ch) { return json::object{{"line", line}, {"character", ch}}; }
 
-void open_and_rename(server& s) {
+void open_and_rename(served_model& s) {
   s.notify("textDocument/didOpen", json::object{{"textDocument", json::object{{"uri", k_uri},
                                                                              {"languageId", "python"},
                                                                              {"version", 1},
@@ -113,13 +56,13 @@ json::object next_edit_params(int64_t version) {
 
 TEST(NextEditServed, AModelThatEndsAtOnceDeletesTheSweepRegion) {
   const std::string dir = scratch_dir("next_edit_served");
-  int64_t sep = -1;
-  const std::string model = emitting_model(dir, &sep);
-  server s;
+  const std::string model = dir + "/emit-file-sep.gguf";
+  write_file_sep_model(model);
+  served_model s;
   std::string error;
-  ASSERT_TRUE(s.start(model, "sweep", &error)) << error;
+  ASSERT_TRUE(start(s, model, "sweep", dir + "/server.log", &error)) << error;
   open_and_rename(s);
-  auto r = s.call("quickfill/nextEdit", next_edit_params(2));
+  auto r = s.call_or_error("quickfill/nextEdit", next_edit_params(2));
   ASSERT_TRUE(r && r->is_object()) << (r ? json::serialize(*r) : "no answer");
   const json::object& o = r->as_object();
   ASSERT_FALSE(o.contains("error")) << json::serialize(*r);
@@ -145,7 +88,7 @@ TEST(NextEditServed, AModelThatEndsAtOnceDeletesTheSweepRegion) {
       offered = it.at("insertText").as_string().empty();
   EXPECT_TRUE(offered) << json::serialize(*inl);
   // A version the document is no longer at is stale.
-  auto stale = s.call("quickfill/nextEdit", next_edit_params(1));
+  auto stale = s.call_or_error("quickfill/nextEdit", next_edit_params(1));
   ASSERT_TRUE(stale && stale->is_object() && stale->as_object().contains("error"));
   EXPECT_EQ(stale->at("error").at("code").as_int64(), -32801);
   EXPECT_EQ(s.stop(), 0);
@@ -153,13 +96,13 @@ TEST(NextEditServed, AModelThatEndsAtOnceDeletesTheSweepRegion) {
 
 TEST(NextEditServed, TheZetaLayoutWithoutItsEndMarkerIsSilence) {
   const std::string dir = scratch_dir("next_edit_served_zeta");
-  int64_t sep = -1;
-  const std::string model = emitting_model(dir, &sep);
-  server s;
+  const std::string model = dir + "/emit-file-sep.gguf";
+  write_file_sep_model(model);
+  served_model s;
   std::string error;
-  ASSERT_TRUE(s.start(model, "zeta", &error)) << error;
+  ASSERT_TRUE(start(s, model, "zeta", dir + "/server.log", &error)) << error;
   open_and_rename(s);
-  auto r = s.call("quickfill/nextEdit", next_edit_params(2));
+  auto r = s.call_or_error("quickfill/nextEdit", next_edit_params(2));
   ASSERT_TRUE(r && r->is_object()) << (r ? json::serialize(*r) : "no answer");
   EXPECT_EQ(r->at("format").as_string(), "zeta");
   EXPECT_TRUE(r->at("edits").as_array().empty());
