@@ -17,6 +17,16 @@
 // The accept loop, handshakes, timers and signals run on one Boost.Asio
 // io_context (a strand of one thread); sessions read and write their socket
 // with the server's framing (lsp/transport.h), as on stdio.
+//
+// Threads and ownership (the whole picture, with each handoff of a keystroke
+// and of a completion, bridge included: docs/daemon.md, "Threads and
+// ownership"): the main thread owns the listener and the session table; each
+// session is a session thread (its event loop: lsp_server, server_core, the
+// socket's writes), a socket reader, and its scheduler's worker, which makes
+// the session's calls into the shared engine itself, on its own thread, when
+// the engine's turn (engine_worker.h) comes. The engine has no thread.
+// Cancellation stays within the session: its scheduler cancels the token
+// the engine call holds.
 // With `--http HOST:PORT` the daemon also runs the HTTP endpoint (server/http/)
 // on its io_context, its provider a session of the shared engine pool, and
 // does not exit when idle (an endpoint that cannot start is logged; the

@@ -1,7 +1,7 @@
 // The daemon's turn on a shared engine: every call into a shared completion
 // provider, from every session, runs one at a time, in a fair order. A call
 // runs on the thread that makes it (the session's scheduler worker, see
-// server/core/scheduler.h; or an HTTP request's thread): run() waits for the
+// server/core/scheduler.h; the HTTP endpoint has one too): run() waits for the
 // call's turn, runs it there and hands the turn to the next one. The engine
 // has no thread of its own, so a call costs no handoff beyond the session's
 // own; each session keeps its own scheduler (queue, latest-wins, cancellation)
