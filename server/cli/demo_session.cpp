@@ -8,6 +8,7 @@
 
 #include <boost/json.hpp>
 
+#include "lsp/protocol_quickfill.h"
 #include "server/cli/demo.h"
 
 namespace qf::cli::demo {
@@ -58,30 +59,34 @@ bool session::initialize() {
 }
 
 bool session::wait_for_model() {
-  json::value status;
+  lsp::status_result status;
   const auto load_started = steady::now();
   for (;;) {
     auto r = await(request("quickfill/status", nullptr), milliseconds(30000));
-    if (!r) {
+    const json::value* result = r && r->is_object() ? r->as_object().if_contains("result") : nullptr;
+    if (!result) {
       std::fprintf(stderr, "quickfill demo: no answer to quickfill/status\n");
       return false;
     }
-    status = r->at("result");
-    if (!status.at("modelLoading").as_bool()) break;
+    std::string error;
+    try {
+      status = lsp::decode<lsp::status_result>(*result, "result", &error);
+    } catch (const lsp::decode_error&) {
+      std::fprintf(stderr, "quickfill demo: unexpected quickfill/status answer: %s\n", error.c_str());
+      return false;
+    }
+    if (!status.modelLoading) break;
     if (steady::now() - load_started > std::chrono::minutes(10)) break;
     std::this_thread::sleep_for(milliseconds(100));
   }
-  have_model_ = status.at("modelLoaded").as_bool();
+  have_model_ = status.modelLoaded;
   std::printf("position encoding: %s\n", encoding_.c_str());
   if (have_model_) {
-    std::printf("model: %s (%s)\n", json::value_to<std::string>(status.at("model")).c_str(),
-                json::value_to<std::string>(status.at("modelPath")).c_str());
+    std::printf("model: %s (%s)\n", status.model.c_str(), status.modelPath.c_str());
   } else {
     std::printf("\n*** NO MODEL IS LOADED: completions will be empty. ***\n    reason: %s\n"
                 "    (give one with: quickfill demo --model PATH.gguf)\n\n",
-                status.as_object().contains("noModelReason")
-                    ? json::value_to<std::string>(status.at("noModelReason")).c_str()
-                    : "unknown");
+                status.noModelReason.value_or("unknown").c_str());
   }
   return true;
 }

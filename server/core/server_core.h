@@ -3,7 +3,11 @@
 //
 // The LSP binding (lsp_server) translates messages into calls here and
 // results back into messages; nothing in this class knows JSON-RPC or
-// position encodings beyond the indexing types. Callbacks that must reach the
+// position encodings beyond the text types. The request policy is here, not
+// in a binding (server_core_requests.cpp): the deadline of each request, the
+// stats of every completion, whether the document changed while the worker
+// ran, and failures as values (request_outcome.h) that each binding maps to
+// its protocol. Callbacks that must reach the
 // dispatcher thread go through the `post` function given at construction.
 // The completion provider is created by an injected factory (the real one in
 // the shipped binary, test doubles in tests) on the worker thread, which owns
