@@ -27,13 +27,15 @@
 #include <string>
 #include <vector>
 
-#include "text/lines.h"
+#include "bench/bench_args.h"
+#include "bench/completion_bench.h"
 #include "server/cli/eval_score.h"
-#include "server/completion/decode/engine_backend.h"
+#include "text/lines.h"
 #include "server/completion/pipeline/pipeline.h"
 
 using namespace qf::server;
 using namespace qf::server::completion;
+using namespace qf::bench;
 
 namespace {
 
@@ -52,23 +54,10 @@ std::vector<std::string> default_files() {
   return out;
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 double quantile(std::vector<double> v, double q) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
   return v[std::min(v.size() - 1, static_cast<size_t>(q * double(v.size() - 1) + 0.5))];
-}
-
-// The text after the replaced word: what the suggestion adds at the cursor.
-std::string added_text(const completion_candidate& c) {
-  const size_t word = static_cast<size_t>(c.replace_end.byte_col - c.replace_begin.byte_col);
-  return c.insert_text.substr(std::min(word, c.insert_text.size()));
 }
 
 struct sample {
@@ -77,16 +66,6 @@ struct sample {
   bool similar;  // edit similarity of first line and truth >= 0.5
 };
 
-
-std::unique_ptr<lm_backend> load(const std::string& model, int threads) {
-  std::string err;
-  engine_options engine;
-  engine.device = "cpu";
-  engine.threads = threads;
-  auto backend = load_engine_backend(model, engine, &err);
-  if (!backend) std::fprintf(stderr, "confidence_bench: %s\n", err.c_str());
-  return backend;
-}
 
 int run_gate(std::unique_ptr<lm_backend> backend, const std::vector<std::string>& files, int per_file, unsigned seed) {
   completion_settings s;
@@ -105,25 +84,12 @@ int run_gate(std::unique_ptr<lm_backend> backend, const std::vector<std::string>
     }
     const std::vector<std::string_view> lines = qf::text::split_lines(text);
     for (int k = 0; k < per_file; ++k) {
-      std::size_t line = 0, body = 0;
-      for (int tries = 0; tries < 100; ++tries) {
-        line = std::uniform_int_distribution<std::size_t>(0, lines.size() - 1)(rng);
-        const std::string_view l = qf::text::strip_line_break(lines[line]);
-        body = static_cast<std::size_t>(std::count_if(l.begin(), l.end(), [](char c) { return c != ' ' && c != '\t'; }));
-        if (body >= 8) break;
-      }
-      if (body < 8) continue;
-      const std::string_view l = qf::text::strip_line_break(lines[line]);
-      std::size_t col = l.size() * std::uniform_int_distribution<std::size_t>(30, 70)(rng) / 100;
-      while (col > 0 && (static_cast<unsigned char>(l[col]) & 0xC0) == 0x80) --col;
-      std::size_t line_off = 0;
-      for (std::size_t i = 0; i < line; ++i) line_off += lines[i].size();
-      const std::string truth(l.substr(col));
-      const std::string doc = text.substr(0, line_off + col) + text.substr(line_off + l.size());
+      const std::optional<cut_point> cut = random_cut(text, lines, rng);
+      if (!cut) continue;
       completion_request req;
       req.uri = "file://" + path;
-      req.text = doc;
-      req.cursor = {static_cast<int64_t>(line), static_cast<int64_t>(col)};
+      req.text = cut->doc;
+      req.cursor = {static_cast<int64_t>(cut->line), static_cast<int64_t>(cut->col)};
       req.received = clock::now();
       const completion_result res = p.complete(req, {});
       ++positions;
@@ -133,8 +99,8 @@ int run_gate(std::unique_ptr<lm_backend> backend, const std::vector<std::string>
       }
       const std::string add = added_text(res.items.front());
       const std::string first(add.substr(0, qf::text::find_line_break(add).pos));
-      samples.push_back({*res.items.front().score, !first.empty() && truth.starts_with(first),
-                         !first.empty() && qf::cli::byte_similarity(first, truth) >= 0.5});
+      samples.push_back({*res.items.front().score, !first.empty() && cut->truth.starts_with(first),
+                         !first.empty() && qf::cli::byte_similarity(first, cut->truth) >= 0.5});
     }
   }
   std::vector<double> good, bad, close, far;
@@ -236,31 +202,24 @@ int main(int argc, char** argv) {
   int per_file = 12, threads = 2, runs = 7, tokens = 16;
   unsigned seed = 1;
   bool timing = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--timing") {
-      timing = true;
-      continue;
-    }
-    const std::string v = i + 1 < argc ? argv[++i] : "";
-    if (a == "--model") model = v;
-    else if (a == "--files") {
-      files.clear();
-      std::stringstream ss(v);
-      for (std::string f; std::getline(ss, f, ',');) files.push_back(f);
-    } else if (a == "--points") per_file = std::atoi(v.c_str());
-    else if (a == "--threads") threads = std::atoi(v.c_str());
-    else if (a == "--runs") runs = std::max(1, std::atoi(v.c_str()));
-    else if (a == "--tokens") tokens = std::max(1, std::atoi(v.c_str()));
-    else if (a == "--seed") seed = static_cast<unsigned>(std::atoi(v.c_str()));
+  arg_reader args("confidence_bench", argc, argv);
+  while (args.next()) {
+    if (args.is("--timing")) timing = true;
+    else if (args.is("--model")) model = args.value();
+    else if (args.is("--files")) files = args.list_value();
+    else if (args.is("--points")) per_file = args.int_value();
+    else if (args.is("--threads")) threads = args.int_value();
+    else if (args.is("--runs")) runs = std::max(1, args.int_value());
+    else if (args.is("--tokens")) tokens = std::max(1, args.int_value());
+    else if (args.is("--seed")) seed = args.unsigned_value();
     else {
       std::fprintf(stderr,
                    "usage: confidence_bench [--model F.gguf] [--files a,b] [--points N] [--seed N] [--threads N]\n"
                    "       confidence_bench --timing [--model F.gguf] [--files FILE] [--runs N] [--tokens N]\n");
-      return 2;
+      return args.usage_status();
     }
   }
-  auto backend = load(model, threads);
+  auto backend = load_cpu_backend("confidence_bench", model, threads);
   if (!backend) return 1;
   if (timing) return run_timing(std::move(backend), files.front(), runs, tokens);
   return run_gate(std::move(backend), files, per_file, seed);

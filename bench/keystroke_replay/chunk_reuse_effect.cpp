@@ -12,13 +12,11 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "bench/bench_args.h"
-#include "server/completion/decode/engine_backend.h"
+#include "bench/completion_bench.h"
 #include "server/completion/pipeline/pipeline.h"
 
 using namespace qf::server;
@@ -63,15 +61,8 @@ int main(int argc, char** argv) {
     std::puts(usage);
     return 2;
   }
-  std::string err;
-  engine_options engine;
-  engine.device = "cpu";
-  engine.threads = threads;
-  auto backend = load_engine_backend(model, engine, &err);
-  if (!backend) {
-    std::fprintf(stderr, "chunk_reuse_effect: %s\n", err.c_str());
-    return 1;
-  }
+  auto backend = qf::bench::load_cpu_backend("chunk_reuse_effect", model, threads);
+  if (!backend) return 1;
   completion_settings base;
   base.stop_rules = false;
   base.type_through = false;
@@ -88,10 +79,7 @@ int main(int argc, char** argv) {
   int cases = 0, identical = 0, shifted_cases = 0;
   double common_sum = 0, ev_shift = 0, ev_cold = 0;
   for (const std::string& path : files) {
-    std::ifstream in(path);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    std::string text = ss.str();
+    const std::string text = qf::bench::read_file(path);
     const int64_t n_lines = std::count(text.begin(), text.end(), '\n');
     for (int k = 0; k < per_file && n_lines > 40; ++k) {
       const int64_t line = 20 + (n_lines - 40) * (k + 1) / (per_file + 1);

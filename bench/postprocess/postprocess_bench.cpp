@@ -27,18 +27,20 @@
 #include <string>
 #include <vector>
 
-#include "text/lines.h"
+#include "bench/bench_args.h"
+#include "bench/completion_bench.h"
 #include "indexing/syntax_check.h"
 #include "indexing/syntax_language.h"
-#include "server/completion/decode/engine_backend.h"
 #include "server/completion/pipeline/pipeline.h"
 #include "server/completion/postprocess/cleanup.h"
 #include "server/completion/postprocess/stop_rules.h"
 #include "server/completion/postprocess/syntax_rules.h"
 #include "server/completion/postprocess/trigger.h"
+#include "text/lines.h"
 
 using namespace qf::server;
 using namespace qf::server::completion;
+using namespace qf::bench;
 namespace fs = std::filesystem;
 
 namespace {
@@ -59,13 +61,6 @@ std::vector<std::string> default_files() {
   for (const char* f : {"main.go", "client.go", "socket.go", "proxy.go"})
     out.push_back(std::string("/usr/share/doc/git/contrib/persistent-https/") + f);
   return out;
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 std::optional<std::size_t> file_errors(const qf::index::syntax_language& lang, const std::string& text) {
@@ -93,34 +88,24 @@ int main(int argc, char** argv) {
   int per_file = 6, tokens = 48, threads = 2;
   unsigned seed = 1;
   std::string dump_path;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string a = argv[i], v = argv[i + 1];
-    if (a == "--model") model = v;
-    else if (a == "--files") {
-      files.clear();
-      std::stringstream ss(v);
-      for (std::string f; std::getline(ss, f, ',');) files.push_back(f);
-    } else if (a == "--points") per_file = std::atoi(v.c_str());
-    else if (a == "--tokens") tokens = std::atoi(v.c_str());
-    else if (a == "--threads") threads = std::atoi(v.c_str());
-    else if (a == "--seed") seed = static_cast<unsigned>(std::atoi(v.c_str()));
-    else if (a == "--dump") dump_path = v;
+  arg_reader args("postprocess_bench", argc, argv);
+  while (args.next()) {
+    if (args.is("--model")) model = args.value();
+    else if (args.is("--files")) files = args.list_value();
+    else if (args.is("--points")) per_file = args.int_value();
+    else if (args.is("--tokens")) tokens = args.int_value();
+    else if (args.is("--threads")) threads = args.int_value();
+    else if (args.is("--seed")) seed = args.unsigned_value();
+    else if (args.is("--dump")) dump_path = args.value();
     else {
       std::fprintf(stderr,
                    "usage: postprocess_bench [--model F.gguf] [--files a,b] [--points N] [--tokens N] [--seed N] "
                    "[--dump FILE]\n");
-      return 2;
+      return args.usage_status();
     }
   }
-  std::string err;
-  engine_options engine;
-  engine.device = "cpu";
-  engine.threads = threads;
-  auto backend = load_engine_backend(model, engine, &err);
-  if (!backend) {
-    std::fprintf(stderr, "postprocess_bench: %s\n", err.c_str());
-    return 1;
-  }
+  auto backend = load_cpu_backend("postprocess_bench", model, threads);
+  if (!backend) return 1;
   completion_settings raw_settings;
   raw_settings.stop_rules = false;
   raw_settings.type_through = false;
@@ -153,22 +138,10 @@ int main(int argc, char** argv) {
     const bool file_clean = original_errors && *original_errors == 0;
     const std::vector<std::string_view> lines = qf::text::split_lines(text);
     for (int k = 0; k < per_file; ++k) {
-      // A line with at least 8 non-blank characters, cut between 30% and 70% of it.
-      std::size_t line = 0, body = 0;
-      for (int tries = 0; tries < 100; ++tries) {
-        line = std::uniform_int_distribution<std::size_t>(0, lines.size() - 1)(rng);
-        const std::string_view l = qf::text::strip_line_break(lines[line]);
-        body = static_cast<std::size_t>(std::count_if(l.begin(), l.end(), [](char c) { return c != ' ' && c != '\t'; }));
-        if (body >= 8) break;
-      }
-      if (body < 8) continue;
-      const std::string_view l = qf::text::strip_line_break(lines[line]);
-      std::size_t col = l.size() * std::uniform_int_distribution<std::size_t>(30, 70)(rng) / 100;
-      while (col > 0 && (static_cast<unsigned char>(l[col]) & 0xC0) == 0x80) --col;
-      std::size_t line_off = 0;
-      for (std::size_t i = 0; i < line; ++i) line_off += lines[i].size();
-      const std::size_t cursor = line_off + col;
-      const std::string doc = text.substr(0, cursor) + text.substr(line_off + l.size());
+      const std::optional<cut_point> cut = random_cut(text, lines, rng);
+      if (!cut) continue;
+      const std::string& doc = cut->doc;
+      const std::size_t line = cut->line, col = cut->col, cursor = cut->offset;
       const std::optional<std::size_t> base_errors = file_errors(*lang, doc);
       if (!base_errors) continue;
 
@@ -179,12 +152,7 @@ int main(int argc, char** argv) {
       req.explicit_trigger = true;
       req.received = clock::now();
       const completion_result res = p.complete(req, {});
-      std::string gen;
-      if (!res.items.empty()) {
-        const completion_candidate& c = res.items.front();
-        const std::size_t word = static_cast<std::size_t>(c.replace_end.byte_col - c.replace_begin.byte_col);
-        gen = c.insert_text.substr(std::min(word, c.insert_text.size()));
-      }
+      const std::string gen = res.items.empty() ? std::string() : added_text(res.items.front());
       // Post-processing as the pipeline does it, timed.
       const cursor_context cx = make_cursor_context(doc, req.cursor.line, req.cursor.byte_col);
       const trigger_decision d = decide_trigger(cx, true, rules);
