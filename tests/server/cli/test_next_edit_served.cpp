@@ -21,12 +21,15 @@ namespace {
 
 namespace json = boost::json;
 
-// The server with a model, the next-edit layout `format` and generous deadlines.
-bool start(served_model& s, const std::string& model, const std::string& format, const std::string& log,
-           std::string* error) {
+// The server with a model that emits <|file_sep|> (written into the scratch
+// folder `name`), the next-edit layout `format` and generous deadlines.
+bool start(served_model& s, const std::string& name, const std::string& format, std::string* error) {
+  const std::string dir = scratch_dir(name);
+  const std::string model = dir + "/emit-file-sep.gguf";
+  write_file_sep_model(model);
   const json::object options{{"completion", json::object{{"explicitDeadlineMs", 60000}}},
                              {"nextEdit", json::object{{"format", format}, {"maxTokens", 64}}}};
-  return s.start_with({"--model", model}, options, log, error);
+  return s.start_with({"--model", model}, options, dir + "/server.log", error);
 }
 
 const std::string k_uri = "file:///w/g\xC3\xA9o.py";
@@ -55,12 +58,9 @@ json::object next_edit_params(int64_t version) {
 }  // namespace
 
 TEST(NextEditServed, AModelThatEndsAtOnceDeletesTheSweepRegion) {
-  const std::string dir = scratch_dir("next_edit_served");
-  const std::string model = dir + "/emit-file-sep.gguf";
-  write_file_sep_model(model);
   served_model s;
   std::string error;
-  ASSERT_TRUE(start(s, model, "sweep", dir + "/server.log", &error)) << error;
+  ASSERT_TRUE(start(s, "next_edit_served", "sweep", &error)) << error;
   open_and_rename(s);
   auto r = s.call_or_error("quickfill/nextEdit", next_edit_params(2));
   ASSERT_TRUE(r && r->is_object()) << (r ? json::serialize(*r) : "no answer");
@@ -95,12 +95,9 @@ TEST(NextEditServed, AModelThatEndsAtOnceDeletesTheSweepRegion) {
 }
 
 TEST(NextEditServed, TheZetaLayoutWithoutItsEndMarkerIsSilence) {
-  const std::string dir = scratch_dir("next_edit_served_zeta");
-  const std::string model = dir + "/emit-file-sep.gguf";
-  write_file_sep_model(model);
   served_model s;
   std::string error;
-  ASSERT_TRUE(start(s, model, "zeta", dir + "/server.log", &error)) << error;
+  ASSERT_TRUE(start(s, "next_edit_served_zeta", "zeta", &error)) << error;
   open_and_rename(s);
   auto r = s.call_or_error("quickfill/nextEdit", next_edit_params(2));
   ASSERT_TRUE(r && r->is_object()) << (r ? json::serialize(*r) : "no answer");
