@@ -82,12 +82,7 @@ TEST_P(roundtrip_fuzz, random_bytes_do_not_break_anything) {
 INSTANTIATE_TEST_SUITE_P(all, roundtrip_fuzz,
                          ::testing::Values("gpt-2", "llama-bpe", "llama-spm", "qwen2", "qwen35", "deepseek-coder",
                                            "refact", "starcoder"),
-                         [](const auto& info) {
-                           std::string n = info.param;
-                           for (char& ch : n)
-                             if (ch == '-') ch = '_';
-                           return n;
-                         });
+                         [](const auto& info) { return vocab_test_name(info.param); });
 
 }  // namespace
 }  // namespace qf::infer::test

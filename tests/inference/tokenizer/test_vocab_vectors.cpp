@@ -79,12 +79,7 @@ TEST(vocab_vectors_files, every_input_file_is_covered) {
 }
 
 INSTANTIATE_TEST_SUITE_P(all, vocab_vectors, ::testing::ValuesIn(k_vocabs),
-                         [](const auto& info) {
-                           std::string n = info.param;
-                           for (char& ch : n)
-                             if (ch == '-') ch = '_';
-                           return n;
-                         });
+                         [](const auto& info) { return vocab_test_name(info.param); });
 
 }  // namespace
 }  // namespace qf::infer::test

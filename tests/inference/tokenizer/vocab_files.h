@@ -26,4 +26,12 @@ std::vector<vector_case> read_vectors(const std::string& dir, const std::string&
 // Loads (once per process) ggml-vocab-NAME.gguf; nullptr when absent.
 const tokenizer* load_vocab(const std::string& name);
 
+// A test name for vocabulary NAME (GoogleTest allows no '-'): "llama-bpe" -> "llama_bpe";
+// for INSTANTIATE_TEST_SUITE_P over vocabulary names.
+inline std::string vocab_test_name(std::string name) {
+  for (char& ch : name)
+    if (ch == '-') ch = '_';
+  return name;
+}
+
 }  // namespace qf::infer::test
