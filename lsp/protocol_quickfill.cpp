@@ -73,4 +73,64 @@ void tag_invoke(json::value_from_tag, json::value& v, const status_result& x) {
   v = std::move(o);
 }
 
+explain_part tag_invoke(json::value_to_tag<explain_part>, const json::value& v) {
+  const json::object& o = expect_object(v);
+  explain_part x{};
+  read_field(o, "kind", x.kind);
+  read_field(o, "origin", x.origin);
+  read_field(o, "text", x.text);
+  read_field(o, "tokens", x.tokens);
+  return x;
+}
+
+void tag_invoke(json::value_from_tag, json::value& v, const explain_part& x) {
+  json::object o;
+  write_field(o, "kind", x.kind);
+  write_field(o, "origin", x.origin);
+  write_field(o, "text", x.text);
+  write_field(o, "tokens", x.tokens);
+  v = std::move(o);
+}
+
+explain_result tag_invoke(json::value_to_tag<explain_result>, const json::value& v) {
+  const json::object& o = expect_object(v);
+  explain_result x{};
+  read_field(o, "format", x.format);
+  read_field(o, "prompt", x.prompt);
+  read_field(o, "tokens", x.tokens);
+  read_field(o, "parts", x.parts);
+  std::optional<json::object> gate;
+  read_field(o, "gate", gate);
+  if (gate) {
+    for (const auto& [trigger, g] : *gate) {
+      explain_gate e{std::string(trigger), 0, {}};
+      try {
+        const json::object& go = expect_object(g);
+        read_field(go, "threshold", e.threshold);
+        read_field(go, "origin", e.origin);
+      } catch (decode_error& err) {
+        err.prepend_key(trigger);
+        err.prepend_key("gate");
+        throw;
+      }
+      x.gate.push_back(std::move(e));
+    }
+  }
+  return x;
+}
+
+void tag_invoke(json::value_from_tag, json::value& v, const explain_result& x) {
+  json::object o;
+  write_field(o, "format", x.format);
+  write_field(o, "prompt", x.prompt);
+  write_field(o, "tokens", x.tokens);
+  write_field(o, "parts", x.parts);
+  if (!x.gate.empty()) {
+    json::object gate;
+    for (const explain_gate& g : x.gate) gate[g.trigger] = json::object{{"threshold", g.threshold}, {"origin", g.origin}};
+    o["gate"] = std::move(gate);
+  }
+  v = std::move(o);
+}
+
 }  // namespace qf::lsp

@@ -9,13 +9,17 @@
 //                                     openDocuments, staleDocuments,
 //                                     openDocumentBytes, queued, workerBusy,
 //                                     noModelReason?, sources, routes, daemon}
-// quickfill/nextEdit, didShow and didAccept are in protocol_next_edit.h;
-// quickfill/explainCompletion takes completion_params.
+//   quickfill/explainCompletion  completion_params
+//                     -> {format, prompt, tokens, parts: [{kind, origin, text, tokens}],
+//                         gate?: {TRIGGER: {threshold, origin}}}
+//                     (also what `quickfill prompt --json` prints)
+// quickfill/nextEdit, didShow and didAccept are in protocol_next_edit.h.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "lsp/protocol.h"
 
@@ -52,5 +56,29 @@ struct status_result {
   json::value daemon;   // the daemon this session runs in; null when the model is this process's own
 };
 QF_LSP_CONVERSIONS(status_result);
+
+struct explain_part {
+  std::string kind;    // "special", "file", "prefix", "suffix", ... (docs/protocol.md)
+  std::string origin;  // a URI, "URI:LINE", or ""
+  std::string text;    // as the model sees it
+  std::int64_t tokens = 0;
+};
+QF_LSP_CONVERSIONS(explain_part);
+
+// The confidence gate of one trigger kind; written as gate[trigger].
+struct explain_gate {
+  std::string trigger;  // "automatic", "explicit"
+  double threshold = 0;
+  std::string origin;   // "setting", "calibrated PATH", "default"
+};
+
+struct explain_result {
+  std::string format;
+  std::string prompt;
+  std::int64_t tokens = 0;
+  std::vector<explain_part> parts;
+  std::vector<explain_gate> gate;  // empty: `gate` is absent
+};
+QF_LSP_CONVERSIONS(explain_result);
 
 }  // namespace qf::lsp

@@ -1,7 +1,8 @@
 // quickfill/explainCompletion: what the model would be given for a completion
 // at a position. Params as textDocument/completion ({textDocument: {uri},
-// position}); the result is explanation_to_json() of the provider's explain():
-// {format, prompt, tokens, parts: [{kind, origin, text, tokens}]}.
+// position}); the result is the provider's explain() as lsp::explain_result
+// (explain_result.h): {format, prompt, tokens, parts: [{kind, origin, text,
+// tokens}], gate?}.
 //
 // The core runs it on the inference worker like a completion
 // (server_core::request_explanation), so it waits for a model load in
@@ -12,9 +13,9 @@
 // as for completions. A document kept out of prompts (privacy.exclude,
 // privacy.disabledLanguages) fails with RequestFailed saying why: no prompt is
 // ever built for it. The codes: lsp_errors.h.
+#include "server/binding/explain_result.h"
 #include "server/binding/lsp_errors.h"
 #include "server/binding/lsp_server.h"
-#include "server/core/explain_json.h"
 
 namespace qf::server {
 
@@ -26,7 +27,7 @@ void lsp_server::start_explain(const std::string& uri, const lsp::position& pos,
   call.at = std::move(*at);
   core_.request_explanation(std::move(call), [reply](outcome<prompt_explanation> o) {
     if (const auto* f = std::get_if<request_failure>(&o)) return reply_failure(reply, *f);
-    reply.result(explanation_to_json(std::get<prompt_explanation>(o)));
+    reply.result_of(explain_result_of(std::get<prompt_explanation>(o)));
   });
 }
 

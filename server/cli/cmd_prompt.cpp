@@ -9,7 +9,8 @@
 // asks the provider's explain(); nothing is evaluated. LINE and COL are
 // 0-based like LSP positions, COL in UTF-16 code units (LSP's default
 // encoding). Output: the prompt between two marker lines, then a table of its
-// parts and the totals per kind; --json prints explanation_to_json() instead.
+// parts and the totals per kind; --json prints the explanation as
+// quickfill/explainCompletion answers it (server/binding/explain_result.h).
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
@@ -26,11 +27,11 @@
 #include "text/position.h"
 #include "indexing/workspace_index.h"
 #include "text/utf8.h"
+#include "server/binding/explain_result.h"
 #include "server/cli/cli_args.h"
 #include "server/cli/cli_model.h"
 #include "server/cli/commands.h"
 #include "server/completion/pipeline/provider_factory.h"
-#include "server/core/explain_json.h"
 #include "server/core/model_locator.h"
 #include "server/core/model_store.h"
 #include "server/core/settings.h"
@@ -242,7 +243,7 @@ int cmd_prompt(std::span<char*> args) {
     return 1;
   }
   if (json) {
-    std::printf("%s\n", boost::json::serialize(server::explanation_to_json(*e)).c_str());
+    std::printf("%s\n", boost::json::serialize(boost::json::value_from(server::explain_result_of(*e))).c_str());
   } else {
     if (workspace_index) {
       const index::workspace_stats st = workspace_index->stats();

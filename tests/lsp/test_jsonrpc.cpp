@@ -253,3 +253,27 @@ TEST(Protocol, QuickfillStatusKeepsItsKeysInOrderAndANullDaemon) {
   EXPECT_EQ(back.sources, s.sources);
   EXPECT_EQ(json::value_to<report_result>(json::value_from(report_result{"<html>"})).html, "<html>");
 }
+
+TEST(Protocol, QuickfillExplanationWritesGatesByTriggerAndOnlyWhenKnown) {
+  explain_result e;
+  e.format = "psm";
+  e.prompt = "ab";
+  e.tokens = 2;
+  e.parts.push_back(explain_part{"prefix", "file:///a", "ab", 2});
+  EXPECT_FALSE(json::value_from(e).as_object().contains("gate"));
+  e.gate.push_back(explain_gate{"automatic", -1.5, "setting"});
+  e.gate.push_back(explain_gate{"explicit", -3, "default"});
+  const json::value v = json::value_from(e);
+  EXPECT_EQ(json::serialize(v.at("gate")),
+            R"({"automatic":{"threshold":-1.5E0,"origin":"setting"},"explicit":{"threshold":-3E0,"origin":"default"}})");
+  const explain_result back = json::value_to<explain_result>(v);
+  ASSERT_EQ(back.gate.size(), 2u);
+  EXPECT_EQ(back.gate[1].trigger, "explicit");
+  EXPECT_EQ(back.gate[1].threshold, -3);
+  EXPECT_EQ(back.parts[0].origin, "file:///a");
+  std::string error;
+  EXPECT_THROW(decode<explain_result>(json::parse(R"({"format":"f","prompt":"","tokens":0,"parts":[],"gate":{"automatic":{"threshold":"x","origin":""}}})"),
+                                      "result", &error),
+               decode_error);
+  EXPECT_EQ(error, "result.gate.automatic.threshold: expected number, got string");
+}
