@@ -39,8 +39,9 @@ const json::value* range_of(const json::value& change) {
 }
 
 // Where line `line` starts in `text`, walking its line breaks from `from`,
-// the start of line `from_line` (no line table: this runs once per edit and
-// the text changes every keystroke); nullopt past the last line.
+// the start of line `from_line` (no line table: this runs once per edit, the
+// text changes every keystroke, and the walk starts at the last edit's line
+// when it can); nullopt past the last line.
 std::optional<std::size_t> line_start_at(std::string_view text, std::int64_t line, std::size_t from = 0,
                                          std::int64_t from_line = 0) {
   if (line < from_line) return std::nullopt;
@@ -81,17 +82,27 @@ bool apply_did_change(bridge_state::replay_document& doc, std::int64_t version, 
     const json::value* r = range_of(changes[i]);
     if (!r) {
       doc.text = std::move(inserted);
+      doc.hint_line = 0;
+      doc.hint_offset = 0;
       continue;
     }
     const std::int64_t sl = int_at(*r, "start.line"), sc = int_at(*r, "start.character");
     const std::int64_t el = int_at(*r, "end.line"), ec = int_at(*r, "end.character");
     if (sl < 0 || sc < 0 || ec < 0 || sl > el || (sl == el && sc > ec)) return false;
-    const std::optional<std::size_t> first_line = line_start_at(doc.text, sl);
+    // The last edit left the start of its line where it was, unless it
+    // began that line with "\n" after a "\r" (one break now).
+    const std::size_t h = doc.hint_offset;
+    const bool hint = sl >= doc.hint_line && h <= doc.text.size() &&
+                      !(h > 0 && h < doc.text.size() && doc.text[h - 1] == '\r' && doc.text[h] == '\n');
+    const std::optional<std::size_t> first_line =
+        hint ? line_start_at(doc.text, sl, h, doc.hint_line) : line_start_at(doc.text, sl);
     const std::optional<std::size_t> last_line = first_line ? line_start_at(doc.text, el, *first_line, sl) : std::nullopt;
     if (!last_line) return false;
     const std::size_t begin = offset_in_line(doc.text, *first_line, sc, enc);
     const std::size_t end = offset_in_line(doc.text, *last_line, ec, enc);
     doc.text.replace(begin, end - begin, inserted);
+    doc.hint_line = sl;
+    doc.hint_offset = *first_line;
   }
   doc.version = version;
   return true;

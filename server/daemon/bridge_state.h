@@ -7,7 +7,8 @@
 // (indexing/document_store.h: from the batch's last full text on, a version
 // that does not grow or an edit that does not apply puts the copy out of
 // sync, and only a full text brings it back), and nothing else is done per
-// keystroke (no line table, no syntax, no snapshot). It
+// keystroke (no line table, no syntax, no snapshot; the edit's line is found
+// by walking the line breaks from the last edit's line). It
 // also tracks what is in flight: the client's requests (answered with one
 // error each when the daemon goes away), the daemon's requests to the client
 // (their ids carry a generation, so a late answer never reaches a new daemon)
@@ -64,6 +65,10 @@ class bridge_state {
     std::string text;
     bool in_sync = true;  // false after a change the server did not apply either: not replayed
     int crashes = 0;      // daemon stops while it was open
+    // Where the line of the last edit starts (typing is local: the next
+    // edit's line is found from here, not from the top).
+    std::int64_t hint_line = 0;
+    std::size_t hint_offset = 0;
   };
   const replay_document* document(const std::string& uri) const;
   bool quarantined(const std::string& uri) const { return quarantined_.count(uri) != 0; }

@@ -341,3 +341,32 @@ TEST(BridgeState, CopyMatchesTheDocumentStoreAfterRandomEdits) {
     EXPECT_LT(out_of_sync, 500) << encoding;
   }
 }
+
+// Typing is found from the last edit's line; a "\n" typed at the start of a
+// line that follows a lone "\r" joins them into one break, which moves that
+// line's start: the next edits still land where the server puts them.
+TEST(BridgeState, NewlineTypedAfterALoneCarriageReturnMovesTheLine) {
+  bridge_state s;
+  initialize(s);
+  qf::index::document_store store;
+  const std::string uri = "file:///cr.py";
+  s.from_client(did_open(uri, "a\rb"));
+  ASSERT_TRUE(store.open(uri, "python", 1, "a\rb", nullptr));
+  const struct {
+    int line, character;
+    const char* text;
+  } edits[] = {{1, 0, "\n"}, {1, 1, "Y"}, {1, 0, "Z"}, {0, 1, "\r"}, {1, 0, "\n"}, {2, 3, "!"}};
+  std::int64_t version = 1;
+  for (const auto& e : edits) {
+    ++version;
+    s.from_client(did_change_batch(uri, version, json::array{range_change(e.line, e.character, e.line, e.character, e.text)}));
+    qf::index::text_change c;
+    c.range = qf::index::text_range{static_cast<std::uint32_t>(e.line), static_cast<std::uint32_t>(e.character),
+                                    static_cast<std::uint32_t>(e.line), static_cast<std::uint32_t>(e.character)};
+    c.text = e.text;
+    ASSERT_TRUE(store.change(uri, version, {c}, qf::text::position_encoding::utf16, nullptr));
+    ASSERT_TRUE(s.document(uri)->in_sync);
+    EXPECT_EQ(s.document(uri)->text, store.lookup(uri).doc->text) << "after v" << version;
+  }
+  EXPECT_EQ(s.document(uri)->text, "a\r\n\r\nZbY!");
+}
