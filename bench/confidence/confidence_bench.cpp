@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "bench/bench_args.h"
+#include "bench/bench_stats.h"
 #include "bench/completion_bench.h"
 #include "server/cli/eval_score.h"
 #include "text/lines.h"
@@ -52,12 +53,6 @@ std::vector<std::string> default_files() {
   for (const char* g : {"python", "javascript", "go", "c", "cpp", "rust", "java"})
     out.push_back(nm + "/tree-sitter-" + std::string(g) + "/grammar.js");
   return out;
-}
-
-double quantile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<size_t>(q * double(v.size() - 1) + 0.5))];
 }
 
 struct sample {

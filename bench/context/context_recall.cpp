@@ -33,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_stats.h"
 #include "bench/context/corpus.h"
 #include "indexing/workspace_index.h"
 #include "server/completion/decode/engine_backend.h"
@@ -43,6 +44,7 @@ namespace {
 using namespace qf::server;
 using namespace qf::server::completion;
 namespace fs = std::filesystem;
+using qf::bench::quantile;
 
 // The engine's backend with its training context replaced (0: unknown, so the
 // settings' contextTokens decides the budgets). Everything else is forwarded.
@@ -120,12 +122,6 @@ bool parse(int argc, char** argv, options& o) {
     else return false;
   }
   return o.points > 0 && o.open >= 0;
-}
-
-double percentile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[static_cast<size_t>(q * static_cast<double>(v.size() - 1) + 0.5)];
 }
 
 struct result {
@@ -252,7 +248,7 @@ int main(int argc, char** argv) {
       const double n = r.points > 0 ? r.points : 1;
       std::printf("| %s | %s | %d (%zu) | %zu | %.1f%% | %.1f%% | %.0f | %.2f / %.2f |\n", c.name.c_str(),
                   cfg.name.c_str(), r.points, c.points.size(), c.files.size(), 100.0 * r.recalled / n,
-                  100.0 * r.def_file_open / n, r.tokens / n, percentile(r.ms, 0.5), percentile(r.ms, 0.9));
+                  100.0 * r.def_file_open / n, r.tokens / n, quantile(r.ms, 0.5), quantile(r.ms, 0.9));
     }
   }
   return 0;

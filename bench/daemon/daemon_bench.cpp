@@ -31,12 +31,14 @@
 
 #include <boost/json.hpp>
 
+#include "bench/bench_stats.h"
 #include "bench/bench_args.h"
 #include "lsp/client/lsp_client.h"
 
 namespace json = boost::json;
 using namespace std::chrono_literals;
 using clk = std::chrono::steady_clock;
+using qf::bench::quantile;
 
 namespace {
 
@@ -155,12 +157,6 @@ class session {
   std::int64_t version_ = 1;
 };
 
-double pct(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<std::size_t>(p * (v.size() - 1) + 0.5))];
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -256,8 +252,8 @@ int main(int argc, char** argv) {
       }
       std::printf("keystroke latency, %d client%s typing: p50 %.1f ms, p90 %.1f ms (%zu keystrokes); "
                   "prompt tokens evaluated p50 %.0f, p90 %.0f (%zu answered)\n",
-                  n, n == 1 ? "" : "s", pct(all, 0.5), pct(all, 0.9), all.size(), pct(evaluated, 0.5),
-                  pct(evaluated, 0.9), evaluated.size());
+                  n, n == 1 ? "" : "s", quantile(all, 0.5), quantile(all, 0.9), all.size(), quantile(evaluated, 0.5),
+                  quantile(evaluated, 0.9), evaluated.size());
     }
     for (auto& x : s) x->stop();
   }

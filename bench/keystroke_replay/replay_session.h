@@ -13,10 +13,12 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <boost/json.hpp>
 
+#include "bench/bench_stats.h"
 #include "lsp/client/lsp_client.h"
 
 namespace qf::bench {
@@ -42,12 +44,8 @@ inline size_t line_start_at(const std::string& text, double frac) {
   return nl == std::string::npos ? 0 : nl + 1;
 }
 
-inline double pct(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  size_t i = static_cast<size_t>(p / 100.0 * static_cast<double>(v.size() - 1) + 0.5);
-  return v[std::min(i, v.size() - 1)];
-}
+// The p-th percentile (p in [0, 100]): quantile(v, p / 100).
+inline double pct(std::vector<double> v, double p) { return quantile(std::move(v), p / 100.0); }
 
 // UTF-16 length of a UTF-8 string (LSP's default position encoding).
 inline int64_t utf16_len(std::string_view s) {

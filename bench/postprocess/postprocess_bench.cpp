@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "bench/bench_args.h"
+#include "bench/bench_stats.h"
 #include "bench/completion_bench.h"
 #include "indexing/syntax_check.h"
 #include "indexing/syntax_language.h"
@@ -73,12 +74,6 @@ struct variant_stats {
   int no_new_errors = 0, clean = 0;
   double chars = 0;
 };
-
-double percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<std::size_t>(p * static_cast<double>(v.size() - 1) + 0.5))];
-}
 
 }  // namespace
 
@@ -213,7 +208,7 @@ int main(int argc, char** argv) {
               timeouts, cases);
   std::printf("  post-processing CPU per suggestion: line rules p50 %.0f us p99 %.0f us; with syntax rules p50 %.0f us "
               "p99 %.0f us (parses p50 %.0f, p99 %.0f)\n",
-              percentile(cost_line_us, 0.5), percentile(cost_line_us, 0.99), percentile(cost_syntax_us, 0.5),
-              percentile(cost_syntax_us, 0.99), percentile(parses, 0.5), percentile(parses, 0.99));
+              quantile(cost_line_us, 0.5), quantile(cost_line_us, 0.99), quantile(cost_syntax_us, 0.5),
+              quantile(cost_syntax_us, 0.99), quantile(parses, 0.5), quantile(parses, 0.99));
   return 0;
 }

@@ -24,6 +24,7 @@
 #include <boost/json.hpp>
 
 #include "text/lines.h"
+#include "bench/bench_stats.h"
 #include "server/completion/pipeline/provider_factory.h"
 #include "server/completion/api/source_failure.h"
 #include "server/remote/remote_source.h"
@@ -31,6 +32,7 @@
 
 using namespace qf;
 using bclock = std::chrono::steady_clock;
+using qf::bench::quantile;
 
 namespace {
 
@@ -38,12 +40,6 @@ struct figures {
   std::vector<double> ms;
   int answered = 0, failed = 0, empty = 0;
 };
-
-double pct(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<std::size_t>(p * static_cast<double>(v.size() - 1) + 0.5))];
-}
 
 figures replay(server::completion_provider& p, const std::string& text, std::size_t from, int chars, int budget_ms) {
   figures f;
@@ -78,7 +74,7 @@ figures replay(server::completion_provider& p, const std::string& text, std::siz
 
 void print(const char* name, const figures& f) {
   std::printf("%-34s keystrokes %3zu  p50 %7.2f ms  p90 %7.2f ms  max %7.2f ms  answered %d (empty %d), failed %d\n",
-              name, f.ms.size(), pct(f.ms, 0.5), pct(f.ms, 0.9), f.ms.empty() ? 0 : *std::max_element(f.ms.begin(), f.ms.end()),
+              name, f.ms.size(), quantile(f.ms, 0.5), quantile(f.ms, 0.9), f.ms.empty() ? 0 : *std::max_element(f.ms.begin(), f.ms.end()),
               f.answered, f.empty, f.failed);
 }
 
