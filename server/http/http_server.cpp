@@ -344,7 +344,7 @@ class connection : public std::enable_shared_from_this<connection> {
   }
 
   void cancel_job() {
-    if (job_open_) st_->core.worker().cancel(job_key_, qf::cancel_reason::cancelled);
+    if (job_open_) st_->core.cancel(job_key_);
   }
 
   void answer(const fim_request& q, const fim_answer& a) {
