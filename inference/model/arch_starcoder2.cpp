@@ -53,8 +53,8 @@ class starcoder2_arch final : public architecture {
       f.add_qkv_bias(L);                                 // q += bq, k += bk, v += bv
       f.rope_qk();
       f.attend(L, il);  // K, V -> each sequence's cache; xb = attention(q, K, V) Wo [n][E]
-      be.add_bias(*s.xb, *L.bo, n, E);
-      f.add_residual();  // x += xb
+      be.add_bias(*s.xb, *L.bo, n, E);  // xb += bo
+      f.add_residual();                  // x += xb
 
       // feed-forward block (GELU MLP, no gate)
       f.layer_norm(*L.ffn_norm, L.ffn_norm_b.get());
@@ -67,8 +67,9 @@ class starcoder2_arch final : public architecture {
     }
 
     if (b.n_out > 0) {
-      be.layer_norm(f.last_rows(), *f.w.output_norm, f.w.output_norm_b.get(), *s.xb, b.n_out, E, f.hp.rms_eps);
-      f.classify();  // logits [n_out][n_vocab]
+      be.layer_norm(f.last_rows(), *f.w.output_norm, f.w.output_norm_b.get(), *s.xb, b.n_out, E,
+                    f.hp.rms_eps);  // xb     [n_out][E]
+      f.classify();                 // logits [n_out][n_vocab]
     }
     return true;
   }
