@@ -103,7 +103,7 @@ int main(int argc, char** argv) {
   for (int r = 0; r <= reps; ++r) {
     // One keystroke at the end of the cursor's line.
     before = text;
-    text.insert(at, r % 2 ? " " : "1");
+    text.insert(at, 1, r % 2 ? ' ' : '1');
     ++at;
     history->record(uri, before, text, r + 2);
     next_edit_request req;
