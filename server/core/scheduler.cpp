@@ -129,21 +129,28 @@ bool scheduler::cancel(const std::string& key, cancel_reason why) {
   return found;
 }
 
+std::size_t scheduler::cancel_queued_locked(const std::string* uri, cancel_reason why,
+                                            std::vector<std::function<void(cancel_reason)>>& out) {
+  std::size_t n = 0;
+  for (auto it = queue_.begin(); it != queue_.end();) {
+    auto* e = std::get_if<std::shared_ptr<entry>>(&*it);
+    if (e && (!uri || (*e)->j.uri == *uri)) {
+      out.push_back(cancel_locked(**e, why));
+      it = queue_.erase(it);
+      ++n;
+    } else {
+      ++it;
+    }
+  }
+  return n;
+}
+
 std::size_t scheduler::cancel_document(const std::string& uri, cancel_reason why) {
   std::vector<std::function<void(cancel_reason)>> callbacks;
   std::size_t n = 0;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    for (auto it = queue_.begin(); it != queue_.end();) {
-      auto* e = std::get_if<std::shared_ptr<entry>>(&*it);
-      if (e && (*e)->j.uri == uri) {
-        callbacks.push_back(cancel_locked(**e, why));
-        it = queue_.erase(it);
-        ++n;
-      } else {
-        ++it;
-      }
-    }
+    n = cancel_queued_locked(&uri, why, callbacks);
     if (running_ && running_->j.uri == uri && !running_->cancelled) {
       callbacks.push_back(cancel_locked(*running_, why));
       ++n;
@@ -160,16 +167,7 @@ std::size_t scheduler::document_edited(const std::string& uri, std::string_view 
   std::size_t n = 0;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    for (auto it = queue_.begin(); it != queue_.end();) {
-      auto* e = std::get_if<std::shared_ptr<entry>>(&*it);
-      if (e && (*e)->j.uri == uri) {
-        callbacks.push_back(cancel_locked(**e, why));
-        it = queue_.erase(it);
-        ++n;
-      } else {
-        ++it;
-      }
-    }
+    n = cancel_queued_locked(&uri, why, callbacks);
     if (running_ && running_->j.uri == uri && !running_->cancelled) {
       if (!continues_running_locked(text, std::string_view::npos)) {
         callbacks.push_back(cancel_locked(*running_, why));
@@ -188,15 +186,7 @@ std::size_t scheduler::cancel_all(cancel_reason why) {
   std::vector<std::function<void(cancel_reason)>> callbacks;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    for (auto it = queue_.begin(); it != queue_.end();) {
-      auto* e = std::get_if<std::shared_ptr<entry>>(&*it);
-      if (e) {
-        callbacks.push_back(cancel_locked(**e, why));
-        it = queue_.erase(it);
-      } else {
-        ++it;
-      }
-    }
+    cancel_queued_locked(nullptr, why, callbacks);
     if (running_ && !running_->cancelled) callbacks.push_back(cancel_locked(*running_, why));
     preempt_background_locked();
   }

@@ -40,6 +40,7 @@
 #include <string_view>
 #include <thread>
 #include <variant>
+#include <vector>
 
 #include "server/completion/api/completion_provider.h"
 
@@ -111,6 +112,10 @@ class scheduler {
   std::function<void(cancel_reason)> cancel_locked(entry& e, cancel_reason why);
   // Detaches `e` (see the policy); returns its on_cancel to call after unlocking.
   std::function<void(cancel_reason)> detach_locked(entry& e);
+  // Cancels and removes the queued jobs on `uri` (every queued job when `uri`
+  // is null); appends their on_cancel to `out`; returns how many.
+  std::size_t cancel_queued_locked(const std::string* uri, cancel_reason why,
+                                   std::vector<std::function<void(cancel_reason)>>& out);
   // Whether `text` with the cursor at `cursor` (npos: wherever the typing
   // left it) continues the running job's generation.
   bool continues_running_locked(std::string_view text, std::size_t cursor) const;
