@@ -8,22 +8,13 @@
 #include <string>
 #include <vector>
 
+#include "server/completion/api/setting_schema.h"
 #include "server/core/settings.h"
 #include "server/routing/source_registry.h"
 
 namespace qf::server {
 
 namespace {
-
-// A table cell: a pipe would end the cell, also inside a code span.
-std::string cell(std::string_view text) {
-  std::string out;
-  for (char c : text) {
-    if (c == '|') out += '\\';
-    out += c;
-  }
-  return out;
-}
 
 // The members of `sources`' objects and of `routes`.
 std::string render_structured_markdown() {
@@ -76,8 +67,9 @@ std::string render_settings_markdown() {
              "models folder.";
     else if (s.trust == setting_trust::additive)
       doc += " The editor's values are added to the user config file's (or the default) list, never replacing it.";
-    out += "| `" + cell(s.key) + "` | " + s.type_name() + " | `" + cell(s.default_json()) + "` | " +
-           cell(s.accepted(true)) + " | " + cell(doc) + " |\n";
+    using schema::markdown_cell;
+    out += "| `" + markdown_cell(s.key) + "` | " + s.type_name() + " | `" + markdown_cell(s.default_json()) + "` | " +
+           markdown_cell(s.accepted(true)) + " | " + markdown_cell(doc) + " |\n";
   }
   out += render_structured_markdown();
   out += "\n";

@@ -310,10 +310,7 @@ std::vector<std::string> get_strings(const json::object& o, std::string_view nam
   return out;
 }
 
-namespace {
-
-// A table cell: a pipe would end the cell, also inside a code span.
-std::string cell(std::string_view text) {
+std::string markdown_cell(std::string_view text) {
   std::string out;
   for (char c : text) {
     if (c == '|') out += '\\';
@@ -321,8 +318,6 @@ std::string cell(std::string_view text) {
   }
   return out;
 }
-
-}  // namespace
 
 std::string render_members_markdown(const object_schema& s) {
   std::string out = "| member | type | default | accepted | meaning |\n|---|---|---|---|---|\n";
@@ -332,15 +327,15 @@ std::string render_members_markdown(const object_schema& s) {
                       : m.default_doc.empty()      ? "none"
                                                    : std::string(m.default_doc);
     out += "| ";
-    out += quoted(cell(m.name), true);
+    out += quoted(markdown_cell(m.name), true);
     out += " | ";
     out += type_name(m);
     out += " | ";
-    out += cell(def);
+    out += markdown_cell(def);
     out += " | ";
-    out += cell(accepted(m, true));
+    out += markdown_cell(accepted(m, true));
     out += " | ";
-    out += cell(m.doc);
+    out += markdown_cell(m.doc);
     out += " |\n";
   }
   return out;

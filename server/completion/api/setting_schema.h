@@ -101,6 +101,9 @@ double get_number(const boost::json::object& o, std::string_view name, double ab
 std::string get_string(const boost::json::object& o, std::string_view name, std::string absent = "");
 std::vector<std::string> get_strings(const boost::json::object& o, std::string_view name);
 
+// `text` as a markdown table cell: a pipe would end the cell, also inside a code span.
+std::string markdown_cell(std::string_view text);
+
 // The members of `s` as a markdown table: | member | type | default | accepted | meaning |.
 std::string render_members_markdown(const object_schema& s);
 
