@@ -27,8 +27,8 @@ namespace qf {
 
 enum class cancel_reason : int {
   none = 0,
-  cancelled = 1,         // the client cancelled ($/cancelRequest) -> -32800
-  content_modified = 2,  // an edit made the work stale -> -32801
+  cancelled = 1,         // the client cancelled the request
+  content_modified = 2,  // an edit made the work stale
   deadline = 3,          // the per-request budget ran out
   preempted = 4,         // a higher-priority job needs the worker
   shutdown = 5,

@@ -30,7 +30,7 @@
 // With `--http HOST:PORT` the daemon also runs the HTTP endpoint (server/http/)
 // on its io_context, its provider a session of the shared engine pool, and
 // does not exit when idle (an endpoint that cannot start is logged; the
-// daemon serves its editors without it). qf_server cannot link the endpoint (it sits above
+// daemon serves its editors without it). qf_daemon cannot link the endpoint (it sits above
 // it), so the binary injects the service that makes it (server/cli/serve.h).
 #pragma once
 

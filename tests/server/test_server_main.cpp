@@ -1,4 +1,4 @@
-// quickfill_test_server: the real LSP server (qf_server) with the test-double
+// quickfill_test_server: the real LSP server (qf_lsp_binding) with the test-double
 // provider injected instead of the model-backed one, so transcripts can hold
 // requests queued or running. Test-only; never installed or shipped.
 #include <csignal>

@@ -5,7 +5,7 @@
 // post-processing read it: the trigger (trigger.h: complete here at all?),
 // the stop rules while decoding (stop_rules.h) and the cleanup of the final
 // text (cleanup.h). It holds the cursor line around the cursor, a few of the
-// following lines and the document's line ending; lines are indexing/lines.h
+// following lines and the document's line ending; lines are text/lines.h
 // lines ("\r\n", "\n" or a lone "\r"). Also here: the few line helpers the
 // three jobs share.
 #pragma once
