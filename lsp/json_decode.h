@@ -1,8 +1,11 @@
 // Strict decoding of JSON into typed structs, with errors that name the
 // offending JSON path ("params.position.line: expected integer").
 //
-// Protocol structs implement Boost.JSON's `tag_invoke(value_to_tag<T>, ...)`
-// by calling read_field() for each member (the member name is the JSON key).
+// A protocol struct lists its members once, with BOOST_DESCRIBE_STRUCT (the
+// member name is the JSON key, the listed order the written order); the
+// tag_invoke templates at the bottom convert every described struct by
+// calling read_field() / write_field() for each member. A struct with rules of
+// its own declares QF_LSP_CONVERSIONS and writes the pair by hand.
 // read_field() checks the JSON kind against the C++ type before converting, so
 // a wrong type never becomes a silent default; nested failures are re-thrown
 // with the key (or "[index]") prepended, building the full path on the way
@@ -20,7 +23,10 @@
 #include <type_traits>
 #include <vector>
 
+#include <boost/describe/class.hpp>
+#include <boost/describe/members.hpp>
 #include <boost/json.hpp>
+#include <boost/mp11/algorithm.hpp>
 
 namespace qf::lsp {
 
@@ -146,8 +152,8 @@ T decode(const json::value& v, std::string_view root, std::string* error) {
   return out;
 }
 
-// Declares the conversions of protocol struct T (written in a .cpp with
-// read_field/write_field, one line a member): value_to<T> and value_from.
+// Declares the hand-written conversions of protocol struct T (in a .cpp, with
+// read_field/write_field): value_to<T> and value_from.
 #define QF_LSP_CONVERSIONS(T)                                  \
   T tag_invoke(json::value_to_tag<T>, const json::value& v);   \
   void tag_invoke(json::value_from_tag, json::value& v, const T& x)
@@ -160,6 +166,29 @@ void write_field(json::object& obj, std::string_view key, const T& value) {
   } else {
     obj[key] = json::value_from(value);
   }
+}
+
+// A struct whose members BOOST_DESCRIBE_STRUCT lists.
+template <class T>
+concept described_struct = boost::describe::has_describe_members<T>::value;
+
+// value_to<T>: every listed member read with read_field, in the listed order.
+template <described_struct T>
+T tag_invoke(json::value_to_tag<T>, const json::value& v) {
+  const json::object& o = expect_object(v);
+  T x{};
+  boost::mp11::mp_for_each<boost::describe::describe_members<T, boost::describe::mod_public>>(
+      [&](auto m) { read_field(o, m.name, x.*m.pointer); });
+  return x;
+}
+
+// value_from: every listed member written with write_field, in the listed order.
+template <described_struct T>
+void tag_invoke(json::value_from_tag, json::value& v, const T& x) {
+  json::object o;
+  boost::mp11::mp_for_each<boost::describe::describe_members<T, boost::describe::mod_public>>(
+      [&](auto m) { write_field(o, m.name, x.*m.pointer); });
+  v = std::move(o);
 }
 
 }  // namespace qf::lsp

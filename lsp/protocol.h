@@ -1,11 +1,12 @@
 // The typed LSP protocol: every message shape quickfill reads or writes.
 //
 // Struct names are snake_case; member names are the JSON keys, camelCase as in
-// the LSP specification, so that each conversion reads like the spec. Decoding
-// (value_to) is strict and reports the JSON path of the first problem (see
-// json_decode.h); encoding (value_from) omits empty optionals. Capabilities
-// and settings that quickfill only inspects a few fields of are kept as raw
-// JSON and read with lenient helpers below.
+// the LSP specification, so that each BOOST_DESCRIBE_STRUCT list (the
+// conversion, see json_decode.h) reads like the spec. Decoding (value_to) is
+// strict and reports the JSON path of the first problem (see json_decode.h);
+// encoding (value_from) omits empty optionals. Capabilities and settings that
+// quickfill only inspects a few fields of are kept as raw JSON and read with
+// lenient helpers below.
 #pragma once
 
 #include <cstdint>
@@ -38,25 +39,25 @@ struct position {
   std::uint32_t character = 0;
   friend bool operator==(const position&, const position&) = default;
 };
-QF_LSP_CONVERSIONS(position);
+BOOST_DESCRIBE_STRUCT(position, (), (line, character))
 
 struct range {
   lsp::position start;
   lsp::position end;
   friend bool operator==(const range&, const range&) = default;
 };
-QF_LSP_CONVERSIONS(range);
+BOOST_DESCRIBE_STRUCT(range, (), (start, end))
 
 struct text_document_identifier {
   std::string uri;
 };
-QF_LSP_CONVERSIONS(text_document_identifier);
+BOOST_DESCRIBE_STRUCT(text_document_identifier, (), (uri))
 
 struct versioned_text_document_identifier {
   std::string uri;
   std::int32_t version = 0;
 };
-QF_LSP_CONVERSIONS(versioned_text_document_identifier);
+BOOST_DESCRIBE_STRUCT(versioned_text_document_identifier, (), (uri, version))
 
 struct text_document_item {
   std::string uri;
@@ -64,68 +65,68 @@ struct text_document_item {
   std::int32_t version = 0;
   std::string text;
 };
-QF_LSP_CONVERSIONS(text_document_item);
+BOOST_DESCRIBE_STRUCT(text_document_item, (), (uri, languageId, version, text))
 
 struct text_document_content_change_event {
   std::optional<lsp::range> range;          // absent: the whole document is replaced
   std::optional<std::uint32_t> rangeLength;  // deprecated; ignored
   std::string text;
 };
-QF_LSP_CONVERSIONS(text_document_content_change_event);
+BOOST_DESCRIBE_STRUCT(text_document_content_change_event, (), (range, rangeLength, text))
 
 struct did_open_text_document_params {
   text_document_item textDocument;
 };
-QF_LSP_CONVERSIONS(did_open_text_document_params);
+BOOST_DESCRIBE_STRUCT(did_open_text_document_params, (), (textDocument))
 
 struct did_change_text_document_params {
   versioned_text_document_identifier textDocument;
   std::vector<text_document_content_change_event> contentChanges;
 };
-QF_LSP_CONVERSIONS(did_change_text_document_params);
+BOOST_DESCRIBE_STRUCT(did_change_text_document_params, (), (textDocument, contentChanges))
 
 struct did_close_text_document_params {
   text_document_identifier textDocument;
 };
-QF_LSP_CONVERSIONS(did_close_text_document_params);
+BOOST_DESCRIBE_STRUCT(did_close_text_document_params, (), (textDocument))
 
 struct did_save_text_document_params {
   text_document_identifier textDocument;
   std::optional<std::string> text;
 };
-QF_LSP_CONVERSIONS(did_save_text_document_params);
+BOOST_DESCRIBE_STRUCT(did_save_text_document_params, (), (textDocument, text))
 
 struct completion_context {
   std::int32_t triggerKind = 1;  // 1 Invoked, 2 TriggerCharacter, 3 TriggerForIncompleteCompletions
   std::optional<std::string> triggerCharacter;
 };
-QF_LSP_CONVERSIONS(completion_context);
+BOOST_DESCRIBE_STRUCT(completion_context, (), (triggerKind, triggerCharacter))
 
 struct completion_params {
   text_document_identifier textDocument;
   lsp::position position;
   std::optional<completion_context> context;
 };
-QF_LSP_CONVERSIONS(completion_params);
+BOOST_DESCRIBE_STRUCT(completion_params, (), (textDocument, position, context))
 
 struct inline_completion_context {
   std::int32_t triggerKind = 2;  // 1 Invoked, 2 Automatic
   std::optional<json::value> selectedCompletionInfo;
 };
-QF_LSP_CONVERSIONS(inline_completion_context);
+BOOST_DESCRIBE_STRUCT(inline_completion_context, (), (triggerKind, selectedCompletionInfo))
 
 struct inline_completion_params {
   text_document_identifier textDocument;
   lsp::position position;
   std::optional<inline_completion_context> context;
 };
-QF_LSP_CONVERSIONS(inline_completion_params);
+BOOST_DESCRIBE_STRUCT(inline_completion_params, (), (textDocument, position, context))
 
 struct text_edit {
   lsp::range range;
   std::string newText;
 };
-QF_LSP_CONVERSIONS(text_edit);
+BOOST_DESCRIBE_STRUCT(text_edit, (), (range, newText))
 
 struct completion_item {
   std::string label;
@@ -136,25 +137,25 @@ struct completion_item {
   std::int32_t insertTextFormat = 1;  // PlainText
   lsp::text_edit textEdit;
 };
-QF_LSP_CONVERSIONS(completion_item);
+BOOST_DESCRIBE_STRUCT(completion_item, (), (label, kind, detail, sortText, filterText, insertTextFormat, textEdit))
 
 struct completion_list {
   bool isIncomplete = false;
   std::vector<completion_item> items;
 };
-QF_LSP_CONVERSIONS(completion_list);
+BOOST_DESCRIBE_STRUCT(completion_list, (), (isIncomplete, items))
 
 struct inline_completion_item {
   std::string insertText;
   std::optional<std::string> filterText;
   std::optional<lsp::range> range;
 };
-QF_LSP_CONVERSIONS(inline_completion_item);
+BOOST_DESCRIBE_STRUCT(inline_completion_item, (), (insertText, filterText, range))
 
 struct inline_completion_list {
   std::vector<inline_completion_item> items;
 };
-QF_LSP_CONVERSIONS(inline_completion_list);
+BOOST_DESCRIBE_STRUCT(inline_completion_list, (), (items))
 
 struct cancel_params {
   json::value id;  // integer or string
@@ -170,34 +171,35 @@ struct initialize_params {
   std::optional<json::value> initializationOptions;
   std::optional<std::string> trace;  // "off" | "messages" | "verbose"
 };
-QF_LSP_CONVERSIONS(initialize_params);
+BOOST_DESCRIBE_STRUCT(initialize_params, (),
+                      (processId, rootUri, rootPath, workspaceFolders, capabilities, initializationOptions, trace))
 
 struct did_change_configuration_params {
   json::value settings;
 };
-QF_LSP_CONVERSIONS(did_change_configuration_params);
+BOOST_DESCRIBE_STRUCT(did_change_configuration_params, (), (settings))
 
 struct set_trace_params {
   std::string value;
 };
-QF_LSP_CONVERSIONS(set_trace_params);
+BOOST_DESCRIBE_STRUCT(set_trace_params, (), (value))
 
 struct show_message_params {
   std::int32_t type = 3;
   std::string message;
 };
-QF_LSP_CONVERSIONS(show_message_params);
+BOOST_DESCRIBE_STRUCT(show_message_params, (), (type, message))
 
 struct log_message_params {
   std::int32_t type = 4;
   std::string message;
 };
-QF_LSP_CONVERSIONS(log_message_params);
+BOOST_DESCRIBE_STRUCT(log_message_params, (), (type, message))
 
 struct work_done_progress_create_params {
   std::string token;
 };
-QF_LSP_CONVERSIONS(work_done_progress_create_params);
+BOOST_DESCRIBE_STRUCT(work_done_progress_create_params, (), (token))
 
 // $/progress with a WorkDoneProgressBegin/Report/End value.
 struct work_done_progress {
@@ -206,13 +208,13 @@ struct work_done_progress {
   std::optional<std::string> message;
   std::optional<std::uint32_t> percentage;  // begin/report
 };
-QF_LSP_CONVERSIONS(work_done_progress);
+BOOST_DESCRIBE_STRUCT(work_done_progress, (), (kind, title, message, percentage))
 
 struct progress_params {
   std::string token;
   work_done_progress value;
 };
-QF_LSP_CONVERSIONS(progress_params);
+BOOST_DESCRIBE_STRUCT(progress_params, (), (token, value))
 
 // Lenient look-ups in raw capability/settings JSON: a missing or mistyped
 // member yields the fallback. `path` is dot-separated ("general.positionEncodings").

@@ -20,20 +20,20 @@ struct next_edit_document {
   std::string uri;
   std::optional<std::int32_t> version;  // when given, it must be the document's version
 };
-QF_LSP_CONVERSIONS(next_edit_document);
+BOOST_DESCRIBE_STRUCT(next_edit_document, (), (uri, version))
 
 struct next_edit_params {
   next_edit_document textDocument;
   lsp::position position;
 };
-QF_LSP_CONVERSIONS(next_edit_params);
+BOOST_DESCRIBE_STRUCT(next_edit_params, (), (textDocument, position))
 
 struct next_edit_item {
   lsp::range range;
   std::string newText;
   bool atCursor = false;
 };
-QF_LSP_CONVERSIONS(next_edit_item);
+BOOST_DESCRIBE_STRUCT(next_edit_item, (), (range, newText, atCursor))
 
 struct next_edit_list {
   std::string id;
@@ -42,7 +42,7 @@ struct next_edit_list {
   std::vector<next_edit_item> edits;
   std::optional<std::string> reason;
 };
-QF_LSP_CONVERSIONS(next_edit_list);
+BOOST_DESCRIBE_STRUCT(next_edit_list, (), (id, version, format, edits, reason))
 
 struct did_show_params {
   std::string id;
@@ -50,12 +50,12 @@ struct did_show_params {
   std::optional<std::string> trigger;  // "automatic" (default) | "explicit"
   std::int64_t length = 0;             // what was shown
 };
-QF_LSP_CONVERSIONS(did_show_params);
+BOOST_DESCRIBE_STRUCT(did_show_params, (), (id, source, trigger, length))
 
 struct did_accept_params {
   std::string id;
   std::int64_t acceptedLength = 0;  // of what was shown; less than its length: partly accepted
 };
-QF_LSP_CONVERSIONS(did_accept_params);
+BOOST_DESCRIBE_STRUCT(did_accept_params, (), (id, acceptedLength))
 
 }  // namespace qf::lsp

@@ -36,7 +36,7 @@ QF_LSP_CONVERSIONS(stats_params);
 struct report_result {
   std::string html;  // the dashboard: one self-contained page
 };
-QF_LSP_CONVERSIONS(report_result);
+BOOST_DESCRIBE_STRUCT(report_result, (), (html))
 
 struct status_result {
   bool modelLoaded = false;
@@ -55,7 +55,9 @@ struct status_result {
   json::value routes;
   json::value daemon;   // the daemon this session runs in; null when the model is this process's own
 };
-QF_LSP_CONVERSIONS(status_result);
+BOOST_DESCRIBE_STRUCT(status_result, (),
+                      (modelLoaded, modelLoading, modelPath, modelSource, model, positionEncoding, openDocuments,
+                       staleDocuments, openDocumentBytes, queued, workerBusy, noModelReason, sources, routes, daemon))
 
 struct explain_part {
   std::string kind;    // "special", "file", "prefix", "suffix", ... (docs/protocol.md)
@@ -63,7 +65,7 @@ struct explain_part {
   std::string text;    // as the model sees it
   std::int64_t tokens = 0;
 };
-QF_LSP_CONVERSIONS(explain_part);
+BOOST_DESCRIBE_STRUCT(explain_part, (), (kind, origin, text, tokens))
 
 // The confidence gate of one trigger kind; written as gate[trigger].
 struct explain_gate {
