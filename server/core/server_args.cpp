@@ -46,6 +46,17 @@ bool parse_server_args(std::span<char*> args, server_args& out, std::string* err
       dst = args[++i];
       return true;
     };
+    // The option's value as a number of at least `min`; `expected` is what
+    // the error says it should have been.
+    auto need_number = [&]<class T>(T& dst, T min, const char* expected) {
+      std::string v;
+      if (!need_value(v)) return false;
+      if (!parse_number(v.c_str(), dst) || dst < min) {
+        *error = a + ": expected " + expected + ", got '" + v + "'";
+        return false;
+      }
+      return true;
+    };
     if (a == "--stdio") continue;
     if (a == "--help" || a == "-h") {
       out.help = true;
@@ -64,27 +75,12 @@ bool parse_server_args(std::span<char*> args, server_args& out, std::string* err
     } else if (a == "--log-level") {
       if (!need_value(out.log_level)) return false;
     } else if (a == "--threads") {
-      std::string v;
-      if (!need_value(v)) return false;
-      if (!parse_number(v.c_str(), out.threads) || out.threads < 0) {
-        *error = "--threads: expected a non-negative integer, got '" + v + "'";
-        return false;
-      }
+      if (!need_number(out.threads, 0, "a non-negative integer")) return false;
     } else if (a == "--max-message-size") {
-      std::string v;
-      if (!need_value(v)) return false;
-      if (!parse_number(v.c_str(), out.max_message_bytes) || out.max_message_bytes == 0) {
-        *error = "--max-message-size: expected a positive number of bytes, got '" + v + "'";
-        return false;
-      }
+      if (!need_number(out.max_message_bytes, std::size_t{1}, "a positive number of bytes")) return false;
     } else if (a == "--max-open-documents" || a == "--max-document-bytes") {
-      std::string v;
-      if (!need_value(v)) return false;
       std::size_t& dst = a == "--max-open-documents" ? out.max_open_documents : out.max_document_bytes;
-      if (!parse_number(v.c_str(), dst) || dst == 0) {
-        *error = a + ": expected a positive number, got '" + v + "'";
-        return false;
-      }
+      if (!need_number(dst, std::size_t{1}, "a positive number")) return false;
     } else if (a == "--no-background") {
       out.background = false;
     } else if (a == "--no-daemon") {
@@ -96,20 +92,10 @@ bool parse_server_args(std::span<char*> args, server_args& out, std::string* err
     } else if (a == "--api-key-file") {
       if (!need_value(out.http_api_key_file)) return false;
     } else if (a == "--idle-timeout") {
-      std::string v;
-      if (!need_value(v)) return false;
-      if (!parse_number(v.c_str(), out.idle_timeout_s) || out.idle_timeout_s < 0) {
-        *error = "--idle-timeout: expected a non-negative number of seconds, got '" + v + "'";
-        return false;
-      }
+      if (!need_number(out.idle_timeout_s, 0, "a non-negative number of seconds")) return false;
     } else if (a == "--client-timeout" || a == "--max-sessions") {
-      std::string v;
-      if (!need_value(v)) return false;
       int& dst = a == "--client-timeout" ? out.client_timeout_s : out.max_sessions;
-      if (!parse_number(v.c_str(), dst) || dst <= 0) {
-        *error = a + ": expected a positive number, got '" + v + "'";
-        return false;
-      }
+      if (!need_number(dst, 1, "a positive number")) return false;
     } else {
       *error = "unknown option '" + a + "' (see --help)";
       return false;
