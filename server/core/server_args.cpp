@@ -4,7 +4,9 @@
 #include <charconv>
 #include <cstring>
 #include <filesystem>
+#include <string_view>
 #include <system_error>
+#include <utility>
 
 #include "server/core/model_store.h"
 
@@ -17,6 +19,19 @@ bool parse_number(const char* s, T& out) {
   const char* end = s + std::strlen(s);
   auto [p, ec] = std::from_chars(s, end, out);
   return ec == std::errc() && p == end;
+}
+
+// The options whose value is kept as given.
+constexpr std::pair<std::string_view, std::string server_args::*> k_text_options[] = {
+    {"--model", &server_args::model_path},   {"--log-file", &server_args::log_file},
+    {"--log-level", &server_args::log_level}, {"--socket-dir", &server_args::socket_dir},
+    {"--http", &server_args::http_listen},    {"--api-key-file", &server_args::http_api_key_file},
+};
+
+std::string server_args::* text_option(std::string_view name) {
+  for (const auto& [option, member] : k_text_options)
+    if (option == name) return member;
+  return nullptr;
 }
 
 }  // namespace
@@ -58,22 +73,18 @@ bool parse_server_args(std::span<char*> args, server_args& out, std::string* err
       return true;
     };
     if (a == "--stdio") continue;
-    if (a == "--help" || a == "-h") {
+    if (std::string server_args::*member = text_option(a)) {
+      if (!need_value(out.*member)) return false;
+    } else if (a == "--help" || a == "-h") {
       out.help = true;
     } else if (a == "--version") {
       out.version = true;
-    } else if (a == "--model") {
-      if (!need_value(out.model_path)) return false;
     } else if (a == "--device") {
       if (!need_value(out.device)) return false;
       if (out.device != "auto" && out.device != "cpu" && out.device != "cuda") {
         *error = "--device: expected auto, cpu or cuda, got '" + out.device + "'";
         return false;
       }
-    } else if (a == "--log-file") {
-      if (!need_value(out.log_file)) return false;
-    } else if (a == "--log-level") {
-      if (!need_value(out.log_level)) return false;
     } else if (a == "--threads") {
       if (!need_number(out.threads, 0, "a non-negative integer")) return false;
     } else if (a == "--max-message-size") {
@@ -85,12 +96,6 @@ bool parse_server_args(std::span<char*> args, server_args& out, std::string* err
       out.background = false;
     } else if (a == "--no-daemon") {
       out.no_daemon = true;
-    } else if (a == "--socket-dir") {
-      if (!need_value(out.socket_dir)) return false;
-    } else if (a == "--http") {
-      if (!need_value(out.http_listen)) return false;
-    } else if (a == "--api-key-file") {
-      if (!need_value(out.http_api_key_file)) return false;
     } else if (a == "--idle-timeout") {
       if (!need_number(out.idle_timeout_s, 0, "a non-negative number of seconds")) return false;
     } else if (a == "--client-timeout" || a == "--max-sessions") {
