@@ -13,6 +13,8 @@
 #include <filesystem>
 #include <system_error>
 
+#include "indexing/fd_read.h"
+
 namespace qf::index {
 
 namespace {
@@ -82,22 +84,12 @@ private_read read_private_file(const std::string& path, std::uint64_t max_bytes,
     *error = path + " is larger than " + std::to_string(max_bytes) + " bytes";
     return private_read::too_large;
   }
-  out->resize(static_cast<std::size_t>(st.st_size));
-  std::size_t got = 0;
-  while (got < out->size()) {
-    const ssize_t n = ::read(fd, out->data() + got, out->size() - got);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      *error = "cannot read " + path + ": " + errno_text(errno);
-      ::close(fd);
-      out->clear();
-      return private_read::refused;
-    }
-    if (n == 0) break;
-    got += static_cast<std::size_t>(n);
+  if (!read_fd(fd, static_cast<std::size_t>(st.st_size), out)) {
+    *error = "cannot read " + path + ": " + errno_text(errno);
+    ::close(fd);
+    return private_read::refused;
   }
   ::close(fd);
-  out->resize(got);
   return private_read::ok;
 }
 

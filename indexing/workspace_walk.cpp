@@ -15,6 +15,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "indexing/fd_read.h"
 #include "indexing/gitignore.h"
 #include "indexing/syntax_language.h"
 
@@ -115,20 +116,9 @@ read_status read_source_file(const std::string& path, std::uint64_t max_bytes, s
     ::close(fd);
     return read_status::too_large;
   }
-  out->resize(static_cast<std::size_t>(st.st_size));
-  std::size_t got = 0;
-  while (got < out->size()) {
-    const ssize_t n = ::read(fd, out->data() + got, out->size() - got);
-    if (n < 0) {
-      ::close(fd);
-      out->clear();
-      return read_status::unreadable;
-    }
-    if (n == 0) break;  // shrank while reading
-    got += static_cast<std::size_t>(n);
-  }
+  const bool ok = read_fd(fd, static_cast<std::size_t>(st.st_size), out);
   ::close(fd);
-  out->resize(got);
+  if (!ok) return read_status::unreadable;
   if (reject_binary && out->find('\0') < std::min<std::size_t>(out->size(), 8192)) {
     out->clear();
     return read_status::binary;
