@@ -138,6 +138,11 @@ struct extractor {
     }
     out.definitions.push_back(std::move(d));
   }
+  // The common case: the node's `name` field, its signature from the node's
+  // start to `body` (null: the whole node).
+  void emit_named(TSNode n, definition_kind kind, TSNode body = TSNode{}) {
+    emit(text_of(field(n, "name")), kind, n, body, ts_node_start_byte(n));
+  }
 
   void push_container(TSNode n, std::string_view name, bool class_like) {
     containers.push_back({ts_node_end_byte(n), text::repair_utf8(text::utf8_prefix(name, 200)), class_like});
@@ -283,7 +288,7 @@ struct extractor {
       return true;
     }
     if (type == "method_definition" || type == "method_signature" || type == "abstract_method_signature") {
-      emit(text_of(field(n, "name")), definition_kind::method, n, field(n, "body"), ts_node_start_byte(n));
+      emit_named(n, definition_kind::method, field(n, "body"));
       return false;
     }
     if (type == "public_field_definition" || type == "field_definition" || type == "property_signature") {
@@ -398,7 +403,7 @@ struct extractor {
       return true;
     }
     if (type == "enumerator") {
-      emit(text_of(field(n, "name")), definition_kind::constant, n, TSNode{}, ts_node_start_byte(n));
+      emit_named(n, definition_kind::constant);
       return false;
     }
     if (type == "type_definition") {
@@ -407,7 +412,7 @@ struct extractor {
       return true;  // typedef struct Foo {...} Foo_t: the struct too
     }
     if (type == "alias_declaration") {
-      emit(text_of(field(n, "name")), definition_kind::type, n, TSNode{}, ts_node_start_byte(n));
+      emit_named(n, definition_kind::type);
       return false;
     }
     if (type == "namespace_definition") {
@@ -417,11 +422,11 @@ struct extractor {
       return true;
     }
     if (type == "preproc_def") {
-      emit(text_of(field(n, "name")), definition_kind::constant, n, TSNode{}, ts_node_start_byte(n));
+      emit_named(n, definition_kind::constant);
       return false;
     }
     if (type == "preproc_function_def") {
-      emit(text_of(field(n, "name")), definition_kind::function, n, TSNode{}, ts_node_start_byte(n));
+      emit_named(n, definition_kind::function);
       return false;
     }
     if (type == "preproc_include") {
@@ -451,12 +456,12 @@ struct extractor {
 
   bool go(TSNode n, std::string_view type) {
     if (type == "function_declaration") {
-      emit(text_of(field(n, "name")), definition_kind::function, n, field(n, "body"), ts_node_start_byte(n));
+      emit_named(n, definition_kind::function, field(n, "body"));
       return false;
     }
     if (type == "method_declaration") {
       containers.push_back({ts_node_end_byte(n), std::string(first_type_identifier(field(n, "receiver"))), true});
-      emit(text_of(field(n, "name")), definition_kind::method, n, field(n, "body"), ts_node_start_byte(n));
+      emit_named(n, definition_kind::method, field(n, "body"));
       containers.pop_back();
       return false;
     }
@@ -517,7 +522,7 @@ struct extractor {
 
   bool rust(TSNode n, std::string_view type) {
     if (type == "function_item" || type == "function_signature_item") {
-      emit(text_of(field(n, "name")), definition_kind::function, n, field(n, "body"), ts_node_start_byte(n));
+      emit_named(n, definition_kind::function, field(n, "body"));
       return false;
     }
     if (type == "struct_item" || type == "union_item" || type == "enum_item" || type == "type_item") {
@@ -539,11 +544,11 @@ struct extractor {
       return true;
     }
     if (type == "const_item" || type == "static_item") {
-      emit(text_of(field(n, "name")), definition_kind::constant, n, TSNode{}, ts_node_start_byte(n));
+      emit_named(n, definition_kind::constant);
       return false;
     }
     if (type == "macro_definition") {
-      emit(text_of(field(n, "name")), definition_kind::function, n, TSNode{}, ts_node_start_byte(n));
+      emit_named(n, definition_kind::function);
       return false;
     }
     if (type == "mod_item") {
@@ -575,7 +580,7 @@ struct extractor {
       return true;
     }
     if (type == "method_declaration" || type == "constructor_declaration") {
-      emit(text_of(field(n, "name")), definition_kind::method, n, field(n, "body"), ts_node_start_byte(n));
+      emit_named(n, definition_kind::method, field(n, "body"));
       return false;
     }
     if (type == "field_declaration" || type == "constant_declaration") {
@@ -594,7 +599,7 @@ struct extractor {
       return false;
     }
     if (type == "enum_constant") {
-      emit(text_of(field(n, "name")), definition_kind::constant, n, TSNode{}, ts_node_start_byte(n));
+      emit_named(n, definition_kind::constant);
       return false;
     }
     if (type == "import_declaration") {
