@@ -7,6 +7,7 @@
 #include <cstring>
 #include <span>
 #include <string>
+#include <utility>
 
 #include "server/cli/commands.h"
 #include "server/cli/serve.h"
@@ -18,26 +19,26 @@
 #include "server/daemon/bridge.h"
 #include "server/daemon/daemon_server.h"
 
+namespace {
+
+// The subcommands: `quickfill NAME ...` runs the function with the whole argument list.
+constexpr std::pair<const char*, int (*)(std::span<char*>)> k_subcommands[] = {
+    {"demo", qf::cli::cmd_demo},         {"run", qf::cli::cmd_run},       {"perplexity", qf::cli::cmd_perplexity},
+    {"bench", qf::cli::cmd_bench},       {"gguf", qf::cli::cmd_gguf},     {"settings", qf::cli::cmd_settings},
+    {"prompt", qf::cli::cmd_prompt},     {"model", qf::cli::cmd_model},   {"report", qf::cli::cmd_report},
+    {"doctor", qf::cli::cmd_doctor},     {"eval", qf::cli::cmd_eval},     {"serve", qf::cli::cmd_serve},
+};
+
+}  // namespace
+
 int main(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);
   // Logs go to stderr from the very start (spdlog's own default is stdout).
   qf::server::setup_logging("info", "", nullptr);
   std::span<char*> args(argv + 1, argc > 1 ? argc - 1 : 0);
-  if (!args.empty()) {
-    const char* sub = args[0];
-    if (std::strcmp(sub, "demo") == 0) return qf::cli::cmd_demo(args);
-    if (std::strcmp(sub, "run") == 0) return qf::cli::cmd_run(args);
-    if (std::strcmp(sub, "perplexity") == 0) return qf::cli::cmd_perplexity(args);
-    if (std::strcmp(sub, "bench") == 0) return qf::cli::cmd_bench(args);
-    if (std::strcmp(sub, "gguf") == 0) return qf::cli::cmd_gguf(args);
-    if (std::strcmp(sub, "settings") == 0) return qf::cli::cmd_settings(args);
-    if (std::strcmp(sub, "prompt") == 0) return qf::cli::cmd_prompt(args);
-    if (std::strcmp(sub, "model") == 0) return qf::cli::cmd_model(args);
-    if (std::strcmp(sub, "report") == 0) return qf::cli::cmd_report(args);
-    if (std::strcmp(sub, "doctor") == 0) return qf::cli::cmd_doctor(args);
-    if (std::strcmp(sub, "eval") == 0) return qf::cli::cmd_eval(args);
-    if (std::strcmp(sub, "serve") == 0) return qf::cli::cmd_serve(args);
-  }
+  if (!args.empty())
+    for (const auto& [name, command] : k_subcommands)
+      if (std::strcmp(args[0], name) == 0) return command(args);
   // `quickfill daemon [options]`: the per-user daemon in the foreground.
   const bool daemon_mode = !args.empty() && std::strcmp(args[0], "daemon") == 0;
   if (daemon_mode) args = args.subspan(1);
