@@ -430,25 +430,6 @@ bool is_credential_header(std::string_view name) {
   return false;
 }
 
-const char* error_kind_name(error_kind k) {
-  switch (k) {
-    case error_kind::bad_url: return "bad_url";
-    case error_kind::resolve: return "resolve";
-    case error_kind::connect: return "connect";
-    case error_kind::tls: return "tls";
-    case error_kind::timeout: return "timeout";
-    case error_kind::protocol: return "protocol";
-    case error_kind::redirect_limit: return "redirect_limit";
-    case error_kind::interrupted: return "interrupted";
-    case error_kind::aborted: return "aborted";
-    case error_kind::cancelled: return "cancelled";
-    case error_kind::insecure: return "insecure";
-    case error_kind::redirect_refused: return "redirect_refused";
-    case error_kind::too_large: return "too_large";
-  }
-  return "unknown";
-}
-
 response fetch(const std::string& url, const request_options& opts, body_sink& sink) {
   session s(opts, sink);
   return s.run(url);

@@ -93,7 +93,6 @@ enum class error_kind {
   redirect_refused,  // a redirect would re-send the request body to another origin
   too_large,       // the body is larger than max_body
 };
-const char* error_kind_name(error_kind k);
 
 class http_error : public std::runtime_error {
  public:
