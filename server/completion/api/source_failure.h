@@ -13,16 +13,19 @@
 #include <stdexcept>
 #include <string>
 
+#include <boost/describe/enum.hpp>
+#include <boost/describe/enum_to_string.hpp>
+
 namespace qf::server {
 
-enum class failure_kind {
-  unavailable,  // could not connect, or the endpoint answered 5xx/429
-  timeout,      // no answer (or no first token) in time
-  protocol,     // the answer could not be understood
-  refused,      // 4xx other than 429: the request itself is wrong (not retried)
-  circuit_open, // recent failures: the source is resting
-  quota,        // the source's token quota is spent
-};
+// Described (Boost.Describe): failure_kind_name is the enumerator's name.
+BOOST_DEFINE_ENUM_CLASS(failure_kind,
+  unavailable,   // could not connect, or the endpoint answered 5xx/429
+  timeout,       // no answer (or no first token) in time
+  protocol,      // the answer could not be understood
+  refused,       // 4xx other than 429: the request itself is wrong (not retried)
+  circuit_open,  // recent failures: the source is resting
+  quota)         // the source's token quota is spent
 
 struct token_usage {
   int64_t prompt_tokens = 0;
@@ -41,16 +44,6 @@ class source_failure : public std::runtime_error {
   token_usage spent_;
 };
 
-inline const char* failure_kind_name(failure_kind k) {
-  switch (k) {
-    case failure_kind::unavailable: return "unavailable";
-    case failure_kind::timeout: return "timeout";
-    case failure_kind::protocol: return "protocol";
-    case failure_kind::refused: return "refused";
-    case failure_kind::circuit_open: return "circuit_open";
-    case failure_kind::quota: return "quota";
-  }
-  return "unknown";
-}
+inline const char* failure_kind_name(failure_kind k) { return boost::describe::enum_to_string(k, "unknown"); }
 
 }  // namespace qf::server
