@@ -39,6 +39,13 @@ void arg_parser::add_string(std::vector<std::string> names, std::string* out, st
                       }});
 }
 
+void arg_parser::add_strings(std::vector<std::string> names, std::vector<std::string>* out, std::string help) {
+  options_.push_back({std::move(names), std::move(help), false, true, [out](const std::string& v) {
+                        out->push_back(v);
+                        return true;
+                      }});
+}
+
 void arg_parser::add_int(std::vector<std::string> names, int64_t* out, std::string help, bool hidden) {
   options_.push_back({std::move(names), std::move(help), hidden, true,
                       [out](const std::string& v) { return parse_int(v, *out); }});

@@ -23,6 +23,8 @@ class arg_parser {
   arg_parser(std::string command, std::string summary);
 
   void add_string(std::vector<std::string> names, std::string* out, std::string help, bool hidden = false);
+  // Repeatable: each use appends its value.
+  void add_strings(std::vector<std::string> names, std::vector<std::string>* out, std::string help);
   void add_int(std::vector<std::string> names, int64_t* out, std::string help, bool hidden = false);
   void add_int(std::vector<std::string> names, int* out, std::string help, bool hidden = false);
   void add_u64(std::vector<std::string> names, uint64_t* out, std::string help, bool hidden = false);

@@ -15,7 +15,6 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -104,36 +103,21 @@ void print_table(const server::prompt_explanation& e) {
 }  // namespace
 
 int cmd_prompt(std::span<char*> args) {
-  // --open may be repeated; the shared parser keeps one value per option.
   std::vector<std::string> open_files;
-  std::vector<char*> rest;
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (std::strcmp(args[i], "--open") == 0) {
-      if (i + 1 >= args.size()) {
-        std::fprintf(stderr, "%s: --open needs a FILE\n", k_cmd);
-        return 2;
-      }
-      open_files.emplace_back(args[++i]);
-    } else if (std::strncmp(args[i], "--open=", 7) == 0) {
-      open_files.emplace_back(args[i] + 7);
-    } else {
-      rest.push_back(args[i]);
-    }
-  }
   std::string file, line_s, col_s, workspace, model;
   bool json = false;
   arg_parser ap(k_cmd,
                 "Print the exact prompt a completion at LINE, COL of FILE would give the model, then its parts\n"
                 "(kind, origin, tokens) and totals. LINE and COL are 0-based like LSP positions; COL counts\n"
-                "UTF-16 code units (LSP's default position encoding). Nothing is evaluated.\n"
-                "  --open FILE   another open document (repeatable; the first given is the most recently used)");
+                "UTF-16 code units (LSP's default position encoding). Nothing is evaluated.");
   ap.add_positional("FILE", &file, "the current document");
   ap.add_positional("LINE", &line_s, "0-based line");
   ap.add_positional("COL", &col_s, "0-based column in UTF-16 code units");
+  ap.add_strings({"--open"}, &open_files, "another open document (repeatable; the first given is the most recently used)");
   ap.add_string({"--workspace"}, &workspace, "workspace root the server would index (rootUri)");
   ap.add_string({"-m", "--model"}, &model, "GGUF model (default: the bundled model, as the server)");
   ap.add_flag({"--json"}, &json, "print {format, prompt, tokens, parts} as JSON");
-  if (!ap.parse(std::span<char*>(rest.data(), rest.size()))) return ap.exit_code();
+  if (!ap.parse(args)) return ap.exit_code();
 
   int64_t line = 0, col = 0;
   if (!parse_int(line_s, line) || line < 0 || !parse_int(col_s, col) || col < 0) {

@@ -64,7 +64,7 @@ TEST_F(PromptCommand, JsonPartsAddUpAndShowTheOpenFile) {
 }
 
 TEST_F(PromptCommand, TableListsThePromptAndItsParts) {
-  const run_result r = run_quickfill({"prompt", main_, "2", "0", "--open", util_});
+  const run_result r = run_quickfill({"prompt", main_, "2", "0", "--open=" + util_});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("----- prompt ("), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("def helper():\n    return 'util'\n"), std::string::npos) << r.out;
