@@ -7,8 +7,8 @@
 #include <cstring>
 #include <span>
 #include <string>
-#include <utility>
 
+#include "server/cli/cli_args.h"
 #include "server/cli/commands.h"
 #include "server/cli/serve.h"
 #include "server/core/server_args.h"
@@ -22,7 +22,7 @@
 namespace {
 
 // The subcommands: `quickfill NAME ...` runs the function with the whole argument list.
-constexpr std::pair<const char*, int (*)(std::span<char*>)> k_subcommands[] = {
+constexpr qf::cli::subcommand k_subcommands[] = {
     {"demo", qf::cli::cmd_demo},         {"run", qf::cli::cmd_run},       {"perplexity", qf::cli::cmd_perplexity},
     {"bench", qf::cli::cmd_bench},       {"gguf", qf::cli::cmd_gguf},     {"settings", qf::cli::cmd_settings},
     {"prompt", qf::cli::cmd_prompt},     {"model", qf::cli::cmd_model},   {"report", qf::cli::cmd_report},
@@ -37,8 +37,8 @@ int main(int argc, char** argv) {
   qf::server::setup_logging("info", "", nullptr);
   std::span<char*> args(argv + 1, argc > 1 ? argc - 1 : 0);
   if (!args.empty())
-    for (const auto& [name, command] : k_subcommands)
-      if (std::strcmp(args[0], name) == 0) return command(args);
+    for (const qf::cli::subcommand& c : k_subcommands)
+      if (std::strcmp(args[0], c.name) == 0) return c.run(args);
   // `quickfill daemon [options]`: the per-user daemon in the foreground.
   const bool daemon_mode = !args.empty() && std::strcmp(args[0], "daemon") == 0;
   if (daemon_mode) args = args.subspan(1);

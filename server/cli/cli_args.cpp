@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 
 namespace qf::cli {
@@ -165,6 +166,19 @@ bool arg_parser::parse(std::span<char*> args) {
   for (size_t p = next_positional; p < positionals_.size(); ++p)
     if (positionals_[p].required) return fail("missing argument " + positionals_[p].name);
   return true;
+}
+
+int run_subcommand(std::span<char*> args, const char* command, const char* usage,
+                   std::span<const subcommand> subcommands) {
+  if (args.size() < 2 || std::strcmp(args[1], "-h") == 0 || std::strcmp(args[1], "--help") == 0) {
+    std::fputs(usage, args.size() < 2 ? stderr : stdout);
+    return args.size() < 2 ? 2 : 0;
+  }
+  auto sub = args.subspan(1);
+  for (const subcommand& c : subcommands)
+    if (std::strcmp(sub[0], c.name) == 0) return c.run(sub);
+  std::fprintf(stderr, "%s: unknown subcommand '%s'\n%s", command, sub[0], usage);
+  return 2;
 }
 
 }  // namespace qf::cli

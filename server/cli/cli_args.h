@@ -62,6 +62,18 @@ class arg_parser {
   int exit_code_ = 0;
 };
 
+// A subcommand of a command group (`quickfill gguf info ...`): its name and
+// the function that runs it with the arguments from its name on.
+struct subcommand {
+  const char* name;
+  int (*run)(std::span<char*> args);
+};
+// Runs the subcommand args[1] names; without one, -h/--help prints `usage`
+// (stdout, 0; nothing at all: stderr, 2); an unknown one is an error naming
+// it, then `usage` (2). `command` is shown in messages ("quickfill gguf").
+int run_subcommand(std::span<char*> args, const char* command, const char* usage,
+                   std::span<const subcommand> subcommands);
+
 // Parses a whole string as a number; false on trailing garbage or overflow.
 bool parse_int(const std::string& s, int64_t& out);
 bool parse_float(const std::string& s, float& out);

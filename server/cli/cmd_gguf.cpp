@@ -1,9 +1,6 @@
 // `quickfill gguf SUBCOMMAND ...`: convert, synthesize, quantize and inspect
 // GGUF files. Dispatches to gguf_*.cpp.
-#include <cstdio>
-#include <cstring>
-#include <string_view>
-
+#include "server/cli/cli_args.h"
 #include "server/cli/commands.h"
 #include "server/cli/gguf_commands.h"
 
@@ -21,18 +18,9 @@ int cmd_gguf(std::span<char*> args) {
       "  info FILE\n"
       "      print metadata and a tensor summary\n"
       "Each subcommand takes --help.\n";
-  if (args.size() < 2 || std::strcmp(args[1], "-h") == 0 || std::strcmp(args[1], "--help") == 0) {
-    std::fputs(usage, args.size() < 2 ? stderr : stdout);
-    return args.size() < 2 ? 2 : 0;
-  }
-  auto sub = args.subspan(1);
-  std::string_view name = sub[0];
-  if (name == "from-llama2c") return gguf_from_llama2c(sub);
-  if (name == "synth") return gguf_synth(sub);
-  if (name == "quantize") return gguf_quantize(sub);
-  if (name == "info") return gguf_info(sub);
-  std::fprintf(stderr, "quickfill gguf: unknown subcommand '%s'\n%s", sub[0], usage);
-  return 2;
+  static constexpr subcommand subcommands[] = {
+      {"from-llama2c", gguf_from_llama2c}, {"synth", gguf_synth}, {"quantize", gguf_quantize}, {"info", gguf_info}};
+  return run_subcommand(args, "quickfill gguf", usage, subcommands);
 }
 
 }  // namespace qf::cli

@@ -164,16 +164,8 @@ int model_list(std::span<char*> args) {
 }  // namespace
 
 int cmd_model(std::span<char*> args) {
-  if (args.size() < 2 || std::strcmp(args[1], "-h") == 0 || std::strcmp(args[1], "--help") == 0) {
-    std::fputs(usage, args.size() < 2 ? stderr : stdout);
-    return args.size() < 2 ? 2 : 0;
-  }
-  auto sub = args.subspan(1);
-  std::string_view name = sub[0];
-  if (name == "pull") return model_pull(sub);
-  if (name == "list") return model_list(sub);
-  std::fprintf(stderr, "quickfill model: unknown subcommand '%s'\n%s", sub[0], usage);
-  return 2;
+  static constexpr subcommand subcommands[] = {{"pull", model_pull}, {"list", model_list}};
+  return run_subcommand(args, "quickfill model", usage, subcommands);
 }
 
 }  // namespace qf::cli
