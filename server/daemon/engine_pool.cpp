@@ -175,6 +175,7 @@ std::unique_ptr<completion_provider> engine_pool::acquire(std::uint64_t session,
     if (!slot) {
       slot = std::make_shared<engine>();
       slot->key = key;
+      slot->worker.set_observer(observer_);
     }
     e = slot;
     e->sessions.insert(session);

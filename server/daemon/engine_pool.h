@@ -33,6 +33,7 @@
 #include <string>
 
 #include "server/completion/pipeline/provider_factory.h"
+#include "server/daemon/engine_worker.h"
 
 namespace qf::server::daemon {
 
@@ -47,6 +48,9 @@ class engine_pool {
   // when no session has it; nullptr with *error when it cannot be loaded.
   std::unique_ptr<completion_provider> acquire(std::uint64_t session, const provider_options& opts,
                                                std::string* error);
+  // Watches the turns of every engine made from now on (engine_worker's
+  // observer: set it before the first acquire).
+  void observe_turns(engine_worker::observer o) { observer_ = std::move(o); }
   std::size_t engines() const;  // engines alive now
   // How many sessions hold the engine `session` holds (itself included); 0
   // when it holds none (no model loaded, or loading).
@@ -61,6 +65,7 @@ class engine_pool {
   void tell_sessions(const std::shared_ptr<engine>& e);
 
   factory_fn make_;
+  engine_worker::observer observer_;
   mutable std::mutex mu_;
   std::map<std::string, std::shared_ptr<engine>> engines_;
 };

@@ -58,13 +58,18 @@ bool engine_worker::run(std::uint64_t session, kind k, const cancel_token& cance
     if (stopping_) return false;
     t.seq = ++seq_;
     queue_.push_back(&t);
-    if (k == kind::foreground && running_background_) running_source_.cancel(cancel_reason::preempted);
+    tell(event::queued, session, k);
+    if (k == kind::foreground && running_background_ && !running_source_.token().is_cancelled()) {
+      tell(event::preempted, running_session_, kind::background);
+      running_source_.cancel(cancel_reason::preempted);
+    }
     while (running_ || pick_locked() != &t) {
       // Polled so that a call cancelled while it waits leaves without the
       // canceller knowing about this queue.
       turn_cv_.wait_for(lock, std::chrono::milliseconds(5));
       if (cancel.is_cancelled() || stopping_) {
         queue_.erase(std::find(queue_.begin(), queue_.end(), &t));
+        tell(event::left, session, k);
         lock.unlock();
         turn_cv_.notify_all();  // it may have been the next one
         return false;
@@ -74,6 +79,8 @@ bool engine_worker::run(std::uint64_t session, kind k, const cancel_token& cance
     running_ = true;
     running_source_ = cancel_source();
     running_background_ = k == kind::background;
+    running_session_ = session;
+    tell(event::started, session, k);
     // A foreground call queued meanwhile would have found no background call
     // to preempt; a background call never starts while one waits (pick).
     token = running_source_.token().linked_to(cancel);

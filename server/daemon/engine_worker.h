@@ -20,6 +20,12 @@
 //   one client's background work never delays another client's keystroke.
 // * A waiting call whose own token is cancelled (an edit, a newer request)
 //   leaves the queue at once without running.
+//
+// Observation: an optional observer (set_observer) is told, in the worker's
+// own order, when a call joins the queue, starts its turn, leaves without
+// running, and when a running background call is preempted; traces and the
+// daemon's load tests (tests/server/daemon/test_daemon_load.cpp) read the
+// order of turns from it. It only watches: the policy does not depend on it.
 #pragma once
 
 #include <condition_variable>
@@ -37,6 +43,11 @@ class engine_worker {
  public:
   enum class kind { foreground, background };
   using call = std::function<void(const cancel_token& cancel)>;
+  enum class event { queued, started, left, preempted };
+  // Called under the worker's lock, in the order things happen: it must be
+  // quick and must not call into the worker. `preempted` names the session
+  // and kind of the background call being cancelled.
+  using observer = std::function<void(event e, std::uint64_t session, kind k)>;
 
   engine_worker() = default;
   ~engine_worker();
@@ -53,6 +64,9 @@ class engine_worker {
   // cancelled (reason shutdown) and ends on its own thread.
   void stop();
 
+  // Set before the first call (not synchronised with running calls).
+  void set_observer(observer o) { observer_ = std::move(o); }
+
   std::uint64_t calls_run() const;
   // Calls waiting for their turn (not the one running).
   std::size_t calls_waiting() const;
@@ -66,6 +80,9 @@ class engine_worker {
   // The waiting call whose turn is next (the policy above); queue_ not empty.
   const ticket* pick_locked() const;
   void finish(std::uint64_t session);
+  void tell(event e, std::uint64_t session, kind k) const {
+    if (observer_) observer_(e, session, k);
+  }
 
   mutable std::mutex mu_;
   std::condition_variable turn_cv_;
@@ -73,8 +90,10 @@ class engine_worker {
   std::map<std::uint64_t, std::uint64_t> last_served_;  // session -> serve counter when last served
   std::uint64_t seq_ = 0, served_ = 0;
   bool running_ = false, running_background_ = false;
+  std::uint64_t running_session_ = 0;
   cancel_source running_source_;
   bool stopping_ = false;
+  observer observer_;
 };
 
 }  // namespace qf::server::daemon
