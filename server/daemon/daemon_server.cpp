@@ -39,14 +39,14 @@ namespace {
 
 class daemon_server {
  public:
-  daemon_server(const server_args& args, socket_paths paths, http_service http)
+  daemon_server(const server_args& args, socket_paths paths, http_service http, engine_pool::factory_fn engines)
       : args_(args),
         http_(std::move(http)),
         paths_(std::move(paths)),
         acceptor_(io_),
         signals_(io_, SIGTERM, SIGINT),
         idle_(io_),
-        pool_(make_completion_provider) {
+        pool_(engines ? std::move(engines) : engine_pool::factory_fn(make_completion_provider)) {
     idle_s_ = args.idle_timeout_s >= 0 ? args.idle_timeout_s : server_settings{}.daemon_idle_timeout_s;
     client_timeout_ms_ = std::min(args.client_timeout_s, 86400) * 1000;
   }
@@ -352,7 +352,7 @@ class daemon_server {
 
 }  // namespace
 
-int run_daemon(const server_args& args, http_service http) {
+int run_daemon(const server_args& args, http_service http, engine_pool::factory_fn engines) {
   socket_paths paths;
   std::string error;
   // The daemon outlives the directory it was started in (often a repository):
@@ -365,7 +365,7 @@ int run_daemon(const server_args& args, http_service http) {
     std::fprintf(stderr, "quickfill daemon: %s\n", error.c_str());
     return 2;
   }
-  daemon_server d(args, paths, std::move(http));
+  daemon_server d(args, paths, std::move(http), std::move(engines));
   return d.run();
 }
 

@@ -41,6 +41,7 @@
 
 #include "server/core/server_args.h"
 #include "server/core/server_core.h"
+#include "server/daemon/engine_pool.h"
 
 namespace qf::server::daemon {
 
@@ -51,7 +52,9 @@ using http_service = std::function<std::function<void()>(boost::asio::io_context
 
 // Runs until idle or signalled; the process exit code. `args.socket_dir`
 // (flag or default), `args.idle_timeout_s` (-1: the setting's default);
-// `http` starts the endpoint of `args.http_listen`.
-int run_daemon(const server_args& args, http_service http = {});
+// `http` starts the endpoint of `args.http_listen`; `engines` makes the
+// shared engines' providers (null: make_completion_provider, the model; the
+// daemon tests' own daemon injects the test double).
+int run_daemon(const server_args& args, http_service http = {}, engine_pool::factory_fn engines = {});
 
 }  // namespace qf::server::daemon
