@@ -36,6 +36,7 @@
 #include "tests/server/daemon/daemon_editor.h"
 #include "tests/server/daemon/pool_requests.h"
 #include "tests/server/test_provider.h"
+#include "tests/server_process.h"
 
 using qf::cancel_reason;
 using qf::cancel_source;
@@ -465,6 +466,67 @@ TEST_F(Daemon, AKilledWindowLeavesTheDaemonServingTheOthersAndNewOnes) {
     e->shutdown();
     EXPECT_EQ(e->wait_exit(), 0);
   }
+}
+
+TEST_F(Daemon, AWindowKilledWhileItsRequestRunsIsCancelledAndForgotten) {
+  // The real daemon with the test double as its engine: a "BLOCK" document's
+  // completion runs until it is cancelled.
+  pid_t daemon = qf::test::spawn_child({QUICKFILL_TEST_DAEMON_BIN, "daemon", "--socket-dir", dir_, "--log-file",
+                                        dir_ + "/daemon.log", "--idle-timeout", "600"},
+                                       dir_ + "/test-daemon.log");
+  ASSERT_GT(daemon, 0);
+  ASSERT_TRUE(wait_until([&] { return fs::exists(dir_ + "/daemon.sock"); }, 60s));
+  const std::string provider_log = dir_ + "/provider.log";
+  auto provider_saw = [&](const std::string& what) {
+    return qf::test::file_text(provider_log).find(what) != std::string::npos;
+  };
+  editor victim, other;
+  ASSERT_TRUE(victim.start(dir_));
+  ASSERT_TRUE(other.start(dir_));
+  ASSERT_EQ(daemons_of(dir_), std::vector<pid_t>{daemon});  // the bridges use the test daemon
+  victim.open("file:///v/held.py", "# BLOCK\ndef f(x):\n    return x");
+  victim.open("file:///v/plain.py", "def g(y):\n    return y");
+  ASSERT_TRUE(has_result(victim.complete("file:///v/plain.py")));
+  other.open("file:///o/mine.py", "def h(z):\n    return zed");
+  // The victim's request runs (holding the engine's turn); the other window asks meanwhile.
+  victim.send_request("textDocument/completion", victim.at_end("file:///v/held.py"));
+  ASSERT_TRUE(wait_until([&] { return provider_saw("running file:///v/held.py "); }, 60s));
+  const std::int64_t waiting = other.send_request("textDocument/completion", other.at_end("file:///o/mine.py"));
+  victim.kill();
+  // The daemon cancels the killed session's call: the other window's request
+  // is answered long before the held call would give up by itself (60 s).
+  auto answer = other.response(waiting, 30s);
+  ASSERT_TRUE(has_result(answer)) << (answer ? json::serialize(*answer) : "no answer within 30 s");
+  EXPECT_NE(json::serialize(*answer).find("zed_done"), std::string::npos) << json::serialize(*answer);
+  // Its documents are forgotten on the engine, and the session is gone.
+  EXPECT_TRUE(wait_until([&] { return provider_saw("closed file:///v/held.py#session-") &&
+                                      provider_saw("closed file:///v/plain.py#session-"); },
+                         60s))
+      << qf::test::file_text(provider_log);
+  EXPECT_FALSE(provider_saw("closed file:///o/mine.py#session-"));
+  json::value st;
+  EXPECT_TRUE(wait_until(
+      [&] {
+        st = daemon_status(other);
+        return st.is_object() && st.at("sessions").to_number<std::int64_t>() == 1 &&
+               st.at("sessionsOnEngine").to_number<std::int64_t>() == 1;
+      },
+      60s))
+      << json::serialize(st);
+  // The daemon keeps serving the other window and a new one.
+  other.type("file:///o/mine.py", "x");
+  EXPECT_TRUE(has_result(other.complete("file:///o/mine.py")));
+  editor newcomer;
+  ASSERT_TRUE(newcomer.start(dir_));
+  newcomer.open("file:///n/new.py", "def k(w):\n    return wow");
+  auto r = newcomer.complete("file:///n/new.py");
+  ASSERT_TRUE(has_result(r));
+  EXPECT_NE(json::serialize(*r).find("wow_done"), std::string::npos) << json::serialize(*r);
+  for (editor* e : {&other, &newcomer}) {
+    e->shutdown();
+    EXPECT_EQ(e->wait_exit(), 0);
+  }
+  qf::test::stop_child(daemon, SIGTERM);
 }
 
 TEST_F(Daemon, SixteenWindowsAtOnceAreAllAnswered) {
