@@ -3,9 +3,13 @@
 // * A session flooding calls lets a quiet one in after at most one of its
 //   calls.
 // * A session that ends mid-call (its window killed) frees the turn, its
-//   buffers are closed on the engine, the others keep being answered; and end
-//   to end, a bridge killed with requests in flight leaves the daemon serving
-//   the other windows and new ones, the killed session gone from its count.
+//   buffers are closed on the engine, the others keep being answered; end to
+//   end, a bridge killed while its request holds the engine of the real
+//   daemon (quickfill_test_daemon: the test double as its engine) has that
+//   call cancelled and its documents closed, the other window's waiting
+//   request is answered and a new window served; and a bridge killed with
+//   requests in flight on the real model leaves the daemon serving the others
+//   and new ones, the killed session gone from its count.
 // * A session whose calls are cancelled mid-evaluation leaves the other
 //   sessions' answers exactly as they are when each runs alone.
 // * 16 sessions at once are all answered and the shared KV pool stays within
