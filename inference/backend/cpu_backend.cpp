@@ -14,12 +14,17 @@
 #include <new>
 #include <stdexcept>
 
+#include <sys/mman.h>
+
 #include "inference/backend/cpu/attention.h"
 
 namespace qf::infer {
 
 namespace {
 constexpr std::align_val_t k_align{64};
+// From this size on a buffer is a mapping of its own (page-aligned, so also
+// k_align-aligned), zero without being written.
+constexpr size_t k_mapped_min = size_t{256} << 10;
 
 uint8_t* bytes_of(buffer& b) { return static_cast<cpu_buffer&>(b).data(); }
 const uint8_t* bytes_of(const buffer& b) { return static_cast<const cpu_buffer&>(b).data(); }
@@ -30,10 +35,23 @@ size_t kv_elem_size(ggml_type t) { return t == ggml_type::f16 ? sizeof(fp16_t) :
 }  // namespace
 
 cpu_buffer::cpu_buffer(size_t bytes) : buffer(bytes) {
+  if (bytes >= k_mapped_min) {
+    // Fresh anonymous pages read as zero and are backed on first write.
+    void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+    data_ = static_cast<uint8_t*>(p);
+    mapped_ = true;
+    return;
+  }
   data_ = static_cast<uint8_t*>(::operator new(std::max<size_t>(bytes, 1), k_align));
   std::memset(data_, 0, bytes);
 }
-cpu_buffer::~cpu_buffer() { ::operator delete(data_, k_align); }
+cpu_buffer::~cpu_buffer() {
+  if (mapped_)
+    ::munmap(data_, size());
+  else
+    ::operator delete(data_, k_align);
+}
 
 cpu_backend::cpu_backend(int n_threads) : pool_(n_threads), scratch_(pool_.size()) {}
 

@@ -14,6 +14,10 @@
 
 namespace qf::infer {
 
+// Zero-filled memory for activations and KV caches. A large buffer is an
+// anonymous mapping of its own, so its pages cost memory only once written:
+// a context's block pool is sized for n_ctx cells, and a pool that holds a few
+// hundred cells stays that small (every daemon session has one).
 class cpu_buffer final : public buffer {
  public:
   explicit cpu_buffer(size_t bytes);
@@ -23,6 +27,7 @@ class cpu_buffer final : public buffer {
 
  private:
   uint8_t* data_;
+  bool mapped_ = false;
 };
 
 class cpu_weight final : public weight {
