@@ -278,4 +278,16 @@ inline json::value daemon_status(editor& e) {
   return st->at("result").as_object().contains("daemon") ? st->at("result").at("daemon") : json::value("absent");
 }
 
+// Waits until e's daemon reports exactly one session, on one engine; true
+// when it does within `limit`. `last` gets the last status read.
+inline bool wait_for_one_session(editor& e, std::chrono::milliseconds limit, json::value& last) {
+  return wait_until(
+      [&] {
+        last = daemon_status(e);
+        return last.is_object() && last.at("sessions").to_number<std::int64_t>() == 1 &&
+               last.at("sessionsOnEngine").to_number<std::int64_t>() == 1;
+      },
+      limit);
+}
+
 }  // namespace qf::daemon_test

@@ -4,9 +4,14 @@
 // keystroke reaches the (scripted) model.
 #pragma once
 
+#include <cstdint>
+#include <memory>
 #include <string>
 
+#include <gtest/gtest.h>
+
 #include "server/completion/pipeline/provider_factory.h"
+#include "server/daemon/engine_pool.h"
 
 namespace {
 
@@ -45,6 +50,18 @@ inline completion::completion_settings settings() {
   s.cache_slots = 3;          // the default: per window
   s.context_tokens = 1024;
   return s;
+}
+
+// Session `id`'s provider from `pool`, on the one model every test uses.
+inline std::unique_ptr<completion_provider> acquire_session(daemon::engine_pool& pool, std::uint64_t id,
+                                                            const completion::completion_settings& s) {
+  provider_options o;
+  o.model_path = "/models/one.gguf";
+  o.completion = s;
+  std::string err;
+  auto p = pool.acquire(id, o, &err);
+  EXPECT_TRUE(p) << err;
+  return p;
 }
 
 }  // namespace

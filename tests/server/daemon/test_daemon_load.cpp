@@ -176,13 +176,7 @@ struct traced_engine {
   }
   std::unique_ptr<completion_provider> session(std::uint64_t id,
                                                const completion::completion_settings& s = settings()) {
-    provider_options o;
-    o.model_path = "/models/one.gguf";
-    o.completion = s;
-    std::string err;
-    auto p = pool.acquire(id, o, &err);
-    EXPECT_TRUE(p) << err;
-    return p;
+    return acquire_session(pool, id, s);
   }
 };
 
@@ -444,14 +438,7 @@ TEST_F(Daemon, AKilledWindowLeavesTheDaemonServingTheOthersAndNewOnes) {
   victim.kill();
   // The daemon ends that session: one session left on the engine.
   json::value st;
-  EXPECT_TRUE(wait_until(
-      [&] {
-        st = daemon_status(other);
-        return st.is_object() && st.at("sessions").to_number<std::int64_t>() == 1 &&
-               st.at("sessionsOnEngine").to_number<std::int64_t>() == 1;
-      },
-      60s))
-      << json::serialize(st);
+  EXPECT_TRUE(wait_for_one_session(other, 60s, st)) << json::serialize(st);
   for (int i = 0; i < 3; ++i) {
     other.type("file:///other.py", " ");
     EXPECT_TRUE(has_result(other.complete("file:///other.py"))) << "completion " << i;
@@ -509,14 +496,7 @@ TEST_F(Daemon, AWindowKilledWhileItsRequestRunsIsCancelledAndForgotten) {
       << qf::test::file_text(provider_log);
   EXPECT_FALSE(provider_saw("closed file:///o/mine.py#session-"));
   json::value st;
-  EXPECT_TRUE(wait_until(
-      [&] {
-        st = daemon_status(other);
-        return st.is_object() && st.at("sessions").to_number<std::int64_t>() == 1 &&
-               st.at("sessionsOnEngine").to_number<std::int64_t>() == 1;
-      },
-      60s))
-      << json::serialize(st);
+  EXPECT_TRUE(wait_for_one_session(other, 60s, st)) << json::serialize(st);
   // The daemon keeps serving the other window and a new one.
   other.type("file:///o/mine.py", "x");
   EXPECT_TRUE(has_result(other.complete("file:///o/mine.py")));

@@ -38,13 +38,7 @@ struct shared_engine {
           return p;
         }) {}
   std::unique_ptr<completion_provider> session(std::uint64_t id, const completion::completion_settings& s) {
-    provider_options o;
-    o.model_path = "/models/one.gguf";
-    o.completion = s;
-    std::string err;
-    auto p = pool.acquire(id, o, &err);
-    EXPECT_TRUE(p) << err;
-    return p;
+    return acquire_session(pool, id, s);
   }
 };
 
