@@ -100,6 +100,17 @@ struct lm_batch_entry {
   lm_eval_result result{};
 };
 
+// How busy a shared engine is (step_loop.h: several sequences, each on its
+// own thread, whose evals are run in shared steps). What the caller can expect
+// an eval to wait for; an engine that serves one sequence at a time reports
+// zeros (nothing but the caller's own work).
+struct lm_load {
+  int sequences = 0;         // other sequences with an eval waiting or running now
+  int64_t rows_waiting = 0;  // their rows (prompt and decode tokens) not yet run
+  double ms_per_step = 0;    // recent time of one step (moving average); 0: unknown
+  double ms_per_row = 0;     // recent engine time per prompt row in steps with prefill; 0: unknown
+};
+
 class lm_backend {
  public:
   virtual ~lm_backend() = default;
@@ -129,6 +140,8 @@ class lm_backend {
   virtual void eval_batch(std::span<lm_batch_entry> entries, lm_output out) {
     for (lm_batch_entry& e : entries) e.result = e.seq->eval(e.toks, e.mode, e.cancel, out);
   }
+  // How busy the engine is now, seen from a caller of this backend (lm_load).
+  virtual lm_load load() const { return {}; }
 };
 
 }  // namespace qf::server::completion
