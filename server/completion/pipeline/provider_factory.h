@@ -2,6 +2,13 @@
 // prefix cache, scheduling and post-processing on top of the inference
 // engine). The server calls this once at start-up (and again when the model
 // setting changes) from the inference worker thread.
+//
+// In two parts, which make_completion_provider runs one after the other (the
+// in-process server): load_model_backend loads the model (with the device
+// self-check), and make_pipeline_provider makes a pipeline on a backend (the
+// model's calibrated gate, the draft model's loader, the model's name). The
+// daemon loads one backend per model and makes one pipeline per session on
+// it, each over its session's view of the shared engine (step_loop.h).
 #pragma once
 
 #include <functional>
@@ -35,5 +42,15 @@ struct provider_options {
 // unreadable or malformed GGUF, unsupported architecture, out of memory.
 std::unique_ptr<completion_provider> make_completion_provider(const provider_options& opts,
                                                               std::string* error);
+
+// The first part: the model of opts.model_path on opts.engine, progress 0-80
+// and the device notice reported; nullptr with *error on failure.
+std::unique_ptr<completion::lm_backend> load_model_backend(const provider_options& opts, std::string* error);
+// The second part: the pipeline on `backend` (opts.model_path names the
+// model: its gate file and name; opts.completion its settings), progress
+// 80-100 (the draft model loaded when configured); nullptr with *error on
+// failure (out of memory).
+std::unique_ptr<completion_provider> make_pipeline_provider(std::unique_ptr<completion::lm_backend> backend,
+                                                            const provider_options& opts, std::string* error);
 
 }  // namespace qf::server
