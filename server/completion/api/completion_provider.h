@@ -45,10 +45,10 @@ struct text_pos {
 struct completion_request {
   std::string uri;
   // The key of this buffer's caches (KV slot ownership, prompt layout,
-  // type-through, background work); empty: the URI. One process holds one
-  // buffer per URI; the daemon serves many windows, two of which may hold the
-  // same URI with different unsaved contents, so it keys each window's
-  // buffers apart (engine_pool.cpp).
+  // type-through, background work); empty: the URI. An editor session holds
+  // one buffer per URI (in the daemon each session has a pipeline of its
+  // own); the HTTP endpoint keys a client's buffers by API key and file
+  // (fim_mapping.h).
   std::string buffer_key;
   const std::string& cache_key() const { return buffer_key.empty() ? uri : buffer_key; }
   int64_t version = 0;             // document version the snapshot belongs to
@@ -79,6 +79,9 @@ struct completion_request {
   // Where the decoder publishes the text produced so far (null: nowhere); the
   // scheduler reads it to keep a generation the typing continues (inflight.h).
   std::shared_ptr<completion::generation_progress> progress;
+  // quickfill/explainCompletion only: the budget an automatic trigger gets
+  // (completion.autoDeadlineMs), for the automatic trigger's load plan; 0: none.
+  clock::duration automatic_budget{0};
 };
 
 struct completion_candidate {
@@ -90,6 +93,22 @@ struct completion_candidate {
   // Confidence: mean log-probability of the tokens the model decoded for it
   // (<= 0); nullopt when no model decoded it (type-through, a test double).
   std::optional<double> score;
+};
+
+// How a request was degraded under load (docs/completion.md, "Under load"):
+// what it was given in place of its settings, counted per kind in the stats.
+struct degradation {
+  bool shortened = false;           // max_tokens lowered to what fits the time left
+  bool candidates_dropped = false;  // extra candidates not decoded (n -> 1)
+  bool rerouted = false;            // answered by a source of the routes' underLoad route
+  int64_t max_tokens = 0;           // the token limit it got (0: not estimated)
+  int64_t candidates = 0;           // the candidates it got (0: not estimated)
+  double estimate_ms = 0;           // the estimate before degrading
+  double left_ms = 0;               // the time left to its deadline when it started
+  // Background steps the provider paused under load since its previous answer
+  // (they are counted in the stats with the answer that carries them).
+  int64_t background_paused = 0;
+  bool any() const { return shortened || candidates_dropped || rerouted; }
 };
 
 struct completion_metrics {
@@ -109,6 +128,7 @@ struct completion_metrics {
   int64_t duplicates = 0;       // candidates dropped as the same text as a better one
   int64_t gated = 0;            // candidates dropped by the confidence gate
   std::optional<double> score;  // the best decoded candidate's score, shown or gated
+  degradation degraded;         // under load (all false: given what the settings ask)
 };
 
 // What the model would be given for a request, part by part.
@@ -126,12 +146,31 @@ struct gate_explanation {
   std::string origin;   // "setting", "calibrated PATH", "default"
 };
 
+// What a request of one trigger kind would be given now under the engine's
+// load, and why (the estimate against the time left; docs/completion.md).
+struct load_explanation {
+  std::string trigger;       // "automatic", "explicit"
+  bool over_budget = false;  // the estimate breaks the budget
+  bool degraded = false;     // ... and completion.degrade is on: it is degraded (or rerouted)
+  double estimate_ms = 0;    // wait + prompt + decoding, with the settings' limits
+  double left_ms = 0;        // the trigger's budget, less the margin
+  double wait_ms = 0;        // for other sequences' rows on a shared engine
+  int64_t prompt_rows = 0;   // prompt tokens to evaluate after the cache's reuse
+  int64_t max_tokens = 0;    // the token limit it would get
+  int64_t candidates = 0;    // the candidates it would get
+  bool shortened = false, candidates_dropped = false;
+  bool background_paused = false;  // background work and prefetch wait while others' work runs
+  std::string rerouted_to;   // the source that would answer instead (routes.underLoad), or empty
+  std::string reason;        // one line for people
+};
+
 struct prompt_explanation {
   std::string format;              // the FIM format's name
   std::string text;                // the whole prompt: the parts' texts concatenated
   int64_t tokens = 0;              // the whole prompt's token count
   std::vector<prompt_part> parts;  // in prompt order
   std::vector<gate_explanation> gates;  // the confidence gate of each trigger kind (empty: not known)
+  std::vector<load_explanation> load;   // the load plan of each trigger kind (empty: not known)
 };
 
 struct completion_result {
@@ -160,6 +199,11 @@ class completion_provider {
   // The prompt complete() would build for `req`, explained; nullopt when the
   // provider cannot say. Runs on the inference worker; evaluates nothing.
   virtual std::optional<prompt_explanation> explain(const completion_request& req) { return std::nullopt; }
+  // What `req` would be given now under the engine's load (its trigger kind,
+  // budget from req.deadline); nullopt when the provider cannot estimate.
+  // Runs on the inference worker; evaluates nothing. The router asks it to
+  // send automatic requests to the routes' underLoad sources.
+  virtual std::optional<load_explanation> load_plan(const completion_request& req) { return std::nullopt; }
   // Next-edit prediction (quickfill/nextEdit): minimal edits to the region
   // around the cursor and to a place the latest edit points to. Runs on the
   // inference worker, polls `cancel` like complete(). The default predicts
@@ -172,8 +216,9 @@ class completion_provider {
   // Document lifecycle hints so caches can be keyed on open buffers: `key`
   // is the request's cache_key() (the URI, unless the caller keyed buffers).
   virtual void document_closed(const std::string& key) {}
-  // How many editor sessions share this provider (the daemon's shared
-  // engines): per-session cache bounds (completion.cacheSlots) scale with it.
+  // How many editor sessions share this provider's engine and memory budget
+  // (the daemon: each session has a provider of its own on a shared engine):
+  // the provider keeps its caches within cacheMiB / sessions.
   virtual void sessions_changed(int sessions) {}
   // Settings changed: the completion section, already validated.
   virtual void configure(const completion::completion_settings& settings) {}

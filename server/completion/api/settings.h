@@ -55,6 +55,11 @@ struct completion_settings {
   std::string draft_model{};    // GGUF of a smaller model of the same family ("" = prompt lookup only)
   double draft_min_prob = 0.5;  // the draft model drafts while its token's probability is at least this
   bool prefetch = false;        // after answering, compute the continuation of the suggestion
+  // Under load (load_budget.h): when a request's estimate breaks its deadline,
+  // fewer candidates and fewer tokens; background work waits for others' work.
+  bool degrade = true;
+  int degrade_min_tokens = 8;   // a shortened token limit is never below this
+  int degrade_margin_ms = 20;   // the estimate must fit the time left less this
   // Sampling and candidates, per request class (sampling.h).
   // The automatic gate -1.8 is measured on the bundled model (docs/benchmarks.md, "Confidence gate").
   sampling_settings sampling_auto{.min_confidence = -1.8};

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <utility>
 
 #include "text/lines.h"
 #include "indexing/syntax_language.h"
@@ -160,6 +161,8 @@ void pipeline::document_closed(const std::string& key) {
 void pipeline::sessions_changed(int sessions) {
   sessions_ = std::max(1, sessions);
   pool_->set_sessions(sessions_);
+  for (auto& [key, ds] : docs_)
+    if (ds.live_slot >= pool_->n_slots()) ds.live_slot = -1;  // its slot was dropped
 }
 
 void pipeline::queue(task t) {
@@ -187,6 +190,7 @@ completion_result pipeline::complete(const completion_request& req, const cancel
   }
   const auto start = req.received.time_since_epoch().count() ? req.received : t0;
   res.metrics.total_ms = ms_between(start, clock::now());
+  res.metrics.degraded.background_paused = std::exchange(background_paused_, 0);
   if (++completions_ % 1024 == 0)
     spdlog::info("completion: {} requests; chunk cache {} entries, {:.2f} MiB (bounds {} entries, {:.0f} MiB), "
                  "{} hits, {} misses",
@@ -240,10 +244,9 @@ std::string pipeline::run(const completion_request& req, const cancel_token& can
     ds.pending = layout{};
     ds.pending_ready = false;
   }
-  prompt p = builder_.build(in, ds.lay);
+  prompt p = builder_.build(in, ds.lay, /*force_relayout=*/false, &ds.parked);
   ds.row = p.cursor_row;
-  int max_tokens = req.explicit_trigger ? s_.max_tokens_explicit : s_.max_tokens_auto;
-  if (req.max_tokens > 0) max_tokens = std::min(req.max_tokens, s_.max_tokens_explicit);  // the client's own (HTTP n_predict)
+  int max_tokens = max_tokens_of(req);
   if (static_cast<int64_t>(p.tokens.size()) + max_tokens + s_.draft_max + 2 > pool_->n_ctx()) {
     spdlog::warn("completion: prompt of {} tokens does not fit a context of {}; lower the token budgets",
                  p.tokens.size(), pool_->n_ctx());
@@ -280,7 +283,22 @@ std::string pipeline::run(const completion_request& req, const cancel_token& can
   // Job 2: the stop rules, applied by the generator while it decodes (a copy per candidate).
   stop_checker stops(cx, dec, s_.stop_rules);
   const sampling_settings& cls = req.explicit_trigger ? s_.sampling_explicit : s_.sampling_auto;
-  const int n_candidates = prefetch ? 1 : cls.candidates;
+  int n_candidates = prefetch ? 1 : cls.candidates;
+  if (has_deadline && !prefetch) {
+    // Under load: fewer candidates and tokens when the estimate breaks the deadline.
+    const int64_t rows = static_cast<int64_t>(p.tokens.size()) - sc.reused;
+    const load_decision d = decide_load(rows, max_tokens, n_candidates, ms_between(clock::now(), gp.deadline));
+    degradation& dg = res.metrics.degraded;
+    dg.estimate_ms = d.estimate_ms;
+    dg.left_ms = d.left_ms;
+    dg.max_tokens = d.max_tokens;
+    dg.candidates = d.candidates;
+    dg.shortened = d.shortened;
+    dg.candidates_dropped = d.candidates_dropped;
+    if (d.shortened || d.candidates_dropped) spdlog::debug("completion {}: under load, {}", req.uri, d.reason);
+    gp.max_tokens = max_tokens = d.max_tokens;
+    n_candidates = d.candidates;
+  }
   if (n_candidates > 1 && !forks_) forks_ = std::make_unique<candidate_forks>(*backend_, pool_->n_ctx());
   std::vector<gen_outcome> outs = generate_candidates(*sc.seq, backend_->vocab(), fmt_, p.tokens, stops, gp,
                                                       sampler_params_of(cls, s_.seed), n_candidates, cancel,
@@ -434,7 +452,31 @@ bool pipeline::run_prefetch(doc_state& ds, const std::string& key, const cancel_
   return true;
 }
 
+int pipeline::max_tokens_of(const completion_request& req) const {
+  if (req.max_tokens > 0) return std::min(req.max_tokens, s_.max_tokens_explicit);  // the client's own (HTTP n_predict)
+  return req.explicit_trigger ? s_.max_tokens_explicit : s_.max_tokens_auto;
+}
+
+load_decision pipeline::decide_load(int64_t prompt_rows, int max_tokens, int candidates, double left_ms) const {
+  load_request r;
+  r.prompt_rows = std::max<int64_t>(0, prompt_rows);
+  r.max_tokens = max_tokens;
+  r.candidates = candidates;
+  r.left_ms = left_ms;
+  load_rates own;
+  own.prefill_ms_per_row = prefill_tps_ > 0 ? 1000.0 / prefill_tps_ : 0;
+  own.step_ms = step_ms_;
+  return plan_load(r, own, backend_->load(), load_policy{s_.degrade, s_.degrade_min_tokens, double(s_.degrade_margin_ms)});
+}
+
 bool pipeline::background_step(const cancel_token& cancel) {
+  // Under load: background work and prefetch wait while other sequences'
+  // (foreground) work runs on the shared engine; the queue is kept and the
+  // next idle turn after a request tries again.
+  if (s_.degrade && !tasks_.empty() && engine_busy(backend_->load())) {
+    ++background_paused_;
+    return false;
+  }
   while (!tasks_.empty()) {
     if (cancel.is_cancelled()) return true;
     task t = tasks_.front();

@@ -29,6 +29,7 @@
 #include "server/completion/decode/generator.h"
 #include "server/completion/decode/kv_pool.h"
 #include "server/completion/api/lm.h"
+#include "server/completion/pipeline/load_budget.h"
 #include "server/completion/next_edit/next_edit.h"
 #include "server/completion/prompt/prompt_layout.h"
 #include "server/completion/api/settings.h"
@@ -47,6 +48,9 @@ class pipeline final : public completion_provider {
   // explain.cpp: the prompt complete() would build, from a scratch copy of
   // the document's layout (no evaluation, no change to layouts or KV slots).
   std::optional<prompt_explanation> explain(const completion_request& req) override;
+  // explain.cpp: the load plan of req's trigger kind (load_budget.h), from a
+  // scratch prompt and the cache's reuse, evaluating nothing.
+  std::optional<load_explanation> load_plan(const completion_request& req) override;
   // pipeline_next_edit.cpp: next_edit_engine on this pipeline's model and KV pool.
   next_edit_result next_edit(const next_edit_request& req, const cancel_token& cancel) override;
   // The model's name (GGUF general.name and file name), for the next-edit format.
@@ -83,6 +87,7 @@ class pipeline final : public completion_provider {
   struct doc_state {
     std::string uri;          // the document's URI (what prompts name)
     layout lay;
+    std::vector<layout> parked;  // layouts of regions the cursor left (prompt_layout.h)
     layout pending;           // a re-based layout being warmed
     bool pending_ready = false;
     int live_slot = -1;
@@ -127,6 +132,12 @@ class pipeline final : public completion_provider {
   static void take_request(doc_state& ds, const completion_request& req, int64_t line, int64_t col);
   // Keeps the moving averages of prompt throughput and decode step time.
   void note_prefill(const gen_outcome& out);
+  // The token limit of a request (its trigger's setting, or the client's own).
+  int max_tokens_of(const completion_request& req) const;
+  // The load estimate of a request with these figures, under the settings' policy.
+  load_decision decide_load(int64_t prompt_rows, int max_tokens, int candidates, double left_ms) const;
+  // explain.cpp: the prompt complete() would build, on a scratch copy of the layout.
+  prompt scratch_prompt(const completion_request& req, doc_state& scratch);
 
   std::optional<calibrated_gate> calibrated_gate_;
   std::unique_ptr<lm_backend> backend_;
@@ -148,6 +159,7 @@ class pipeline final : public completion_provider {
   double prefill_tps_ = 0;  // moving average of prompt tokens per second
   double step_ms_ = 0;      // moving average of a single-token decode step
   uint64_t completions_ = 0;
+  int64_t background_paused_ = 0;  // background steps paused under load since the last answer
   int sessions_ = 1;        // editor sessions sharing this pipeline (sessions_changed)
 };
 

@@ -10,7 +10,8 @@
 // else a hash of the last token), returned as logits with a clear maximum.
 // The KV cache is the token list itself, so keep_first/move_range are exact.
 // Every eval is counted, and an optional delay per token (spread over
-// "layers", polling the cancel token between them) makes an engine slow.
+// "layers", polling the cancel token between them) makes an engine slow; a
+// scripted load() makes it look shared and busy.
 #pragma once
 
 #include <algorithm>
@@ -246,6 +247,12 @@ class fake_backend final : public lm_backend {
   size_t kv_bytes_per_token() const override { return bytes_per_token; }
   int64_t n_ctx_train() const override { return 0; }
   std::string describe() const override { return "fake"; }
+  // A scripted load (lm_load: others' sequences and rows, step rates); zeros
+  // by default, as an engine serving one sequence. Each call is counted.
+  lm_load load() const override {
+    ++load_calls;
+    return scripted_load;
+  }
 
   std::shared_ptr<fake_stats> stats = std::make_shared<fake_stats>();
   std::chrono::microseconds per_token{0};
@@ -253,6 +260,8 @@ class fake_backend final : public lm_backend {
   size_t bytes_per_token = 1024;
   int sequences_made = 0;
   logits_rule distribution;  // optional, see logits_rule
+  lm_load scripted_load{};   // what load() reports
+  mutable int load_calls = 0;
 
  private:
   fake_vocab vocab_;
