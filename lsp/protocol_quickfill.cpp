@@ -43,6 +43,19 @@ explain_result tag_invoke(json::value_to_tag<explain_result>, const json::value&
       x.gate.push_back(std::move(e));
     }
   }
+  std::optional<json::object> load;
+  read_field(o, "load", load);
+  if (load) {
+    for (const auto& [trigger, l] : *load) {
+      try {
+        x.load.push_back(explain_load{std::string(trigger), json::value_to<explain_load_plan>(l)});
+      } catch (decode_error& err) {
+        err.prepend_key(trigger);
+        err.prepend_key("load");
+        throw;
+      }
+    }
+  }
   return x;
 }
 
@@ -56,6 +69,11 @@ void tag_invoke(json::value_from_tag, json::value& v, const explain_result& x) {
     json::object gate;
     for (const explain_gate& g : x.gate) gate[g.trigger] = json::object{{"threshold", g.threshold}, {"origin", g.origin}};
     o["gate"] = std::move(gate);
+  }
+  if (!x.load.empty()) {
+    json::object load;
+    for (const explain_load& l : x.load) load[l.trigger] = json::value_from(l.plan);
+    o["load"] = std::move(load);
   }
   v = std::move(o);
 }

@@ -11,7 +11,8 @@
 //                                     noModelReason?, sources, routes, daemon}
 //   quickfill/explainCompletion  completion_params
 //                     -> {format, prompt, tokens, parts: [{kind, origin, text, tokens}],
-//                         gate?: {TRIGGER: {threshold, origin}}}
+//                         gate?: {TRIGGER: {threshold, origin}},
+//                         load?: {TRIGGER: explain_load_plan}}
 //                     (also what `quickfill prompt --json` prints)
 // quickfill/nextEdit, didShow and didAccept are in protocol_next_edit.h.
 #pragma once
@@ -74,12 +75,39 @@ struct explain_gate {
   std::string origin;   // "setting", "calibrated PATH", "default"
 };
 
+// What a request of one trigger kind would be given now under load; written
+// as load[trigger] (docs/protocol.md).
+struct explain_load_plan {
+  bool overBudget = false;   // the estimate breaks the budget
+  bool degraded = false;     // ... and completion.degrade is on
+  double estimateMs = 0;
+  double leftMs = 0;
+  double waitMs = 0;
+  std::int64_t promptRows = 0;
+  std::int64_t maxTokens = 0;
+  std::int64_t candidates = 0;
+  bool shortened = false;
+  bool candidatesDropped = false;
+  bool backgroundPaused = false;
+  std::optional<std::string> reroutedTo;  // routes.underLoad's source that would answer
+  std::string reason;
+};
+BOOST_DESCRIBE_STRUCT(explain_load_plan, (),
+                      (overBudget, degraded, estimateMs, leftMs, waitMs, promptRows, maxTokens, candidates, shortened,
+                       candidatesDropped, backgroundPaused, reroutedTo, reason))
+
+struct explain_load {
+  std::string trigger;  // "automatic", "explicit"
+  explain_load_plan plan;
+};
+
 struct explain_result {
   std::string format;
   std::string prompt;
   std::int64_t tokens = 0;
   std::vector<explain_part> parts;
   std::vector<explain_gate> gate;  // empty: `gate` is absent
+  std::vector<explain_load> load;  // empty: `load` is absent
 };
 QF_LSP_CONVERSIONS(explain_result);
 

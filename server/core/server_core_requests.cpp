@@ -123,6 +123,9 @@ void server_core::request_explanation(explain_call call, reply_fn<prompt_explana
   completion_request req = request_at(*this, call.at);
   req.explicit_trigger = true;
   req.received = call.received;
+  // The budgets of both trigger kinds, for their load plans (explain.cpp).
+  req.deadline = call.received + std::chrono::milliseconds(settings().explicit_deadline_ms);
+  req.automatic_budget = std::chrono::milliseconds(settings().auto_deadline_ms);
   const answer_once once;
   auto on_cancel = [once, reply](cancel_reason why) {
     if (once.claim()) reply(cancelled_because(why));

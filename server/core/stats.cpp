@@ -58,6 +58,11 @@ void stats_collector::record(const request_record& r, stats_windows::clock::time
       if (r.metrics.cache_hit) ++cache_hits_;
       if (r.metrics.kept) ++kept_answers_;
       if (r.metrics.gated > 0 && r.items == 0) ++gated_;
+      const degradation& d = r.metrics.degraded;
+      shortened_ += d.shortened;
+      candidates_dropped_ += d.candidates_dropped;
+      rerouted_ += d.rerouted;
+      background_paused_ += static_cast<std::uint64_t>(std::max<std::int64_t>(0, d.background_paused));
     } else if (r.outcome == request_outcome::no_model) {
       ++no_model_;
     } else if (r.outcome == request_outcome::failed) {
@@ -130,6 +135,14 @@ json::value stats_collector::to_json(std::size_t recent_limit, const slo_options
     if (m.score) o["score"] = *m.score;
     if (m.candidates > 1) o["candidates"] = m.candidates;
     if (m.gated > 0) o["gated"] = m.gated;
+    if (m.degraded.any())
+      o["degraded"] = json::object{{"shortened", m.degraded.shortened},
+                                   {"candidatesDropped", m.degraded.candidates_dropped},
+                                   {"rerouted", m.degraded.rerouted},
+                                   {"maxTokens", m.degraded.max_tokens},
+                                   {"candidates", m.degraded.candidates},
+                                   {"estimateMs", m.degraded.estimate_ms},
+                                   {"leftMs", m.degraded.left_ms}};
     recent.push_back(std::move(o));
   }
   return json::object{
@@ -149,6 +162,11 @@ json::value stats_collector::to_json(std::size_t recent_limit, const slo_options
       // The best candidate's score (mean token log-probability) of answered
       // requests, and how many answers the confidence gate left empty.
       {"confidence", json::object{{"score", percentiles_json(compute_percentiles(scores))}, {"gated", gated_}}},
+      // Degradations under load, per kind (docs/completion.md, "Under load").
+      {"degraded", json::object{{"shortened", shortened_},
+                                {"candidatesDropped", candidates_dropped_},
+                                {"backgroundPaused", background_paused_},
+                                {"rerouted", rerouted_}}},
       {"recent", std::move(recent)},
       {"histograms", windows_.histograms_json()},
       {"slo", windows_.slo_json(slo, now)},

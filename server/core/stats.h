@@ -5,8 +5,9 @@
 // provider's completion_metrics), answered without a model, or cancelled with
 // a reason. Aggregates are computed on demand from bounded history: count,
 // p50/p90/p99 of ttft_ms and total_ms over answered requests, the cache hit
-// rate, cancellations by reason, and the cancel-to-free latency (from the
-// moment a running job was cancelled to the worker being free again).
+// rate, cancellations by reason, the cancel-to-free latency (from the
+// moment a running job was cancelled to the worker being free again), and the
+// degradations under load by kind (completion_metrics::degraded).
 #pragma once
 
 #include <cstdint>
@@ -59,7 +60,8 @@ class stats_collector {
 
   // {"requests":N,"answered":N,"noModel":N,"ttftMs":{p50..},"totalMs":{..},
   //  "cacheHitRate":x,"cancellations":{"content_modified":N,..},
-  //  "cancelToFreeMs":{..},"inflight":{"kept":N,"answered":N},"confidence":{"score":{p50..},"gated":N},"recent":[..],
+  //  "cancelToFreeMs":{..},"inflight":{"kept":N,"answered":N},"confidence":{"score":{p50..},"gated":N},
+  //  "degraded":{"shortened":N,"candidatesDropped":N,"backgroundPaused":N,"rerouted":N},"recent":[..],
   //  "histograms":{..},"slo":{..}} (the last two: see stats_windows.h)
   boost::json::value to_json(std::size_t recent_limit, const slo_options& slo = {},
                              stats_windows::clock::time_point now = stats_windows::clock::now()) const;
@@ -72,6 +74,9 @@ class stats_collector {
   std::uint64_t total_ = 0, answered_ = 0, no_model_ = 0, failed_ = 0, cache_hits_ = 0;
   std::uint64_t kept_ = 0, kept_answers_ = 0;  // generations kept; answers made from them
   std::uint64_t gated_ = 0;  // answered requests whose every suggestion the confidence gate dropped
+  // Degradations under load: answers shortened, with candidates dropped,
+  // rerouted; background steps paused (reported with the answers).
+  std::uint64_t shortened_ = 0, candidates_dropped_ = 0, rerouted_ = 0, background_paused_ = 0;
   std::map<std::string, std::uint64_t> cancellations_;
   stats_windows windows_;
 };

@@ -183,10 +183,10 @@ std::string histograms_section(const json::object& histograms) {
 }
 
 std::string counts_table(const std::string& title, const std::string& id_prefix, const json::object& counts,
-                         const std::string& p) {
+                         const std::string& p, const std::string& column = "reason") {
   std::string s = "<h2>" + escape_html(title) + "</h2>";
   if (counts.empty()) return s + "<p class=\"none\">none</p>";
-  s += "<table><tr><th>reason</th><th>count</th></tr>";
+  s += "<table><tr><th>" + escape_html(column) + "</th><th>count</th></tr>";
   for (const auto& [k, v] : counts) {
     const double n = number(counts, std::string(k), p);
     s += "<tr><td>" + escape_html(std::string(k)) + "</td>" + cell(id_prefix + std::string(k), n, format_number(n, 0)) +
@@ -233,8 +233,8 @@ std::string completion_sources_section(const json::array& sources) {
     const std::string kind = std::string(member(o, "kind", p).is_string() ? member(o, "kind", p).get_string() : "");
     const std::string state = std::string(member(o, "state", p).is_string() ? member(o, "state", p).get_string() : "");
     const json::object& skipped = obj(member(o, "skipped", p), p + ".skipped");
-    const double skips = number(skipped, "down", p + ".skipped") + number(skipped, "deadline", p + ".skipped") +
-                         number(skipped, "quota", p + ".skipped");
+    double skips = 0;  // down, deadline, quota, load
+    for (const auto& kv : skipped) skips += number(skipped, std::string(kv.key()), p + ".skipped");
     const json::object& lat = obj(member(o, "latencyMs", p), p + ".latencyMs");
     const json::object& q = obj(member(o, "quota", p), p + ".quota");
     const std::string id = "source-" + name;
@@ -272,6 +272,8 @@ std::string render_or_throw(const json::value& stats) {
   body += histograms_section(obj(member(st, "histograms", p), "stats.histograms"));
   body += counts_table("Cancellations", "cancel-", obj(member(st, "cancellations", p), "stats.cancellations"),
                        "stats.cancellations");
+  if (const json::value* d = st.if_contains("degraded"))
+    body += counts_table("Degraded under load", "degraded-", obj(*d, "stats.degraded"), "stats.degraded", "kind");
   if (st.contains("sources")) body += completion_sources_section(array(st, "sources", p));
   if (const json::value* a = st.if_contains("acceptance")) body += acceptance_section(obj(*a, "stats.acceptance"));
   if (const json::value* c = st.if_contains("confidence")) {

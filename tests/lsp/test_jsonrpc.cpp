@@ -277,3 +277,35 @@ TEST(Protocol, QuickfillExplanationWritesGatesByTriggerAndOnlyWhenKnown) {
                decode_error);
   EXPECT_EQ(error, "result.gate.automatic.threshold: expected number, got string");
 }
+
+TEST(Protocol, QuickfillExplanationWritesTheLoadPlanByTriggerAndOnlyWhenKnown) {
+  explain_result e;
+  e.format = "psm";
+  EXPECT_FALSE(json::value_from(e).as_object().contains("load"));
+  explain_load_plan a;
+  a.overBudget = a.degraded = a.shortened = a.backgroundPaused = true;
+  a.estimateMs = 900;
+  a.leftMs = 380;
+  a.maxTokens = 8;
+  a.candidates = 1;
+  a.reroutedTo = "small";
+  a.reason = "estimate 900 ms breaks the 380 ms left";
+  e.load.push_back(explain_load{"automatic", a});
+  e.load.push_back(explain_load{"explicit", explain_load_plan{}});
+  const json::value v = json::value_from(e);
+  EXPECT_EQ(v.at("load").at("automatic").at("reroutedTo").as_string(), "small");
+  EXPECT_EQ(v.at("load").at("automatic").at("maxTokens").as_int64(), 8);
+  EXPECT_FALSE(v.at("load").at("explicit").as_object().contains("reroutedTo")) << "absent when none";
+  const explain_result back = json::value_to<explain_result>(v);
+  ASSERT_EQ(back.load.size(), 2u);
+  EXPECT_EQ(back.load[0].trigger, "automatic");
+  EXPECT_TRUE(back.load[0].plan.shortened);
+  EXPECT_EQ(back.load[0].plan.reroutedTo, "small");
+  EXPECT_EQ(back.load[0].plan.reason, a.reason);
+  EXPECT_FALSE(back.load[1].plan.reroutedTo);
+  std::string error;
+  json::value bad = v;
+  bad.at("load").at("automatic").as_object()["maxTokens"] = "x";
+  EXPECT_THROW(decode<explain_result>(bad, "result", &error), decode_error);
+  EXPECT_EQ(error, "result.load.automatic.maxTokens: expected integer, got string");
+}

@@ -120,3 +120,50 @@ TEST(ReportHtml, ShowsEachCompletionSourcesMeter) {
   EXPECT_TRUE(report::render_report_html(j, &error).empty());
   EXPECT_EQ(error, "stats.sources[0].latencyMs: missing");
 }
+
+// Degradations under load (completion_metrics::degraded) are counted per kind
+// in the stats and shown on the dashboard; a request's entry says what it got.
+TEST(ReportHtml, CountsAndShowsEachDegradationUnderLoad) {
+  stats_collector s;
+  const auto now = stats_windows::clock::now();
+  auto answered = [&](auto&& set) {
+    request_record r;
+    r.outcome = request_outcome::answered;
+    r.items = 1;
+    set(r.metrics.degraded);
+    s.record(r, now);
+  };
+  answered([](degradation& d) {
+    d.shortened = true;
+    d.max_tokens = 8;
+    d.candidates = 1;
+    d.background_paused = 3;
+  });
+  answered([](degradation& d) {
+    d.shortened = true;
+    d.candidates_dropped = true;
+  });
+  answered([](degradation& d) { d.rerouted = true; });
+  answered([](degradation&) {});
+  request_record cancelled;  // a cancelled request's metrics are not counted
+  cancelled.outcome = request_outcome::cancelled;
+  cancelled.metrics.degraded.shortened = true;
+  s.record(cancelled, now);
+  json::value j = s.to_json(10, {}, now);
+  EXPECT_EQ(json::serialize(j.at("degraded")),
+            R"({"shortened":2,"candidatesDropped":1,"backgroundPaused":3,"rerouted":1})");
+  const json::array& recent = j.at("recent").as_array();
+  ASSERT_EQ(recent.size(), 5u);
+  EXPECT_EQ(recent[0].at("degraded").at("maxTokens").as_int64(), 8);
+  EXPECT_TRUE(recent[2].at("degraded").at("rerouted").as_bool());
+  EXPECT_FALSE(recent[3].as_object().contains("degraded")) << "not degraded: no member";
+  j.as_object()["acceptance"] = json::object{{"bySource", json::object{}}};
+  std::string error;
+  const std::string html = report::render_report_html(j, &error);
+  ASSERT_FALSE(html.empty()) << error;
+  EXPECT_NE(html.find("Degraded under load"), std::string::npos);
+  EXPECT_NE(html.find("id=\"degraded-shortened\" data-value=\"2.0000\">2<"), std::string::npos);
+  EXPECT_NE(html.find("id=\"degraded-candidatesDropped\" data-value=\"1.0000\">1<"), std::string::npos);
+  EXPECT_NE(html.find("id=\"degraded-backgroundPaused\" data-value=\"3.0000\">3<"), std::string::npos);
+  EXPECT_NE(html.find("id=\"degraded-rerouted\" data-value=\"1.0000\">1<"), std::string::npos);
+}
