@@ -154,6 +154,19 @@ std::vector<setting_spec> make_schema() {
         "After answering, compute the completion that would follow if the suggestion were accepted (background, low "
         "priority). Off by default: it costs a full generation per answer, which on 2 cores competes with the next "
         "keystroke's prompt warming."},
+      S{"completion.degrade", "Speed", QF_FIELD(completion.degrade), 0, 0, {},
+        "Under load (a shared engine busy with other windows' work, or a slow machine): when a request's estimate "
+        "(prompt tokens left after the cache's reuse and `maxTokens` at the engine's recent rates, plus the wait for "
+        "others' tokens) breaks its deadline, decode one candidate instead of several and cut `maxTokens` to what "
+        "fits (not below `completion.degradeMinTokens`); background work and prefetch wait while others' work "
+        "runs; automatic requests go to `routes.underLoad` when it names a source. Each is counted in "
+        "`quickfill/stats` (`degraded`) and shown by `quickfill/explainCompletion` (docs/completion.md)."},
+      S{"completion.degradeMinTokens", "Speed", QF_FIELD(completion.degrade_min_tokens), 1, 4096, {},
+        "Under load, a token limit is never cut below this (nor above the trigger's own limit)."},
+      S{"completion.degradeMarginMs", "Speed", QF_FIELD(completion.degrade_margin_ms), 0, 600000, {},
+        "Under load, the estimate must fit the time left to the deadline less this margin (the estimate's error and "
+        "the reply's own time). The default aims a degraded request's answer at 20 ms before its deadline "
+        "(`completion.autoDeadlineMs`, 400 ms), inside the SLO budget (`slo.budgetMs`, 500 ms)."},
       // ---- Sampling and candidates ----
       S{"completion.temperature", "Sampling", QF_FIELD(completion.sampling_auto.temperature), 0, 5, {},
         "Sampling temperature of automatic triggers; 0 is greedy decoding (the most likely token each step)."},
@@ -240,7 +253,9 @@ std::vector<setting_spec> make_schema() {
       S{"routes", "Routing", QF_FIELD(routing.routes_json), 0, 0, {},
         "Which sources answer: `{\"automatic\": [names], \"explicit\": [names]}`, tried in order; the next is tried "
         "when one fails, is down, has spent its quota, or is slower (recent median) than the time left. A missing "
-        "route takes every source in the order of `sources`."},
+        "route takes every source in the order of `sources`. `\"underLoad\": [names]` (optional) names faster sources "
+        "that automatic triggers try first when the automatic route's first source estimates it would break their "
+        "deadline (`completion.degrade`)."},
       S{"audit.path", "Routing", QF_FIELD(routing.audit_path), 0, 0, {},
         "JSON Lines file (mode 0600) with one line per call to a non-local source: time, source, SHA-256 of the "
         "document URI, token counts, status, latency. Empty: no audit log.", setting_trust::user_file},

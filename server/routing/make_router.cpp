@@ -94,9 +94,11 @@ std::unique_ptr<completion_provider> make_router(const router_inputs& in, std::s
       in.notify("quickfill: " + log->error() + "; calls to remote sources are not audited");
     }
   }
-  return std::make_unique<router>(std::move(sources), rs.automatic.empty() ? std::vector<std::string>{implicit_source_name} : rs.automatic,
-                                  rs.explicit_route.empty() ? std::vector<std::string>{implicit_source_name} : rs.explicit_route,
-                                  std::move(hooks));
+  auto r = std::make_unique<router>(std::move(sources), rs.automatic.empty() ? std::vector<std::string>{implicit_source_name} : rs.automatic,
+                                    rs.explicit_route.empty() ? std::vector<std::string>{implicit_source_name} : rs.explicit_route,
+                                    std::move(hooks));
+  r->set_under_load(rs.under_load);
+  return r;
 }
 
 }  // namespace qf::server::routing

@@ -83,8 +83,39 @@ void router::audit(const routed_source& s, const completion_request& req, const 
   hooks_.audit->write(e);
 }
 
+const routed_source* router::under_load_source(const routed_source* from) {
+  for (const auto& n : under_load_)
+    if (const routed_source* s = find(n); s && s != from && s->provider) return s;
+  return nullptr;
+}
+
 completion_result router::complete(const completion_request& req, const cancel_token& cancel) {
-  const std::vector<std::string>& route = req.explicit_trigger ? explicit_ : automatic_;
+  // Under load: an automatic request that the automatic route's first up
+  // source estimates would break its deadline tries the underLoad route first.
+  std::vector<std::string> rerouted;
+  if (!req.explicit_trigger && !under_load_.empty()) {
+    const routed_source* first = nullptr;
+    for (const auto& n : automatic_)
+      if (const routed_source* s = find(n); s && s->provider) {
+        first = s;
+        break;
+      }
+    if (first && under_load_source(first)) {
+      const std::optional<load_explanation> plan = first->provider->load_plan(req);
+      if (plan && plan->degraded) {
+        hooks_.board->record_skip(first->name, skip_reason::load);
+        spdlog::debug("source {} is under load ({}): automatic request to routes.underLoad", first->name, plan->reason);
+        rerouted = under_load_;
+        for (const auto& n : automatic_)
+          if (std::find(rerouted.begin(), rerouted.end(), n) == rerouted.end()) rerouted.push_back(n);
+      }
+    }
+  }
+  const std::vector<std::string>& route = !rerouted.empty() ? rerouted : req.explicit_trigger ? explicit_ : automatic_;
+  auto mark = [&](completion_result& r, const routed_source& s) {
+    if (!rerouted.empty() && std::find(under_load_.begin(), under_load_.end(), s.name) != under_load_.end())
+      r.metrics.degraded.rerouted = true;
+  };
   std::string reasons;
   std::optional<failure_kind> last_kind;
   auto note = [&](const std::string& name, const std::string& why) {
@@ -146,11 +177,13 @@ completion_result router::complete(const completion_request& req, const cancel_t
         c.cancelled = true;
         hooks_.board->record_call(s->name, c, hooks_.now());
         audit(*s, req, &r, "cancelled", took);
+        mark(r, *s);
         return r;
       }
       hooks_.board->record_call(s->name, c, hooks_.now());
       update_health(*s, true, {});
       audit(*s, req, &r, "ok", took);
+      mark(r, *s);
       return r;
     } catch (const source_failure& f) {
       const double took = ms_between(start, clock::now());
@@ -191,7 +224,30 @@ bool router::background_step(const cancel_token& cancel) {
 std::optional<prompt_explanation> router::explain(const completion_request& req) {
   for (const auto& n : req.explicit_trigger ? explicit_ : automatic_)
     if (routed_source* s = find(n); s && s->provider)
-      if (auto e = s->provider->explain(req)) return e;
+      if (auto e = s->provider->explain(req)) {
+        // Each trigger kind's load plan comes from the first up source of its route.
+        e->load.clear();
+        for (bool expl : {false, true}) {
+          completion_request r = req;
+          r.explicit_trigger = expl;
+          const clock::duration budget = expl ? req.deadline - req.received : req.automatic_budget;
+          if (budget <= clock::duration::zero()) continue;
+          r.deadline = clock::now() + budget;
+          if (auto l = load_plan(r)) e->load.push_back(std::move(*l));
+        }
+        return e;
+      }
+  return std::nullopt;
+}
+
+std::optional<load_explanation> router::load_plan(const completion_request& req) {
+  for (const auto& n : req.explicit_trigger ? explicit_ : automatic_)
+    if (routed_source* s = find(n); s && s->provider) {
+      std::optional<load_explanation> l = s->provider->load_plan(req);
+      if (l && l->degraded && !req.explicit_trigger)
+        if (const routed_source* to = under_load_source(s)) l->rerouted_to = to->name;
+      return l;
+    }
   return std::nullopt;
 }
 

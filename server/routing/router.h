@@ -5,7 +5,11 @@
 // passed over when it is down (could not be made), when its token quota is
 // spent (the user is told once per spend), or when its recent latency (the
 // median of its last answered calls) exceeds the time left before the
-// deadline and a later source remains. A source that throws source_failure
+// deadline and a later source remains. Under load, an automatic request goes
+// to the underLoad route first (then the automatic route) when the first up
+// source of the automatic route estimates that it would break the request's
+// deadline (completion_provider::load_plan; counted as that source's
+// skipped.load and as the answer's degraded.rerouted). A source that throws source_failure
 // is recorded and the next one is tried; other exceptions pass through, as
 // they did without a router. When no source could answer, complete() throws
 // source_failure naming each source's reason.
@@ -54,22 +58,27 @@ class router final : public completion_provider {
   completion_result complete(const completion_request& req, const cancel_token& cancel) override;
   bool background_step(const cancel_token& cancel) override;
   std::optional<prompt_explanation> explain(const completion_request& req) override;
+  std::optional<load_explanation> load_plan(const completion_request& req) override;
   next_edit_result next_edit(const next_edit_request& req, const cancel_token& cancel) override;
   void document_closed(const std::string& key) override;
   void sessions_changed(int sessions) override;
   void configure(const completion::completion_settings& settings) override;
   std::string describe() const override;
   source_health health() const override;
+  // routes.underLoad (routing_settings.h); empty: automatic requests are not rerouted.
+  void set_under_load(std::vector<std::string> names) { under_load_ = std::move(names); }
 
  private:
   routed_source* find(const std::string& name);
   const routed_source* primary() const;  // the first available source of the automatic route
+  // The underLoad route's first up source other than `from`, or null.
+  const routed_source* under_load_source(const routed_source* from);
   void audit(const routed_source& s, const completion_request& req, const completion_result* result,
              const std::string& status, double latency_ms);
   void update_health(routed_source& s, bool ok, const std::string& error);
 
   std::vector<routed_source> sources_;
-  std::vector<std::string> automatic_, explicit_;
+  std::vector<std::string> automatic_, explicit_, under_load_;
   router_hooks hooks_;
   std::vector<bool> quota_marked_;  // per source: the board shows quota_spent
   std::size_t background_next_ = 0;

@@ -62,6 +62,11 @@ const sc::object_schema& routes_schema() {
           M{.name = "explicit", .type = T::string_list, .default_doc = "every source, in order",
             .expected = "a non-empty array of source names",
             .doc = "The sources of explicit invocations, the same way."},
+          M{.name = "underLoad", .type = T::string_list, .default_doc = "none",
+            .expected = "a non-empty array of source names",
+            .doc = "Faster sources for automatic triggers under load: when the first source of the automatic route "
+                   "that is up estimates that a request would break its deadline (`completion.degrade`), these are "
+                   "tried first, then the automatic route. Absent: automatic requests are only degraded."},
       }};
   return s;
 }
@@ -113,6 +118,7 @@ bool parse_routing(routing_settings& s, const source_registry& kinds, std::strin
   s.sources.clear();
   s.automatic.clear();
   s.explicit_route.clear();
+  s.under_load.clear();
   if (s.sources_json.is_null()) s.sources_json = json::array{};
   if (s.routes_json.is_null()) s.routes_json = json::object{};
   if (!s.sources_json.is_array()) {
@@ -163,6 +169,8 @@ bool parse_routing(routing_settings& s, const source_registry& kinds, std::strin
   if (!routes) return false;
   if (!read_route(*routes, "automatic", s.sources, &s.automatic, error)) return false;
   if (!read_route(*routes, "explicit", s.sources, &s.explicit_route, error)) return false;
+  if (const json::value* u = routes->if_contains("underLoad"); u && !u->is_null())
+    if (!read_route(*routes, "underLoad", s.sources, &s.under_load, error)) return false;
   if (s.sources.empty()) {
     s.automatic = {implicit_source_name};
     s.explicit_route = {implicit_source_name};

@@ -52,6 +52,9 @@ struct routing_settings {
   std::vector<source_config> sources;    // empty: the implicit local source
   std::vector<std::string> automatic;    // route of automatic triggers, first tried first
   std::vector<std::string> explicit_route;  // route of explicit invocations
+  // Where automatic requests go when the automatic route's first source
+  // estimates it would break their deadline (completion.degrade); empty: nowhere.
+  std::vector<std::string> under_load;
   // Set by the settings parser when sources/routes could not be read: the
   // core keeps the routing it has.
   bool keep_previous = false;
@@ -66,7 +69,7 @@ struct routing_settings {
 const schema::object_schema& source_schema();
 // A source's quota: tokensPerHour, tokensPerDay.
 const schema::object_schema& quota_schema();
-// The routes object: automatic, explicit.
+// The routes object: automatic, explicit, underLoad.
 const schema::object_schema& routes_schema();
 
 // Reads s.sources_json and s.routes_json into s.sources / s.automatic /

@@ -104,6 +104,7 @@ void source_board::record_skip(const std::string& name, skip_reason why) {
     case skip_reason::down: ++e->skipped_down; break;
     case skip_reason::deadline: ++e->skipped_deadline; break;
     case skip_reason::quota: ++e->skipped_quota; break;
+    case skip_reason::load: ++e->skipped_load; break;
   }
 }
 
@@ -167,7 +168,8 @@ json::value source_board::stats_json(clock::time_point now) {
         {"answered", e.answered},
         {"errors", e.errors},
         {"cancelled", e.cancelled},
-        {"skipped", json::object{{"down", e.skipped_down}, {"deadline", e.skipped_deadline}, {"quota", e.skipped_quota}}},
+        {"skipped", json::object{{"down", e.skipped_down}, {"deadline", e.skipped_deadline}, {"quota", e.skipped_quota},
+                                 {"load", e.skipped_load}}},
         {"promptTokens", e.prompt_tokens},
         {"completionTokens", e.completion_tokens},
         {"latencyMs", std::move(latency)},

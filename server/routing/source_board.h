@@ -41,7 +41,8 @@ struct call_record {
   std::string error;  // when !ok: the source_failure's message
 };
 
-enum class skip_reason { down, deadline, quota };
+// load: an automatic request the source's load estimate sent to routes.underLoad.
+enum class skip_reason { down, deadline, quota, load };
 
 class source_board {
  public:
@@ -74,7 +75,7 @@ class source_board {
     std::string detail;
     std::string last_error;
     std::uint64_t requests = 0, answered = 0, errors = 0, cancelled = 0;
-    std::uint64_t skipped_down = 0, skipped_deadline = 0, skipped_quota = 0;
+    std::uint64_t skipped_down = 0, skipped_deadline = 0, skipped_quota = 0, skipped_load = 0;
     std::int64_t prompt_tokens = 0, completion_tokens = 0;
     std::deque<double> latencies;  // answered calls, newest last, bounded
     token_quota quota;

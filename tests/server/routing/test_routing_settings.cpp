@@ -69,7 +69,7 @@ TEST(RoutingSettings, BadValuesAreErrorsThatKeepTheRoutingInForce) {
       {R"({"sources":[{"name":"a","kind":"local"}],"routes":{"automatic":["b"]}})",
        "routes.automatic: no source is named \"b\""},
       {R"({"sources":[{"name":"a","kind":"local"}],"routes":{"automatic":[]}})", "routes.automatic: the route is empty"},
-      {R"({"sources":[{"name":"a","kind":"local"}],"routes":{"sometimes":["a"]}})", "routes.sometimes: unknown member of the routes (known: automatic, explicit)"},
+      {R"({"sources":[{"name":"a","kind":"local"}],"routes":{"sometimes":["a"]}})", "routes.sometimes: unknown member of the routes (known: automatic, explicit, underLoad)"},
       {R"({"routes":"a"})", "routes: \"a\" is not accepted"},
   };
   for (const bad& b : cases) {
