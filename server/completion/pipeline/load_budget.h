@@ -3,7 +3,8 @@
 //
 // The estimate: the prompt rows left to evaluate after the cache's reuse at
 // the engine's prefill rate, plus max_tokens decode steps (each extra
-// candidate adds one row to every step), plus, on a shared engine that is
+// candidate adds one row to every step; the pipeline's own time per token
+// counts the tokens speculation adds to a step), plus, on a shared engine that is
 // busy, the wait for the other sequences' rows (lm_load::rows_waiting x
 // ms_per_row). The rates are the pipeline's own moving averages, or the
 // engine's (lm_load) while other sequences use it. When the estimate exceeds
@@ -21,7 +22,7 @@ namespace qf::server::completion {
 
 struct load_rates {
   double prefill_ms_per_row = 0;  // the pipeline's own (0: not measured)
-  double step_ms = 0;             // one single-token decode step (0: not measured)
+  double step_ms = 0;             // decoding, per generated token (0: not measured)
 };
 
 struct load_request {

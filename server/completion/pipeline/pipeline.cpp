@@ -124,6 +124,7 @@ void pipeline::reset_caches() {
 
 void pipeline::note_prefill(const gen_outcome& out) {
   if (out.step_ms > 0) step_ms_ = step_ms_ > 0 ? 0.7 * step_ms_ + 0.3 * out.step_ms : out.step_ms;
+  if (out.tpot_ms > 0) tpot_ms_ = tpot_ms_ > 0 ? 0.7 * tpot_ms_ + 0.3 * out.tpot_ms : out.tpot_ms;
   if (out.evaluated < 4 || out.prompt_eval_ms <= 0) return;
   const double tps = static_cast<double>(out.evaluated) / (out.prompt_eval_ms / 1000.0);
   prefill_tps_ = prefill_tps_ > 0 ? 0.7 * prefill_tps_ + 0.3 * tps : tps;
@@ -465,7 +466,8 @@ load_decision pipeline::decide_load(int64_t prompt_rows, int max_tokens, int can
   r.left_ms = left_ms;
   load_rates own;
   own.prefill_ms_per_row = prefill_tps_ > 0 ? 1000.0 / prefill_tps_ : 0;
-  own.step_ms = step_ms_;
+  // Per generated token: a step, or less where speculation gave several tokens a step.
+  own.step_ms = tpot_ms_ > 0 && (step_ms_ <= 0 || tpot_ms_ < step_ms_) ? tpot_ms_ : step_ms_;
   return plan_load(r, own, backend_->load(), load_policy{s_.degrade, s_.degrade_min_tokens, double(s_.degrade_margin_ms)});
 }
 

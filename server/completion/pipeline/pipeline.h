@@ -158,6 +158,7 @@ class pipeline final : public completion_provider {
   std::string draft_path_;  // the draft_model setting last loaded (or tried)
   double prefill_tps_ = 0;  // moving average of prompt tokens per second
   double step_ms_ = 0;      // moving average of a single-token decode step
+  double tpot_ms_ = 0;      // moving average of the time per output token (speculation included)
   uint64_t completions_ = 0;
   int64_t background_paused_ = 0;  // background steps paused under load since the last answer
   int sessions_ = 1;        // editor sessions sharing this pipeline (sessions_changed)
