@@ -225,16 +225,24 @@ std::optional<prompt_explanation> router::explain(const completion_request& req)
   for (const auto& n : req.explicit_trigger ? explicit_ : automatic_)
     if (routed_source* s = find(n); s && s->provider)
       if (auto e = s->provider->explain(req)) {
-        // Each trigger kind's load plan comes from the first up source of its route.
-        e->load.clear();
+        // Each trigger kind's load plan comes from the first up source of its
+        // route (a source that cannot plan keeps what its explanation said).
+        std::vector<load_explanation> plans;
         for (bool expl : {false, true}) {
           completion_request r = req;
           r.explicit_trigger = expl;
           const clock::duration budget = expl ? req.deadline - req.received : req.automatic_budget;
           if (budget <= clock::duration::zero()) continue;
           r.deadline = clock::now() + budget;
-          if (auto l = load_plan(r)) e->load.push_back(std::move(*l));
+          const std::string trigger = expl ? "explicit" : "automatic";
+          if (auto l = load_plan(r)) {
+            plans.push_back(std::move(*l));
+          } else {
+            for (const load_explanation& own : e->load)
+              if (own.trigger == trigger) plans.push_back(own);
+          }
         }
+        e->load = std::move(plans);
         return e;
       }
   return std::nullopt;
