@@ -104,7 +104,7 @@ struct degradation {
   int64_t max_tokens = 0;           // the token limit it got (0: not estimated)
   int64_t candidates = 0;           // the candidates it got (0: not estimated)
   double estimate_ms = 0;           // the estimate before degrading
-  double left_ms = 0;               // the time left to its deadline when it started
+  double left_ms = 0;               // the time left to its deadline when it started, less the margin
   // Background steps the provider paused under load since its previous answer
   // (they are counted in the stats with the answer that carries them).
   int64_t background_paused = 0;
