@@ -2,6 +2,7 @@
 #include "server/completion/decode/kv_pool.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace qf::server::completion {
 
@@ -16,6 +17,25 @@ namespace {
 // Fewer shared tokens than this are evaluated again rather than copied (a
 // copy costs a pass over every layer's cells; a few tokens cost about as much).
 constexpr int64_t k_min_copy_tokens = 16;
+
+// The longest run of `cached`, starting right of `from`, equal to `prompt`
+// from `from` on and ending before `limit`: {its start in cached, its length}.
+std::pair<int64_t, int64_t> longest_shifted_run(std::span<const int32_t> cached, std::span<const int32_t> prompt,
+                                                int64_t from, int64_t limit) {
+  int64_t best_src = -1, best_len = 0;
+  if (from >= limit) return {best_src, best_len};
+  const int64_t n_cached = static_cast<int64_t>(cached.size());
+  for (int64_t src = from + 1; src < n_cached; ++src) {
+    if (cached[src] != prompt[from]) continue;
+    int64_t n = 0;
+    while (src + n < n_cached && from + n < limit && cached[src + n] == prompt[from + n]) ++n;
+    if (n > best_len) {
+      best_len = n;
+      best_src = src;
+    }
+  }
+  return {best_src, best_len};
+}
 }  // namespace
 
 kv_pool::kv_pool(lm_backend& backend, const completion_settings& s) : backend_(backend), s_(s) {
@@ -66,14 +86,37 @@ slot_choice kv_pool::acquire(const std::string& uri, std::span<const int32_t> pr
     }
     if (lru < 0 || sl.last_used < slots_[lru].last_used) lru = i;
   }
+  // Always leave at least the last prompt token to evaluate, so that its logits exist.
+  const int64_t limit = prompt.empty() ? 0 : static_cast<int64_t>(prompt.size()) - 1;
+  // The document's own slot serves the request when it keeps at least half of
+  // its cache, or of the prompt where that is shorter (generated tokens past
+  // the prompt cannot be kept anyway): the prefix, and the shifted chunk
+  // where enabled. Otherwise it holds another region of the document -- the
+  // cursor jumped -- and is kept for a jump back: a new slot is made while
+  // there is room, else the document's least recently used slot is taken.
+  int own_lru = -1;
+  bool own_fits = false;
+  if (own >= 0) {
+    const std::vector<int32_t>& t = slots_[own].seq->tokens();
+    const int64_t keepable = std::min<int64_t>(static_cast<int64_t>(t.size()), limit);
+    int64_t usable = std::min(own_lcp, limit);
+    if (usable * 2 < keepable && s_.reuse_shifted_chunks) {
+      const int64_t run = longest_shifted_run(t, prompt, usable, limit).second;
+      if (run >= s_.min_chunk_tokens) usable += run;
+    }
+    own_fits = usable * 2 >= keepable;
+    for (int i = 0; i < static_cast<int>(slots_.size()); ++i)
+      if (i != exclude && slots_[i].owner == uri && (own_lru < 0 || slots_[i].last_used < slots_[own_lru].last_used))
+        own_lru = i;
+  }
   int pick = -1;
   if (best >= 0) {
     const slot& b = slots_[best];
     const bool loses_nothing = best_lcp == static_cast<int64_t>(b.seq->tokens().size());
-    if (best == own || b.owner.empty() || loses_nothing) pick = best;
-    else if (own >= 0 && best_lcp <= own_lcp + s_.min_chunk_tokens) pick = own;
+    if ((best == own && own_fits) || b.owner.empty() || loses_nothing) pick = best;
+    else if (own_fits && best_lcp <= own_lcp + s_.min_chunk_tokens) pick = own;
   }
-  if (pick < 0 && own >= 0) pick = own;
+  if (pick < 0 && own_fits) pick = own;
   slot_choice out;
   if (pick < 0 && static_cast<int>(slots_.size()) < max_slots_) {
     slots_.push_back(slot{backend_.new_sequence(n_ctx_), {}, 0});
@@ -84,6 +127,7 @@ slot_choice kv_pool::acquire(const std::string& uri, std::span<const int32_t> pr
     // Everything excluded: only possible with a single slot.
     pick = exclude;
   }
+  if (pick < 0 && own_lru >= 0) pick = own_lru;  // full, after a jump: the region left longest ago
   if (pick < 0) {
     // Full: take the most useful slot if it covers half of the prompt, else the LRU one.
     pick = (best >= 0 && best_lcp * 2 >= static_cast<int64_t>(prompt.size())) ? best : lru;
@@ -92,8 +136,6 @@ slot_choice kv_pool::acquire(const std::string& uri, std::span<const int32_t> pr
   sl.owner = uri;
   sl.last_used = ++tick_;
   lm_sequence& seq = *sl.seq;
-  // Always leave at least the last prompt token to evaluate, so that its logits exist.
-  const int64_t limit = prompt.empty() ? 0 : static_cast<int64_t>(prompt.size()) - 1;
   int64_t lcp = std::min(common_prefix(seq.tokens(), prompt), limit);
   if (best >= 0 && best != pick && std::min(best_lcp, limit) >= lcp + k_min_copy_tokens) {
     // Another slot holds more of this prompt: copy its cells rather than recompute them.
@@ -103,18 +145,8 @@ slot_choice kv_pool::acquire(const std::string& uri, std::span<const int32_t> pr
     lcp = n;
   }
   if (static_cast<int64_t>(seq.tokens().size()) > lcp && s_.reuse_shifted_chunks && lcp < limit) {
-    // Find the longest cached run, right of lcp, equal to the prompt at lcp.
-    const std::vector<int32_t>& t = seq.tokens();
-    int64_t best_src = -1, best_len = 0;
-    for (int64_t src = lcp + 1; src < static_cast<int64_t>(t.size()); ++src) {
-      if (t[src] != prompt[lcp]) continue;
-      int64_t n = 0;
-      while (src + n < static_cast<int64_t>(t.size()) && lcp + n < limit && t[src + n] == prompt[lcp + n]) ++n;
-      if (n > best_len) {
-        best_len = n;
-        best_src = src;
-      }
-    }
+    // The longest cached run, right of lcp, equal to the prompt at lcp.
+    const auto [best_src, best_len] = longest_shifted_run(seq.tokens(), prompt, lcp, limit);
     if (best_len >= s_.min_chunk_tokens) {
       seq.keep_first(best_src + best_len);
       seq.move_range(best_src, best_src + best_len, lcp);

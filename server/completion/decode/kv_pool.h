@@ -7,7 +7,12 @@
 // computed once and reused from whichever slot has it: the set of slots acts
 // as a small token-prefix tree whose branches are the slots. A slot holding
 // another document's state is only overwritten when the request extends it or
-// when no free slot is left, then the least recently used one goes. The
+// when no free slot is left, then the least recently used one goes. A slot
+// of the request's own document that would lose more than half of its cache
+// holds the region the cursor jumped away from: it is kept for a jump back
+// (the prompt layouts of those regions are kept too, prompt_layout.h), and
+// the request takes a new slot while there is room, else the document's
+// least recently used slot. The
 // number of slots is bounded by the memory budget (MiB) as well as by a count:
 // completion.cacheSlots for each editor session sharing the pool (the
 // daemon's shared engine serves several windows, each with its documents; a

@@ -367,18 +367,48 @@ std::vector<int32_t> prompt_builder::middle_tokens(const row_window& rows, int64
   return out;
 }
 
-prompt prompt_builder::build(const layout_input& in, layout& st, bool force_relayout) {
+prompt prompt_builder::build(const layout_input& in, layout& st, bool force_relayout, std::vector<layout>* parked) {
   const row_window rows = window(in);
   prompt p;
   p.cursor_row = rows.cursor_row;
+  const size_t max_parked = static_cast<size_t>(std::max(1, s_.cache_slots));
+  // Parks the current layout (most recent last) before a new one replaces it.
+  auto park = [&] {
+    if (!parked || !st.valid) return;
+    parked->push_back(st);
+    if (parked->size() > max_parked) parked->erase(parked->begin());
+  };
+  // A new layout replaces the parked ones anchored inside its rows.
+  auto drop_replaced = [&] {
+    if (!parked) return;
+    std::erase_if(*parked, [&](const layout& l) {
+      return l.anchor_line >= st.window_first_line && l.anchor_line <= st.anchor_line;
+    });
+  };
   if (force_relayout || !still_valid(rows, st)) {
-    make_layout(in, rows, st);
-    p.relayout = true;
+    auto back = parked && !force_relayout
+                    ? std::find_if(parked->rbegin(), parked->rend(), [&](const layout& l) { return still_valid(rows, l); })
+                    : std::vector<layout>::reverse_iterator();
+    if (parked && !force_relayout && back != parked->rend()) {
+      layout again = std::move(*back);
+      parked->erase(std::next(back).base());
+      park();
+      st = std::move(again);
+      p.restored = true;
+    } else {
+      park();
+      make_layout(in, rows, st);
+      drop_replaced();
+      p.relayout = true;
+    }
   }
   std::vector<int32_t> mid = middle_tokens(rows, st.anchor_line, &p.middle_text);
   if (!p.relayout && st.anchor_line < rows.cursor_row && static_cast<int64_t>(mid.size()) > s_.middle_max_tokens) {
+    park();  // a jump down whose suffix happens to read as before: kept; typing on: dropped just below
     make_layout(in, rows, st);
+    drop_replaced();
     p.relayout = true;
+    p.restored = false;
     p.middle_text.clear();
     mid = middle_tokens(rows, st.anchor_line, &p.middle_text);
   }

@@ -15,6 +15,13 @@
 // cache can reuse by shifting). "Rebase" = a new layout at the cursor line,
 // done in the background when the user pauses.
 //
+// A jump: when the cursor leaves the layout's region, the layout is parked
+// (kept per document, as many as the cache has slots, cacheSlots) and a new
+// one is made; when the cursor comes back to a region whose parked layout is
+// still valid there, that layout is taken again, so the prompt's head -- and
+// the KV slot that holds it (kv_pool.h) -- are reused as they were. A new
+// layout drops the parked ones anchored inside its own rows (it replaces them).
+//
 // SPM order puts the suffix before the prefix; models without FIM tokens get
 // [BOS] [extra] prefix lines | middle.
 //
@@ -69,6 +76,7 @@ struct prompt {
   std::vector<int32_t> tokens;  // head + middle
   int64_t head_len = 0;
   bool relayout = false;        // a new layout was made for this prompt
+  bool restored = false;        // a parked layout was taken again (the cursor came back to its region)
   std::string middle_text;      // text between the anchor and the cursor
   int64_t cursor_row = 0;       // the cursor's row (text_rows.h)
 };
@@ -91,7 +99,11 @@ class prompt_builder {
 
   // Builds the prompt, reusing `state` when it is still valid (or making a new
   // layout into it). `force_relayout` makes a new layout at the cursor line.
-  prompt build(const layout_input& in, layout& state, bool force_relayout = false);
+  // With `parked` (the document's parked layouts, most recent last), a
+  // `state` that is no longer valid is parked there, and one of them that is
+  // valid is taken again instead of a new layout (see the top of the file).
+  prompt build(const layout_input& in, layout& state, bool force_relayout = false,
+               std::vector<layout>* parked = nullptr);
 
   // Whether `state` still describes `in` (without building anything).
   bool still_valid(const layout_input& in, const layout& state) const;

@@ -129,13 +129,67 @@ TEST(kv_pool, deleted_tokens_mid_prompt_reuse_the_rest_by_shifting) {
   std::vector<int32_t> expect(after.begin(), after.begin() + 50);
   EXPECT_EQ(b.seq->tokens(), expect);
 
-  // Disabled: only the common prefix is kept.
+  // Disabled: only the common prefix is kept (one slot: no other to keep the old state in).
   fake_backend be2;
   s.reuse_shifted_chunks = false;
+  s.cache_slots = 1;
   kv_pool pool2(be2, s);
   slot_choice c = pool2.acquire("a", before);
   fill(c, before);
   EXPECT_EQ(pool2.acquire("a", after).reused, 10);
+}
+
+TEST(kv_pool, a_jump_keeps_the_region_left_for_a_jump_back) {
+  fake_backend be;
+  completion_settings s;
+  s.cache_slots = 3;
+  kv_pool pool(be, s);
+  // Three regions of one document: the same head, then each region's own text.
+  auto head = seq_of(1, 20);
+  auto pa = cat(head, seq_of(100, 60)), pb = cat(head, seq_of(200, 60)), pc = cat(head, seq_of(300, 60)),
+       pd = cat(head, seq_of(400, 60));
+  slot_choice a = pool.acquire("doc", pa);
+  fill(a, pa);
+  // The cursor jumps to b: a's slot would lose most of its cache, so b gets a
+  // new slot, starting from a copy of the head.
+  slot_choice b = pool.acquire("doc", pb);
+  EXPECT_NE(b.slot, a.slot);
+  EXPECT_TRUE(b.new_slot);
+  EXPECT_EQ(b.copied, 20);
+  fill(b, pb);
+  // Back to a, one token typed: a's slot is as it was.
+  auto pa2 = cat(pa, {7});
+  slot_choice back = pool.acquire("doc", pa2);
+  EXPECT_EQ(back.slot, a.slot);
+  EXPECT_EQ(back.reused, 80);
+  fill(back, pa2);
+  slot_choice c = pool.acquire("doc", pc);
+  fill(c, pc);
+  EXPECT_EQ(pool.n_slots(), 3);
+  // Full: the region left longest ago (b) goes, not the one just left (c).
+  slot_choice d = pool.acquire("doc", pd);
+  EXPECT_EQ(d.slot, b.slot);
+  fill(d, pd);
+  EXPECT_EQ(pool.acquire("doc", cat(pc, {7})).reused, 80);
+  EXPECT_EQ(pool.cached_prefix(pa2), 81);
+  // Typing on in one region keeps using its slot (nothing is lost).
+  EXPECT_EQ(pool.acquire("doc", cat(pd, {8})).slot, d.slot);
+}
+
+TEST(kv_pool, a_jump_does_not_take_another_documents_slot_while_one_is_free) {
+  fake_backend be;
+  completion_settings s;
+  s.cache_slots = 2;
+  kv_pool pool(be, s);
+  auto pa = seq_of(1, 40), px = seq_of(500, 40), pa_far = seq_of(900, 40);
+  slot_choice a = pool.acquire("a", pa);
+  fill(a, pa);
+  slot_choice x = pool.acquire("x", px);
+  fill(x, px);
+  // Full: a's jump overwrites a's own slot, never x's.
+  slot_choice j = pool.acquire("a", pa_far);
+  EXPECT_EQ(j.slot, a.slot);
+  EXPECT_EQ(pool.cached_prefix(px), 40);
 }
 
 TEST(kv_pool, excluded_slot_is_left_alone) {

@@ -232,3 +232,32 @@ TEST(pipeline, closing_a_document_forgets_it) {
   EXPECT_EQ(f.p->layout_of(k_uri), nullptr);
   EXPECT_EQ(f.p->pending_background(), 0u);
 }
+
+TEST(pipeline, after_a_jump_and_back_only_the_typed_text_is_evaluated) {
+  fixture f(completion_settings{.prefix_tokens = 48, .suffix_tokens = 24, .type_through = false});
+  std::string text;
+  for (int i = 0; i < 60; ++i)
+    text += "def f" + std::to_string(i) + "(self, x):\n    return self.g(x) + " + std::to_string(i) + "\n\n";
+  auto line_end = [&](int64_t line) {
+    const size_t b = offset_of(text, line, 0);
+    return static_cast<int64_t>(text.find('\n', b) - b);
+  };
+  auto type_at = [&](int64_t line, const std::string& s) {
+    const int64_t col = line_end(line);
+    text.insert(offset_of(text, line, col), s);
+    return f.p->complete(request(text, line, col + static_cast<int64_t>(s.size()), true), {});
+  };
+  const int64_t a = 16, b = 151;  // the return lines of f5 and f50
+  type_at(a, " ");
+  EXPECT_LE(type_at(a, "x").metrics.tokens_evaluated, 3);
+  // The jump: a region the cache has not seen.
+  const completion_result jump = type_at(b, " ");
+  EXPECT_GT(jump.metrics.tokens_evaluated, 40);
+  EXPECT_LE(type_at(b, "y").metrics.tokens_evaluated, 3);
+  // Back to the first region: its layout and its KV slot were kept.
+  const completion_result back = type_at(a, "z");
+  EXPECT_LE(back.metrics.tokens_evaluated, 3);
+  EXPECT_GT(back.metrics.tokens_reused, 40);
+  // And to the second again.
+  EXPECT_LE(type_at(b, "w").metrics.tokens_evaluated, 3);
+}

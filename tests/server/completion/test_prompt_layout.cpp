@@ -187,3 +187,69 @@ TEST(prompt_layout, budgets_and_a_stable_sliding_window) {
   f.pb->build({text, 22, 0, k_uri, {}}, st, true);
   EXPECT_EQ(st.window_first_line, 19);
 }
+
+TEST(prompt_layout, a_jump_parks_the_layout_and_a_jump_back_takes_it_again) {
+  fixture f;
+  no_repo(f.vocab);
+  f.s.prefix_tokens = 24;
+  f.s.suffix_tokens = 14;
+  f.s.cache_slots = 2;
+  f.init();
+  std::string text;
+  for (int i = 0; i < 80; ++i) text.append("L").append(std::to_string(i)).append("xy\n");  // every line different
+  layout st;
+  std::vector<layout> parked;
+  const prompt a = f.pb->build({text, 10, 0, k_uri, {}}, st, false, &parked);
+  EXPECT_TRUE(a.relayout);
+  EXPECT_TRUE(parked.empty());
+  // A jump far down: a new layout; the old one is parked.
+  const prompt b = f.pb->build({text, 50, 0, k_uri, {}}, st, false, &parked);
+  EXPECT_TRUE(b.relayout);
+  EXPECT_EQ(st.anchor_line, 50);
+  ASSERT_EQ(parked.size(), 1u);
+  EXPECT_EQ(parked[0].anchor_line, 10);
+  // Back to the first place, typing there: the parked layout is taken again,
+  // its head as it was (what the KV cache holds), and the one left is parked.
+  text.insert(offset_of(text, 10, 0), "q");
+  const prompt back = f.pb->build({text, 10, 1, k_uri, {}}, st, false, &parked);
+  EXPECT_TRUE(back.restored);
+  EXPECT_FALSE(back.relayout);
+  EXPECT_EQ(st.anchor_line, 10);
+  EXPECT_EQ(back.head_len, a.head_len);
+  EXPECT_TRUE(std::equal(a.tokens.begin(), a.tokens.begin() + a.head_len, back.tokens.begin()));
+  EXPECT_EQ(back.middle_text, "q");
+  ASSERT_EQ(parked.size(), 1u);
+  EXPECT_EQ(parked[0].anchor_line, 50);
+  // A region whose text changed is not taken again: the line above line 50 edited.
+  text.insert(offset_of(text, 49, 0), "z");
+  const prompt edited = f.pb->build({text, 50, 0, k_uri, {}}, st, false, &parked);
+  EXPECT_FALSE(edited.restored);
+  EXPECT_TRUE(edited.relayout);
+  // The parked layout of that region was replaced by the new one there; the first place is parked.
+  ASSERT_EQ(parked.size(), 1u);
+  EXPECT_EQ(parked[0].anchor_line, 10);
+  // At most cacheSlots parked layouts, the oldest dropped first.
+  f.pb->build({text, 30, 0, k_uri, {}}, st, false, &parked);
+  f.pb->build({text, 70, 0, k_uri, {}}, st, false, &parked);
+  ASSERT_EQ(parked.size(), 2u);
+  EXPECT_EQ(parked[0].anchor_line, 50);
+  EXPECT_EQ(parked[1].anchor_line, 30);
+}
+
+TEST(prompt_layout, a_new_layout_in_the_same_region_drops_the_parked_one) {
+  fixture f;
+  no_repo(f.vocab);
+  f.s.prefix_tokens = 24;
+  f.s.suffix_tokens = 14;
+  f.init();
+  std::string text;
+  for (int i = 0; i < 40; ++i) text.append("L").append(std::to_string(i)).append("xy\n");
+  layout st;
+  std::vector<layout> parked;
+  f.pb->build({text, 20, 0, k_uri, {}}, st, false, &parked);
+  // Two lines further down: a new layout, whose prefix window holds the old anchor.
+  const prompt p = f.pb->build({text, 22, 0, k_uri, {}}, st, false, &parked);
+  EXPECT_TRUE(p.relayout);
+  EXPECT_EQ(st.anchor_line, 22);
+  EXPECT_TRUE(parked.empty());
+}
