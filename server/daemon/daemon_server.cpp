@@ -20,7 +20,6 @@
 #include <boost/json.hpp>
 #include <spdlog/spdlog.h>
 
-#include "server/completion/pipeline/provider_factory.h"
 #include "server/daemon/engine_pool.h"
 #include "server/daemon/handshake.h"
 #include "server/daemon/socket_dir.h"
@@ -39,14 +38,14 @@ namespace {
 
 class daemon_server {
  public:
-  daemon_server(const server_args& args, socket_paths paths, http_service http, engine_pool::factory_fn engines)
+  daemon_server(const server_args& args, socket_paths paths, http_service http, engine_loaders engines)
       : args_(args),
         http_(std::move(http)),
         paths_(std::move(paths)),
         acceptor_(io_),
         signals_(io_, SIGTERM, SIGINT),
         idle_(io_),
-        pool_(engines ? std::move(engines) : engine_pool::factory_fn(make_completion_provider)) {
+        pool_(engines.load_backend ? std::move(engines) : model_loaders()) {
     idle_s_ = args.idle_timeout_s >= 0 ? args.idle_timeout_s : server_settings{}.daemon_idle_timeout_s;
     client_timeout_ms_ = std::min(args.client_timeout_s, 86400) * 1000;
   }
@@ -352,7 +351,7 @@ class daemon_server {
 
 }  // namespace
 
-int run_daemon(const server_args& args, http_service http, engine_pool::factory_fn engines) {
+int run_daemon(const server_args& args, http_service http, engine_loaders engines) {
   socket_paths paths;
   std::string error;
   // The daemon outlives the directory it was started in (often a repository):

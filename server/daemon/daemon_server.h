@@ -22,11 +22,12 @@
 // and of a completion, bridge included: docs/daemon.md, "Threads and
 // ownership"): the main thread owns the listener and the session table; each
 // session is a session thread (its event loop: lsp_server, server_core, the
-// socket's writes), a socket reader, and its scheduler's worker, which makes
-// the session's calls into the shared engine itself, on its own thread, when
-// the engine's turn (engine_worker.h) comes. The engine has no thread.
-// Cancellation stays within the session: its scheduler cancels the token
-// the engine call holds.
+// socket's writes), a socket reader, and its scheduler's worker, which runs
+// the session's own completion pipeline on its own thread; only the
+// pipeline's evals meet the other sessions', in the shared engine's steps
+// (engine_pool.h, step_loop.h). The engine has no thread: the caller whose
+// eval finds no step running leads the next one. Cancellation stays within
+// the session: its scheduler cancels the token its evals hold.
 // With `--http HOST:PORT` the daemon also runs the HTTP endpoint (server/http/)
 // on its io_context, its provider a session of the shared engine pool, and
 // does not exit when idle (an endpoint that cannot start is logged; the
@@ -52,9 +53,10 @@ using http_service = std::function<std::function<void()>(boost::asio::io_context
 
 // Runs until idle or signalled; the process exit code. `args.socket_dir`
 // (flag or default), `args.idle_timeout_s` (-1: the setting's default);
-// `http` starts the endpoint of `args.http_listen`; `engines` makes the
-// shared engines' providers (null: make_completion_provider, the model; the
-// daemon tests' own daemon injects the test double).
-int run_daemon(const server_args& args, http_service http = {}, engine_pool::factory_fn engines = {});
+// `http` starts the endpoint of `args.http_listen`; `engines` loads the
+// shared engines and makes the sessions' providers on them (unset:
+// model_loaders(), the model; the daemon tests' own daemon injects the
+// scripted model).
+int run_daemon(const server_args& args, http_service http = {}, engine_loaders engines = {});
 
 }  // namespace qf::server::daemon

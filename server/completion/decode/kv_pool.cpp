@@ -48,8 +48,12 @@ kv_pool::kv_pool(lm_backend& backend, const completion_settings& s) : backend_(b
 }
 
 void kv_pool::set_sessions(int sessions) {
-  const int64_t by_count = static_cast<int64_t>(s_.cache_slots) * std::max(1, sessions);
-  max_slots_ = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(by_count, by_memory_)));
+  // This pool's share of the budget: by_memory_ slots fit in all of it.
+  const int by_share = by_memory_ / std::max(1, sessions);
+  max_slots_ = std::max(1, std::min(s_.cache_slots, by_share));
+  // Slots beyond the share go (the last made first); the owners' next
+  // requests find their prefixes in the slots left, or evaluate them.
+  if (static_cast<int>(slots_.size()) > max_slots_) slots_.resize(static_cast<size_t>(max_slots_));
 }
 
 int64_t kv_pool::cached_prefix(std::span<const int32_t> prompt) const {

@@ -13,10 +13,11 @@
 // (the prompt layouts of those regions are kept too, prompt_layout.h), and
 // the request takes a new slot while there is room, else the document's
 // least recently used slot. The
-// number of slots is bounded by the memory budget (MiB) as well as by a count:
-// completion.cacheSlots for each editor session sharing the pool (the
-// daemon's shared engine serves several windows, each with its documents; a
-// count that ignored them made every window's request evict another's).
+// number of slots is bounded by the memory budget (MiB) as well as by a count
+// (completion.cacheSlots). The daemon gives each editor session a pool of its
+// own on one shared engine; the pools share the budget: each keeps at most
+// cacheMiB / sessions of slots (and at least one slot), so the sessions'
+// slots together stay within cacheMiB while the budget holds one slot each.
 // Owners are the requests' cache keys: one per buffer, so two windows holding
 // the same URI with different contents own different slots. When the slot a
 // request gets shares less of its prompt than another slot that must not be
@@ -66,9 +67,10 @@ class kv_pool {
   // Longest prefix of `prompt` cached in any slot (no change to the slots).
   int64_t cached_prefix(std::span<const int32_t> prompt) const;
   void document_closed(const std::string& uri);
-  // Editor sessions sharing the pool (>= 1): the count bound becomes
-  // cacheSlots x sessions, still within the memory budget. Slots already
-  // made stay when it shrinks (they are within the budget) and are reused.
+  // Editor sessions sharing the memory budget, each with a pool like this
+  // one (>= 1; 1 in process): this pool keeps at most cacheSlots slots
+  // within budget / sessions, and at least one. Slots beyond a bound that
+  // shrinks are dropped (the last made first); call it between requests.
   void set_sessions(int sessions);
   int max_slots() const { return max_slots_; }
   int n_slots() const { return static_cast<int>(slots_.size()); }

@@ -203,3 +203,33 @@ TEST(kv_pool, excluded_slot_is_left_alone) {
   EXPECT_NE(b.slot, a.slot);
   EXPECT_EQ(pool.acquire("a", p).reused, 29);
 }
+
+TEST(kv_pool, sessions_share_the_memory_budget) {
+  fake_backend be;
+  be.bytes_per_token = 1 << 10;  // 1 KiB a token
+  completion_settings s;
+  s.context_tokens = 1024;  // 1 MiB a slot
+  s.cache_mib = 8;          // 8 slots in all
+  s.cache_slots = 3;
+  kv_pool pool(be, s);
+  EXPECT_EQ(pool.max_slots(), 3);  // one session: cacheSlots
+  for (int i = 0; i < 3; ++i) {
+    auto prompt = seq_of(100 * (i + 1), 20);
+    slot_choice c = pool.acquire("doc" + std::to_string(i), prompt);
+    fill(c, prompt);
+  }
+  EXPECT_EQ(pool.n_slots(), 3);
+  pool.set_sessions(2);  // 4 slots each: cacheSlots still binds
+  EXPECT_EQ(pool.max_slots(), 3);
+  pool.set_sessions(4);  // 2 slots each: the slot made last goes
+  EXPECT_EQ(pool.max_slots(), 2);
+  EXPECT_EQ(pool.n_slots(), 2);
+  EXPECT_LE(pool.bytes(), (size_t{8} << 20) / 4);
+  EXPECT_EQ(pool.cached_prefix(seq_of(100, 20)), 20);
+  EXPECT_EQ(pool.cached_prefix(seq_of(300, 20)), 0);
+  pool.set_sessions(16);  // less than a slot each: one
+  EXPECT_EQ(pool.max_slots(), 1);
+  EXPECT_EQ(pool.n_slots(), 1);
+  pool.set_sessions(1);
+  EXPECT_EQ(pool.max_slots(), 3);
+}

@@ -1,12 +1,14 @@
 // quickfill_test_daemon: the real daemon (run_daemon: socket, handshakes,
-// sessions, the shared engine pool) with the test double of the server tests
-// as its engine (tests/server/test_provider.h: "BLOCK" holds a completion
-// until it is cancelled), so that the daemon's tests can hold a request while
-// a window is killed. Started as `quickfill_test_daemon daemon
-// --socket-dir DIR [options]`; real bridges (`quickfill --stdio` of the same
-// build, hence the same protocol version) connect to it. Each call into the
-// provider is appended as one line to DIR/provider.log (written and closed
-// at once, so that tests can wait on it). Test-only; never installed.
+// sessions, the shared engine pool, the step loop, each session's real
+// pipeline) with the scripted model of the pipeline tests as its engine
+// (scripted_engine.h: an eval of a "BLOCK" document is held until it is
+// cancelled), so that the daemon's tests can hold a request while a window is
+// killed. Started as `quickfill_test_daemon daemon --socket-dir DIR
+// [options]`; real bridges (`quickfill --stdio` of the same build, hence the
+// same protocol version) connect to it. The engine's sequences coming and
+// going and its held evals are appended as lines to DIR/provider.log
+// (written and closed at once, so that tests can wait on it). Test-only;
+// never installed.
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -18,7 +20,7 @@
 #include "server/core/logging.h"
 #include "server/core/server_args.h"
 #include "server/daemon/daemon_server.h"
-#include "tests/server/test_provider.h"
+#include "tests/server/daemon/scripted_engine.h"
 
 int main(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);
@@ -43,7 +45,11 @@ int main(int argc, char** argv) {
       std::fclose(f);
     }
   };
-  return qf::server::daemon::run_daemon(opts, {}, [say](const qf::server::provider_options&, std::string*) {
-    return std::make_unique<qf::server::testing::test_provider>(say);
-  });
+  qf::server::daemon::engine_loaders engines = qf::server::daemon::model_loaders();
+  engines.load_backend = [say](const qf::server::provider_options&, std::string*) {
+    auto e = std::make_shared<qf::daemon_test::scripted_engine>();
+    e->say = say;
+    return e;
+  };
+  return qf::server::daemon::run_daemon(opts, {}, engines);
 }

@@ -1,42 +1,67 @@
-// The daemon's shared engine with several editor sessions on it: the real
-// completion pipeline (on the scripted model of the pipeline tests) behind
-// engine_pool, as the daemon builds it. Each window typing in its own buffer
-// keeps its KV state however many windows type at once, two windows holding
-// the same URI with different contents do not evict each other, the KV
-// memory stays within completion.cacheMiB with many windows, and a request
-// whose deadline passes while it waits behind another window's call is
-// answered then (empty, incomplete), not after that call.
+// The daemon's shared engine with several editor sessions on it: each
+// session's own real completion pipeline (on the scripted model of the
+// pipeline tests) over its view of one step loop, made by engine_pool as the
+// daemon makes them. Each window typing in its own buffers keeps its KV state
+// however many windows type at once; two windows holding the same URI with
+// different contents do not meet; the windows' KV slots together stay within
+// completion.cacheMiB; one window's long prompt does not hold another's
+// keystroke until it is done (their evals share steps); and a request whose
+// deadline passes while its evals wait is answered then (empty, incomplete).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <future>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "server/completion/pipeline/pipeline.h"
 #include "server/daemon/engine_pool.h"
-#include "tests/server/completion/fake_lm.h"
 #include "tests/server/daemon/pool_requests.h"
+#include "tests/server/daemon/scripted_engine.h"
 
 using namespace qf::server;
+using qf::daemon_test::scripted_engine;
 using qf::server::daemon::engine_pool;
 
 namespace {
 
+// One model, shared by the pool's sessions; each session's pipeline is kept
+// (in the order the sessions were made) for the tests to look into between calls.
 struct shared_engine {
-  completion::pipeline* pipe = nullptr;  // the one engine's pipeline (touched between calls only)
+  std::shared_ptr<scripted_engine> model = std::make_shared<scripted_engine>();
+  std::mutex mu;
+  std::vector<completion::pipeline*> pipes;
+  std::vector<std::vector<completion::step_trace_entry>> steps;
   engine_pool pool;
-  explicit shared_engine(size_t bytes_per_token = 64)
-      : pool([this, bytes_per_token](const provider_options& o, std::string*) -> std::unique_ptr<completion_provider> {
-          auto be = std::make_unique<qf::test::fake_backend>();
-          be->bytes_per_token = bytes_per_token;
-          auto p = std::make_unique<completion::pipeline>(std::move(be), o.completion);
-          pipe = p.get();
-          return p;
-        }) {}
+  explicit shared_engine(size_t bytes_per_token = 64, std::chrono::microseconds per_token = {},
+                         completion::step_loop_options so = {})
+      : pool(loaders(), so) {
+    model->model().bytes_per_token = bytes_per_token;
+    model->model().per_token = per_token;
+    pool.observe_steps([this](const std::vector<completion::step_trace_entry>& step) {
+      std::lock_guard<std::mutex> lock(mu);
+      steps.push_back(step);
+    });
+  }
+  daemon::engine_loaders loaders() {
+    daemon::engine_loaders l;
+    l.load_backend = [this](const provider_options&, std::string*) -> std::shared_ptr<completion::lm_backend> {
+      return model;
+    };
+    l.make_provider = [this](std::unique_ptr<completion::lm_backend> view, const provider_options& o,
+                             std::string*) -> std::unique_ptr<completion_provider> {
+      auto p = std::make_unique<completion::pipeline>(std::move(view), o.completion);
+      std::lock_guard<std::mutex> lock(mu);
+      pipes.push_back(p.get());
+      return p;
+    };
+    return l;
+  }
   std::unique_ptr<completion_provider> session(std::uint64_t id, const completion::completion_settings& s) {
     return acquire_session(pool, id, s);
   }
@@ -50,29 +75,30 @@ TEST(engine_pool_sessions, four_windows_typing_at_once_keep_their_caches) {
   std::vector<std::unique_ptr<completion_provider>> windows;
   for (size_t w = 0; w < tags.size(); ++w) windows.push_back(eng.session(w + 1, settings()));
   ASSERT_EQ(eng.pool.engines(), 1u);
-  std::vector<std::string> typed(tags.size());
-  // The first request of each window evaluates its prompt.
-  for (size_t w = 0; w < tags.size(); ++w) {
-    completion_result r = windows[w]->complete(keystroke("file:///w/" + tags[w] + ".py", tags[w], typed[w]), {});
-    EXPECT_GT(r.metrics.tokens_evaluated, 100) << tags[w];
-  }
-  // Then they type in turns: every keystroke continues its own window's cache.
-  const std::string word = "result";
-  for (size_t i = 0; i < word.size(); ++i) {
-    for (size_t w = 0; w < tags.size(); ++w) {
-      typed[w] += word[i];
-      completion_result r = windows[w]->complete(keystroke("file:///w/" + tags[w] + ".py", tags[w], typed[w]), {});
-      EXPECT_TRUE(r.metrics.cache_hit) << tags[w] << " keystroke " << i;
-      EXPECT_GT(r.metrics.tokens_reused, 100) << tags[w] << " keystroke " << i;
-      EXPECT_LE(r.metrics.tokens_evaluated, 4) << tags[w] << " keystroke " << i;
-    }
-  }
-  // cacheSlots counts per window: four windows may hold up to 12 slots.
-  EXPECT_EQ(eng.pipe->pool().max_slots(), 12);
-  // Windows closing shrink the bound back (slots already made stay, within the budget).
-  windows.pop_back();
-  windows.pop_back();
-  EXPECT_EQ(eng.pipe->pool().max_slots(), 6);
+  ASSERT_EQ(eng.pipes.size(), tags.size());
+  // Each window types a word, all at once: the first request of each
+  // evaluates its prompt, every keystroke after it continues its own cache.
+  std::vector<std::thread> typing;
+  std::vector<std::vector<std::string>> failures(tags.size());
+  for (size_t w = 0; w < tags.size(); ++w)
+    typing.emplace_back([&, w] {
+      const std::string uri = "file:///w/" + tags[w] + ".py";
+      std::string typed;
+      completion_result first = windows[w]->complete(keystroke(uri, tags[w], typed), {});
+      if (first.metrics.tokens_evaluated <= 100) failures[w].push_back("the first prompt was not evaluated");
+      for (char c : std::string("result")) {
+        typed += c;
+        completion_result r = windows[w]->complete(keystroke(uri, tags[w], typed), {});
+        if (!r.metrics.cache_hit || r.metrics.tokens_reused <= 100 || r.metrics.tokens_evaluated > 4)
+          failures[w].push_back("after " + typed + ": reused " + std::to_string(r.metrics.tokens_reused) +
+                                ", evaluated " + std::to_string(r.metrics.tokens_evaluated));
+        if (r.items.empty()) failures[w].push_back("after " + typed + ": no answer");
+      }
+    });
+  for (auto& t : typing) t.join();
+  for (size_t w = 0; w < tags.size(); ++w) EXPECT_EQ(failures[w], std::vector<std::string>{}) << tags[w];
+  // cacheSlots counts per window (the budget holds them all).
+  for (completion::pipeline* p : eng.pipes) EXPECT_EQ(p->pool().max_slots(), 3);
 }
 
 TEST(engine_pool_sessions, the_same_uri_with_different_contents_in_two_windows_are_two_buffers) {
@@ -103,50 +129,93 @@ TEST(engine_pool_sessions, the_same_uri_with_different_contents_in_two_windows_a
   EXPECT_EQ(ex->text.find("mine"), std::string::npos);
 }
 
-TEST(engine_pool_sessions, sixteen_windows_stay_within_the_memory_budget) {
-  // 4 KiB a token, 1024-token slots: 4 MiB a slot; cacheMiB 24 holds 6 slots.
+TEST(engine_pool_sessions, sixteen_windows_share_the_memory_budget) {
+  // 4 KiB a token, 1024-token slots: 4 MiB a slot; cacheMiB 96 holds 24
+  // slots, fewer than 16 windows x 3 (cacheSlots) but one each.
   shared_engine eng(4096);
   completion::completion_settings s = settings();
-  s.cache_mib = 24;
+  s.cache_mib = 96;
+  const size_t budget = static_cast<size_t>(s.cache_mib) << 20;
+  constexpr int n = 16;
   std::vector<std::unique_ptr<completion_provider>> windows;
-  for (int w = 0; w < 16; ++w) windows.push_back(eng.session(w + 1, s));
+  for (int w = 0; w < n; ++w) windows.push_back(eng.session(w + 1, s));
+  // Each window works on three files (three slots' worth alone).
+  auto ask = [&](int w, int file, const std::string& typed) {
+    const std::string tag = "win" + std::to_string(w) + "f" + std::to_string(file);
+    return windows[w]->complete(keystroke("file:///w/" + tag + ".py", tag, typed), {});
+  };
   for (int round = 0; round < 2; ++round)
-    for (int w = 0; w < 16; ++w) {
-      const std::string tag = "win" + std::to_string(w);
-      completion_result r = windows[w]->complete(keystroke("file:///w/" + tag + ".py", tag, std::string(round, 'x')), {});
-      EXPECT_FALSE(r.items.empty() && r.incomplete) << tag;
-    }
-  EXPECT_EQ(eng.pipe->pool().max_slots(), 6);
-  EXPECT_LE(eng.pipe->pool().n_slots(), 6);
-  EXPECT_LE(eng.pipe->pool().bytes(), static_cast<size_t>(s.cache_mib) << 20);
+    for (int w = 0; w < n; ++w)
+      for (int f = 0; f < 3; ++f) {
+        completion_result r = ask(w, f, std::string(round, 'x'));
+        EXPECT_FALSE(r.items.empty()) << w << " " << f;
+      }
+  size_t bytes = 0;
+  for (completion::pipeline* p : eng.pipes) {
+    EXPECT_EQ(p->pool().max_slots(), 1);
+    EXPECT_LE(p->pool().n_slots(), 1);
+    bytes += p->pool().bytes();
+  }
+  EXPECT_LE(bytes, budget);
+  EXPECT_LE(static_cast<size_t>(eng.model->most_live()) * (size_t{4} << 20), budget);
+  // Half the windows close: the others' share grows back to cacheSlots (24 / 8).
+  windows.resize(n / 2);
+  eng.pipes.resize(n / 2);
+  for (int w = 0; w < n / 2; ++w) ask(w, 0, "y");
+  for (completion::pipeline* p : eng.pipes) EXPECT_EQ(p->pool().max_slots(), 3);
+}
+
+TEST(engine_pool_sessions, one_windows_long_prompt_does_not_hold_another_windows_keystroke) {
+  // Slow evaluation, small steps: a cold prompt of a few hundred tokens takes
+  // dozens of steps; a keystroke's few rows join the steps as they come.
+  shared_engine eng(64, std::chrono::milliseconds(2), {2, 8});
+  auto a = eng.session(1, settings()), b = eng.session(2, settings());
+  // B's buffer is warm.
+  ASSERT_FALSE(b->complete(keystroke("file:///w/b.py", "b", "to"), {}).items.empty());
+  std::atomic<bool> a_done{false};
+  auto cold = std::async(std::launch::async, [&] {
+    completion_result r = a->complete(keystroke("file:///w/a.py", "a", "x"), {});
+    a_done = true;
+    return r;
+  });
+  // A's prompt is under way (its rows have run in a step) when B types.
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  auto a_ran = [&] {
+    std::lock_guard<std::mutex> lock(eng.mu);
+    for (const auto& step : eng.steps)
+      for (const auto& e : step)
+        if (e.owner == 1) return true;
+    return false;
+  };
+  while (!a_ran() && std::chrono::steady_clock::now() < give_up) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_TRUE(a_ran());
+  const completion_result r = b->complete(keystroke("file:///w/b.py", "b", "tot"), {});
+  EXPECT_FALSE(a_done) << "B was answered only after A's prompt";
+  EXPECT_FALSE(r.items.empty());
+  EXPECT_FALSE(r.incomplete);
+  EXPECT_LE(r.metrics.tokens_evaluated, 4);
+  EXPECT_FALSE(cold.get().items.empty());  // A itself is answered as usual
+  // B's rows ran in steps beside A's: one engine batch of both.
+  bool shared = false;
+  for (const auto& step : eng.steps) {
+    const bool has_a = std::any_of(step.begin(), step.end(), [](const auto& e) { return e.owner == 1; });
+    const bool has_b = std::any_of(step.begin(), step.end(), [](const auto& e) { return e.owner == 2; });
+    shared = shared || (has_a && has_b);
+  }
+  EXPECT_TRUE(shared);
 }
 
 TEST(engine_pool_sessions, a_request_past_its_deadline_while_waiting_is_answered_at_once) {
-  qf::test::fake_backend* slow = nullptr;
-  completion::pipeline* pipe = nullptr;
-  engine_pool pool([&](const provider_options& o, std::string*) -> std::unique_ptr<completion_provider> {
-    auto be = std::make_unique<qf::test::fake_backend>();
-    be->per_token = std::chrono::milliseconds(4);  // a cold prompt of a few hundred tokens: about a second
-    slow = be.get();
-    auto p = std::make_unique<completion::pipeline>(std::move(be), o.completion);
-    pipe = p.get();
-    return p;
-  });
-  provider_options o;
-  o.model_path = "/models/one.gguf";
-  o.completion = settings();
-  std::string err;
-  auto a = pool.acquire(1, o, &err), b = pool.acquire(2, o, &err);
-  ASSERT_TRUE(a && b) << err;
-  ASSERT_TRUE(slow && pipe);
-
+  // A cold prompt of a few hundred tokens: about a second, in steps of 64 rows.
+  shared_engine eng(64, std::chrono::milliseconds(4));
+  auto a = eng.session(1, settings()), b = eng.session(2, settings());
   std::atomic<bool> a_done{false};
   auto first = std::async(std::launch::async, [&] {
     completion_result r = a->complete(keystroke("file:///w/a.py", "a", "x"), {});
     a_done = true;
     return r;
   });
-  // A's call holds the worker for about a second; B asks with a short budget meanwhile.
+  // A's steps hold the engine for about a second; B asks with a short budget meanwhile.
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   completion_request rb = keystroke("file:///w/b.py", "b", "y");
   rb.deadline = clock::now() + std::chrono::milliseconds(30);
