@@ -262,8 +262,8 @@ const char* const k_texts[] = {
     "Once upon a time",
     "The little dog ran to the park and saw a big red ball. He wanted to play with it",
     "Lily and her mom went to the store",
-    "One day, a boy named Tim found a shiny rock in the garden. He picked it up and showed it to his friend Sue. "
-    "They looked at the rock and",
+    ("One day, a boy named Tim found a shiny rock in the garden. He picked it up and showed it to his friend Sue. "
+     "They looked at the rock and"),
     "The sun was",
     "There was a cat who liked to sleep in the sun every day, and one morning",
     "Ben had a toy car. He liked to",
