@@ -93,7 +93,9 @@ class step_loop {
   void forget(std::uint64_t owner);
 
   // Set before the first eval (not synchronised with running steps); called
-  // after each step, outside the loop's lock, on the leading thread.
+  // after each step, outside the loop's lock, on the leading thread, before
+  // the next step starts (so it must not call the loop or its views: the
+  // step is not over until it returns; what it throws is dropped).
   void set_observer(step_observer o) { observer_ = std::move(o); }
 
   int64_t steps() const;
