@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "inference/convert/llama2c.h"
+#include "server/completion/decode/candidates.h"
 #include "server/completion/decode/engine_backend.h"
 #include "server/completion/decode/step_loop.h"
 #include "tests/server/completion/fake_lm.h"
@@ -339,6 +340,86 @@ TEST(step_loop, sequences_on_their_own_threads_decode_as_alone_on_the_real_engin
       EXPECT_LT(loop.steps(), runs) << "B=" << B << ": the evals never shared a step";
     }
   }
+}
+
+TEST(step_loop, candidates_forked_and_decoded_together_through_a_view_equal_those_on_the_engine) {
+  if (stories_model().empty()) GTEST_SKIP() << "stories260K not found (set QUICKFILL_TEST_DATA to the shared data)";
+  std::shared_ptr<lm_backend> be = load_stories();
+  ASSERT_TRUE(be);
+  std::vector<int32_t> prompt = {be->vocab().specials().bos};
+  for (int32_t id : be->vocab().encode("Once upon a time, there was a little girl named")) prompt.push_back(id);
+  // n candidates from forks of the prompt's sequence, each on its own thread, their evals in an
+  // eval_group on `b` (the engine itself, or a view of the loop).
+  auto candidates = [&](lm_backend& b, int64_t* forks_made) {
+    auto seq = b.new_sequence(256);
+    candidate_forks forks(b, 256);
+    fim_format fmt;
+    fmt.stop_ids = {be->vocab().specials().eos};
+    const cursor_context cx = make_cursor_context("x\n", 0, 1);
+    const trigger_decision d;
+    stop_checker stops(cx, d, false);
+    gen_params p;
+    p.max_tokens = 12;
+    p.stop_rules = false;
+    qf::infer::sampler_params sp;
+    sp.temperature = 0.8f;
+    sp.seed = 5;
+    auto outs = generate_candidates(*seq, b.vocab(), fmt, prompt, stops, p, sp, 3, {}, &forks);
+    std::vector<std::vector<int32_t>> gen;
+    for (const auto& o : outs) gen.push_back(o.generated);
+    if (forks_made) *forks_made = static_cast<int64_t>(forks.kv_bytes());
+    return gen;
+  };
+  const auto direct = candidates(*be, nullptr);
+  ASSERT_EQ(direct.size(), 3u);
+  for (const auto& g : direct) EXPECT_FALSE(g.empty());
+  EXPECT_NE(direct[1], direct[2]);  // sampled with different seeds
+  step_loop loop(be);
+  step_recorder rec;
+  rec.attach(loop);
+  auto view = loop.view(1);
+  int64_t copied_bytes = -1;
+  const auto through = candidates(*view, &copied_bytes);
+  EXPECT_EQ(through, direct);
+  EXPECT_EQ(copied_bytes, 0);  // the engine forked the view's sequence: no spare sequence was made
+  bool three = false;  // one step held all three candidates' tokens
+  for (const auto& st : rec.steps()) three = three || st.size() == 3;
+  EXPECT_TRUE(three);
+}
+
+TEST(step_loop, forks_and_copies_of_view_sequences_continue_as_alone_on_the_real_engine) {
+  if (stories_model().empty()) GTEST_SKIP() << "stories260K not found (set QUICKFILL_TEST_DATA to the shared data)";
+  std::shared_ptr<lm_backend> be = load_stories();
+  ASSERT_TRUE(be);
+  std::vector<int32_t> prompt = {be->vocab().specials().bos};
+  for (int32_t id : be->vocab().encode("The little dog ran to the park and")) prompt.push_back(id);
+  const decoded alone = greedy(be->new_sequence(256).get(), prompt, 8);
+  step_loop loop(be);
+  auto view = loop.view(1);
+  auto parent = view->new_sequence(256);
+  parent->eval(prompt, lm_logits::last, {}, lm_output::full);
+  auto forks = view->fork(*parent, static_cast<int64_t>(prompt.size()), 2, 16);
+  ASSERT_EQ(forks.size(), 2u);  // the engine's fork of the view's own sequence
+  auto copy = view->new_sequence(256);
+  copy->copy_prefix(*parent, static_cast<int64_t>(prompt.size()) - 3);
+  std::vector<int32_t> rest(prompt.end() - 3, prompt.end());
+  copy->eval(rest, lm_logits::last, {}, lm_output::full);
+  for (lm_sequence* s : {forks[0].get(), forks[1].get(), copy.get()}) {
+    EXPECT_EQ(s->tokens(), prompt);
+    std::vector<int32_t> got;
+    int32_t next = alone.tokens[0];
+    for (int k = 0; k < 7; ++k) {
+      const int32_t t[1] = {next};
+      s->eval(t, lm_logits::last, {}, lm_output::best);
+      got.push_back(next);
+      next = s->best_token(0);
+    }
+    got.push_back(next);
+    EXPECT_EQ(got, alone.tokens);
+  }
+  parent->keep_first(4);
+  EXPECT_EQ(parent->tokens(), std::vector<int32_t>(prompt.begin(), prompt.begin() + 4));
+  forks.clear();
 }
 
 // ---- the scripted engine ------------------------------------------------------
