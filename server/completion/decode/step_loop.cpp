@@ -265,7 +265,13 @@ void step_loop::submit_all(std::uint64_t owner, std::span<lm_batch_entry> entrie
     return true;
   };
   while (!all_done()) {
-    auto wake = std::chrono::steady_clock::now() + k_cancel_poll;
+    // Only entries still queued read their cancel tokens (those in the step
+    // under way are the engine's to cancel): threads whose evals all run in
+    // the step sleep until it ends, and never wake the engine's CPU threads.
+    bool queued_here = false;
+    for (size_t i : queued) queued_here = queued_here || (!mine[i].done && !mine[i].running);
+    auto wake = queued_here ? std::chrono::steady_clock::now() + k_cancel_poll
+                            : std::chrono::steady_clock::time_point::max();
     if (!stepping_ && between_waiting_ == 0) {
       if (!rejoining_.empty() && std::chrono::steady_clock::now() >= rejoin_until_) rejoining_.clear();
       if (rejoining_.empty()) {
@@ -274,7 +280,10 @@ void step_loop::submit_all(std::uint64_t owner, std::span<lm_batch_entry> entrie
       }
       wake = std::min(wake, rejoin_until_);
     }
-    cv_.wait_until(lock, wake);
+    if (wake == std::chrono::steady_clock::time_point::max())
+      cv_.wait(lock);
+    else
+      cv_.wait_until(lock, wake);
     // A cancelled entry leaves the queue at once, unless its step is running
     // (then the engine takes it out).
     for (size_t i : queued) {
@@ -431,11 +440,12 @@ void step_loop::run_step_locked(std::unique_lock<std::mutex>& lock) {
   average(ms_per_step_, ms);
   if (any_prefill_ran && rows > 0) average(ms_per_row_, ms / static_cast<double>(rows));
   rejoining_ = opts_.rejoin_ms > 0 ? std::move(rejoining) : std::map<std::uint64_t, int>{};
-  cv_.notify_all();  // the finished entries' threads go on with their results
 
   if (observer_) {
     // stepping_ stays set: the next step waits for the observer, whose
-    // calls thus come one at a time, in step order.
+    // calls thus come one at a time, in step order; the finished entries'
+    // threads go on with their results meanwhile.
+    cv_.notify_all();
     lock.unlock();
     try {
       observer_(trace);

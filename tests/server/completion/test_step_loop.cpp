@@ -522,10 +522,18 @@ TEST(step_loop, steps_take_entries_by_priority_then_the_owner_served_least_recen
     const int n = static_cast<int>(i) + 1;
     ASSERT_TRUE(eventually([&] { return loop.load(0).sequences == n; }));  // queued in this order
   }
+  // What an eval of owner 1 would meet: the other owners' waiting entries and rows.
+  const lm_load l = loop.load(1);
+  EXPECT_EQ(l.sequences, 5);
+  EXPECT_EQ(l.rows_waiting, 4 * 8 + 1);
+  EXPECT_EQ(views[1]->load().sequences, 5);  // a view of owner 1
+  EXPECT_GT(l.ms_per_step, 0.0);             // step 1 ran
   rec.release();
   first.join();
   for (auto& t : threads) t.join();
   seqs.clear();
+  EXPECT_GT(loop.load(1).ms_per_row, 0.0);  // steps with prompt rows ran
+  EXPECT_EQ(loop.load(1).sequences, 0);
   const auto steps = rec.steps();
   std::vector<std::vector<std::uint64_t>> owners;
   for (size_t i = 1; i < steps.size(); ++i) {
