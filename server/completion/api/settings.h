@@ -36,6 +36,7 @@ struct completion_settings {
   int context_block_tokens = 384;  // scopes, definitions, recent chunks, edits (context_block.h)
   int middle_max_tokens = 96;   // text typed since the last layout before a forced re-layout
   bool rebase_when_idle = true; // move typed text into the prefix in the background
+  int jump_prefix_tokens = 96;  // after a cursor jump, a first layout this small; the full one in the background (0: off)
   // Generation.
   int max_tokens_auto = 32;     // token limit for automatic triggers
   int max_tokens_explicit = 128;

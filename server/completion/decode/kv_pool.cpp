@@ -67,6 +67,12 @@ void kv_pool::document_closed(const std::string& uri) {
     if (sl.owner == uri) sl.owner.clear();
 }
 
+void kv_pool::release(int slot, const std::string& uri) {
+  if (slot < 0 || slot >= static_cast<int>(slots_.size()) || slots_[slot].owner != uri) return;
+  slots_[slot].owner.clear();
+  slots_[slot].last_used = 0;
+}
+
 size_t kv_pool::bytes() const {
   size_t b = 0;
   for (const slot& sl : slots_) b += sl.seq->kv_bytes();
@@ -131,7 +137,15 @@ slot_choice kv_pool::acquire(const std::string& uri, std::span<const int32_t> pr
     // Everything excluded: only possible with a single slot.
     pick = exclude;
   }
-  if (pick < 0 && own_lru >= 0) pick = own_lru;  // full, after a jump: the region left longest ago
+  if (pick < 0 && own_lru >= 0) {
+    // Full, after a jump: a free slot (its document closed, its state
+    // released), else the region left longest ago.
+    int free = -1;
+    for (int i = 0; i < static_cast<int>(slots_.size()); ++i)
+      if (i != exclude && slots_[i].owner.empty() && (free < 0 || slots_[i].last_used < slots_[free].last_used))
+        free = i;
+    pick = free >= 0 ? free : own_lru;
+  }
   if (pick < 0) {
     // Full: take the most useful slot if it covers half of the prompt, else the LRU one.
     pick = (best >= 0 && best_lcp * 2 >= static_cast<int64_t>(prompt.size())) ? best : lru;

@@ -67,6 +67,10 @@ class kv_pool {
   // Longest prefix of `prompt` cached in any slot (no change to the slots).
   int64_t cached_prefix(std::span<const int32_t> prompt) const;
   void document_closed(const std::string& uri);
+  // `uri` no longer wants the state in `slot` (a layout replaced or dropped,
+  // e.g. a rebase's): the slot is free, taken before any other owner's; its
+  // cells stay (for copying) until then. Nothing when `uri` does not own it.
+  void release(int slot, const std::string& uri);
   // Editor sessions sharing the memory budget, each with a pool like this
   // one (>= 1; 1 in process): this pool keeps at most cacheSlots slots
   // within budget / sessions, and at least one. Slots beyond a bound that

@@ -109,6 +109,7 @@ void pipeline::reset_caches() {
   // Layouts do not depend on the cache; keep them (same prompts before and after).
   for (auto& [uri, ds] : docs_) {
     ds.live_slot = -1;
+    ds.pending_slot = -1;
     ds.pending = layout{};
     ds.pending_ready = false;
   }
@@ -241,11 +242,23 @@ std::string pipeline::run(const completion_request& req, const cancel_token& can
   std::vector<extra_doc> extra;
   layout_input in = input_of(ds, extra);
   if (ds.pending_ready) {
-    if (builder_.still_valid(in, ds.pending)) ds.lay = ds.pending;
+    // The state of the layout left behind -- the replaced one, or the
+    // pending one when no longer valid -- is wanted no more: its slot is free.
+    if (builder_.still_valid(in, ds.pending)) {
+      ds.lay = ds.pending;
+      pool_->release(ds.live_slot, key);
+    } else {
+      pool_->release(ds.pending_slot, key);
+    }
     ds.pending = layout{};
     ds.pending_ready = false;
   }
   prompt p = builder_.build(in, ds.lay, /*force_relayout=*/false, &ds.parked);
+  if ((p.relayout || p.restored) && ds.pending.valid) {
+    // A rebase still being warmed was for the layout just left (a jump): its state is wanted no more.
+    pool_->release(ds.pending_slot, key);
+    ds.pending = layout{};
+  }
   ds.row = p.cursor_row;
   int max_tokens = max_tokens_of(req);
   if (static_cast<int64_t>(p.tokens.size()) + max_tokens + s_.draft_max + 2 > pool_->n_ctx()) {
@@ -366,7 +379,9 @@ std::string pipeline::run(const completion_request& req, const cancel_token& can
   if (prefetch) return text;
   ds.suggestion = text;
   if (s_.type_through) tt_.remember(key, req.text, cursor_off, text, req.progress && req.progress->detached());
-  if (s_.rebase_when_idle && fmt_.has_fim && ds.lay.anchor_line < ds.row) queue(task{task_kind::rebase, key, {}});
+  // A quick layout (a jump's first, prompt_layout.h) is followed by the full one at the cursor.
+  if (s_.rebase_when_idle && fmt_.has_fim && (ds.lay.anchor_line < ds.row || ds.lay.quick))
+    queue(task{task_kind::rebase, key, {}});
   if (s_.prefetch && !text.empty()) queue(task{task_kind::prefetch, key, {}});
   return text;
 }
@@ -404,7 +419,7 @@ layout_input pipeline::input_of(const doc_state& ds, std::vector<extra_doc>& ext
 }
 
 bool pipeline::run_rebase(doc_state& ds, const std::string& key, const cancel_token& cancel) {
-  if (ds.row <= ds.lay.anchor_line) return true;  // nothing to move
+  if (ds.row <= ds.lay.anchor_line && !ds.lay.quick) return true;  // nothing to move
   std::vector<extra_doc> extra;
   layout_input in = input_of(ds, extra);
   layout next = ds.lay;  // keeps the prefix window's first line when it still fits
@@ -418,6 +433,7 @@ bool pipeline::run_rebase(doc_state& ds, const std::string& key, const cancel_to
     ds.pending_ready = false;
   }
   slot_choice sc = pool_->acquire(key, p.tokens, pool_->max_slots() > 1 ? ds.live_slot : -1);
+  ds.pending_slot = sc.slot;
   gen_params gp;
   gp.prompt_chunk = s_.background_chunk_tokens;
   gen_outcome out;

@@ -91,6 +91,7 @@ class pipeline final : public completion_provider {
     layout pending;           // a re-based layout being warmed
     bool pending_ready = false;
     int live_slot = -1;
+    int pending_slot = -1;    // the slot the pending layout is warmed in
     // The last request, for background work (texts shared with the request).
     index::shared_text text;
     int64_t line = 0, col = 0;

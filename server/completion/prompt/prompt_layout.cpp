@@ -256,7 +256,7 @@ std::vector<context_item> prompt_builder::add_context(const layout_input& in, in
   return scopes;
 }
 
-void prompt_builder::make_layout(const layout_input& in, const row_window& rows, layout& st) {
+int64_t prompt_builder::window_start(const row_window& rows, const layout& st, int64_t budget, bool quick) const {
   const int64_t L = rows.cursor_row;
   // Prefix window: keep the previous first row while it fits, else slide.
   // Counts tokens of rows [a, b), stopping early once past `cap`; rows in
@@ -270,25 +270,39 @@ void prompt_builder::make_layout(const layout_input& in, const row_window& rows,
     return n;
   };
   int64_t w = L;
-  const int64_t budget = s_.prefix_tokens;
-  bool kept = false;
-  if (st.window_first_line <= L && st.window_first_line >= 0 && budget > 0 &&
-      tokens_between(st.window_first_line, L, budget) <= budget) {
-    w = st.window_first_line;
-    kept = true;
+  if (budget <= 0) return w;
+  // A quick layout's small window is not kept by the full one that follows it.
+  if (!quick && !st.quick && st.window_first_line <= L && st.window_first_line >= 0 &&
+      tokens_between(st.window_first_line, L, budget) <= budget)
+    return st.window_first_line;
+  // Fill three quarters of the budget when the start was at 0 and fits
+  // entirely (a quick layout fills all of its small one).
+  int64_t target = quick || tokens_between(0, L, budget) <= budget ? budget : budget * 3 / 4;
+  int64_t n = 0;
+  while (w > rows.first_row) {
+    int64_t t = static_cast<int64_t>(tok_.tokens(rows.row(w - 1)).size());
+    if (n + t > target) break;
+    n += t;
+    --w;
   }
-  if (!kept && budget > 0) {
-    // Fill three quarters of the budget when the start was at 0 and fits entirely.
-    int64_t target = tokens_between(0, L, budget) <= budget ? budget : budget * 3 / 4;
-    int64_t n = 0;
-    while (w > rows.first_row) {
-      int64_t t = static_cast<int64_t>(tok_.tokens(rows.row(w - 1)).size());
-      if (n + t > target) break;
-      n += t;
-      --w;
-    }
-  }
+  return w;
+}
+
+bool prompt_builder::is_jump(const row_window& rows, const layout& st) const {
+  if (!st.valid) return false;
+  const int64_t L = rows.cursor_row;
+  if (L < st.window_first_line) return true;  // above the old window: the new one ends at L
+  return window_start(rows, st, s_.prefix_tokens, false) > st.anchor_line;
+}
+
+void prompt_builder::make_layout(const layout_input& in, const row_window& rows, layout& st, bool quick) {
+  const int64_t L = rows.cursor_row;
+  quick = quick && st.valid;  // a quick layout keeps the previous one's context: there must be one
+  const int64_t budget = quick ? std::min(s_.jump_prefix_tokens, s_.prefix_tokens) : s_.prefix_tokens;
+  const int64_t suffix_budget = quick ? std::min<int64_t>(s_.suffix_tokens, budget / 3) : s_.suffix_tokens;
+  const int64_t w = window_start(rows, st, budget, quick);
   layout next;
+  next.quick = quick;
   next.valid = true;
   next.anchor_line = L;
   next.window_first_line = w;
@@ -300,15 +314,15 @@ void prompt_builder::make_layout(const layout_input& in, const row_window& rows,
   // Suffix: the rest of the cursor row, then whole rows while they fit.
   std::vector<int32_t> suffix;
   int64_t suffix_end_row = L + 1;
-  if (fmt_.has_fim && s_.suffix_tokens > 0) {
+  if (fmt_.has_fim && suffix_budget > 0) {
     std::string_view rest = rows.row(L).substr(static_cast<size_t>(rows.cursor_col));
     std::vector<int32_t> rest_toks = tok_.encode_uncached(rest);
-    if (static_cast<int64_t>(rest_toks.size()) <= s_.suffix_tokens) {
+    if (static_cast<int64_t>(rest_toks.size()) <= suffix_budget) {
       append(suffix, rest_toks);
       next.suffix_text.append(rest);
       for (int64_t l = L + 1; l < rows.end_row(); ++l) {
         const std::vector<int32_t>& t = tok_.tokens(rows.row(l));
-        if (static_cast<int64_t>(suffix.size() + t.size()) > s_.suffix_tokens) break;
+        if (static_cast<int64_t>(suffix.size() + t.size()) > suffix_budget) break;
         append(suffix, t);
         next.suffix_text.append(rows.row(l));
         suffix_end_row = l + 1;
@@ -316,9 +330,24 @@ void prompt_builder::make_layout(const layout_input& in, const row_window& rows,
     }
   }
   head_builder hb{tok_.vocab(), next.head, &next.parts};
-  if (fmt_.bos >= 0) hb.special(fmt_.bos);
-  add_files(in, hb);
-  std::vector<context_item> scopes = add_context(in, w, suffix_end_row, rows, st.context_keys, hb, next.context_keys);
+  std::vector<context_item> scopes;
+  if (quick) {
+    // The previous head up to the current file, token for token; of the
+    // context gathered here only the scope headers are used.
+    next.head.assign(st.head.begin(), st.head.begin() + st.shared_len);
+    next.parts.assign(st.parts.begin(), st.parts.begin() + static_cast<std::ptrdiff_t>(st.shared_parts));
+    next.context_keys = st.context_keys;
+    std::vector<int32_t> unused;
+    std::vector<std::string> unused_keys;
+    head_builder scratch{tok_.vocab(), unused, nullptr};
+    scopes = add_context(in, w, suffix_end_row, rows, st.context_keys, scratch, unused_keys);
+  } else {
+    if (fmt_.bos >= 0) hb.special(fmt_.bos);
+    add_files(in, hb);
+    scopes = add_context(in, w, suffix_end_row, rows, st.context_keys, hb, next.context_keys);
+  }
+  next.shared_len = static_cast<int64_t>(next.head.size());
+  next.shared_parts = next.parts.size();
   if (fmt_.has_fim && fmt_.repo_level()) {
     hb.special(fmt_.file_sep);
     const std::string name = std::string(basename_of(in.uri)) + "\n";
@@ -396,8 +425,11 @@ prompt prompt_builder::build(const layout_input& in, layout& st, bool force_rela
       st = std::move(again);
       p.restored = true;
     } else {
+      // A jump gets a quick layout first (see the header), never a forced relayout.
+      const bool quick = !force_relayout && parked && s_.jump_prefix_tokens > 0 && s_.rebase_when_idle &&
+                         fmt_.has_fim && is_jump(rows, st);
       park();
-      make_layout(in, rows, st);
+      make_layout(in, rows, st, quick);
       drop_replaced();
       p.relayout = true;
     }

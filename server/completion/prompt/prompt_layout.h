@@ -22,6 +22,16 @@
 // the KV slot that holds it (kv_pool.h) -- are reused as they were. A new
 // layout drops the parked ones anchored inside its own rows (it replaces them).
 //
+// A jump to a region no parked layout covers (the new prefix window would
+// share no row with the old one) first gets a *quick* layout, so that the
+// first suggestion there does not wait for a whole new prompt: the old
+// layout's head up to the current file (other files, context block) is kept
+// token for token -- the cache holds it -- and only a small window of the new
+// place is added (completion.jumpPrefixTokens of prefix, a third of that of
+// suffix, the scope headers). The full layout at the cursor follows as a
+// rebase in the background (the pipeline queues it after the answer) and is
+// adopted once warm. Relayouts at the same place are never quick.
+//
 // SPM order puts the suffix before the prefix; models without FIM tokens get
 // [BOS] [extra] prefix lines | middle.
 //
@@ -68,6 +78,9 @@ struct layout {
   std::string prefix_text;        // rows [window_first_line, anchor_line)
   std::string suffix_text;        // text after the cursor that the head holds
   std::vector<int32_t> head;      // tokens up to and including the middle token
+  int64_t shared_len = 0;         // head tokens in front of the current file (other files, context block)
+  size_t shared_parts = 0;        // parts in front of the current file
+  bool quick = false;             // a jump's first layout: small window, the previous context (see the top)
   std::vector<layout_part> parts;  // the head, part by part (tokens add up to head.size())
   std::vector<std::string> context_keys;  // the context items it holds, in prompt order
 };
@@ -114,7 +127,11 @@ class prompt_builder {
  private:
   row_window window(const layout_input& in) const;
   bool still_valid(const row_window& rows, const layout& state) const;
-  void make_layout(const layout_input& in, const row_window& rows, layout& state);
+  void make_layout(const layout_input& in, const row_window& rows, layout& state, bool quick = false);
+  // The first row of the prefix window a layout at the cursor would take.
+  int64_t window_start(const row_window& rows, const layout& state, int64_t budget, bool quick) const;
+  // A relayout at the cursor is a jump: its prefix window would share no row with `state`'s.
+  bool is_jump(const row_window& rows, const layout& state) const;
   struct head_builder;
   void add_files(const layout_input& in, head_builder& hb);
   // Chooses the context items within the budget and orders them after `previous`;

@@ -176,6 +176,26 @@ TEST(kv_pool, a_jump_keeps_the_region_left_for_a_jump_back) {
   EXPECT_EQ(pool.acquire("doc", cat(pd, {8})).slot, d.slot);
 }
 
+TEST(kv_pool, a_released_slot_goes_before_a_region_left) {
+  fake_backend be;
+  completion_settings s;
+  s.cache_slots = 3;
+  kv_pool pool(be, s);
+  auto pa = seq_of(1, 40), pb = seq_of(100, 40), pb_full = seq_of(200, 40), pc = seq_of(300, 40);
+  slot_choice a = pool.acquire("doc", pa);
+  fill(a, pa);
+  slot_choice b = pool.acquire("doc", pb);
+  fill(b, pb);
+  slot_choice r = pool.acquire("doc", pb_full, b.slot);  // a rebase of b, warmed beside it
+  fill(r, pb_full);
+  pool.release(r.slot, "doc");    // the rebase was dropped
+  // The next jump takes the released slot, not a's region (the least recently used one).
+  slot_choice c = pool.acquire("doc", pc);
+  EXPECT_EQ(c.slot, r.slot);
+  EXPECT_EQ(pool.cached_prefix(pa), 40);
+  EXPECT_EQ(pool.cached_prefix(pb), 40);
+}
+
 TEST(kv_pool, a_jump_does_not_take_another_documents_slot_while_one_is_free) {
   fake_backend be;
   completion_settings s;

@@ -261,3 +261,32 @@ TEST(pipeline, after_a_jump_and_back_only_the_typed_text_is_evaluated) {
   // And to the second again.
   EXPECT_LE(type_at(b, "w").metrics.tokens_evaluated, 3);
 }
+
+TEST(pipeline, a_jump_answers_from_a_quick_layout_then_the_full_one_is_warmed_in_the_background) {
+  fixture f(completion_settings{.prefix_tokens = 160, .suffix_tokens = 60, .jump_prefix_tokens = 40, .type_through = false});
+  std::string text;
+  for (int i = 0; i < 60; ++i)
+    text += "def f" + std::to_string(i) + "(self, x):\n    return self.g(x) + " + std::to_string(i) + "\n\n";
+  auto type_at = [&](int64_t line, const std::string& s) {
+    const size_t b = offset_of(text, line, 0);
+    const int64_t col = static_cast<int64_t>(text.find('\n', b) - b);
+    text.insert(b + static_cast<size_t>(col), s);
+    return f.p->complete(request(text, line, col + static_cast<int64_t>(s.size()), true), {});
+  };
+  const completion_result first = type_at(16, " ");
+  EXPECT_FALSE(f.p->layout_of(k_uri)->quick);
+  const int64_t whole = first.metrics.tokens_evaluated;
+  // The jump: a small prompt first.
+  const completion_result jump = type_at(151, " ");
+  ASSERT_TRUE(f.p->layout_of(k_uri)->quick);
+  EXPECT_FALSE(jump.incomplete);
+  EXPECT_LT(jump.metrics.tokens_evaluated, whole / 2);
+  EXPECT_LE(type_at(151, "y").metrics.tokens_evaluated, 3);
+  // The full layout is warmed in the background and taken at the next keystroke.
+  EXPECT_GT(f.p->pending_background(), 0u);
+  f.drain();
+  const completion_result after = type_at(151, "z");
+  EXPECT_FALSE(f.p->layout_of(k_uri)->quick);
+  EXPECT_LE(after.metrics.tokens_evaluated, 3);
+  EXPECT_GT(after.metrics.tokens_reused, jump.metrics.tokens_reused + jump.metrics.tokens_evaluated);
+}

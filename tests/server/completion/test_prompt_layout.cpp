@@ -3,6 +3,7 @@
 // long middle make a new one, budgets are respected, the window is stable.
 #include <gtest/gtest.h>
 
+#include "indexing/recent_chunks.h"
 #include "server/completion/prompt/prompt_layout.h"
 #include "tests/server/completion/fake_lm.h"
 
@@ -252,4 +253,74 @@ TEST(prompt_layout, a_new_layout_in_the_same_region_drops_the_parked_one) {
   EXPECT_TRUE(p.relayout);
   EXPECT_EQ(st.anchor_line, 22);
   EXPECT_TRUE(parked.empty());
+}
+
+TEST(prompt_layout, a_jump_first_gets_a_quick_layout_that_keeps_the_cached_context) {
+  fixture f;
+  no_repo(f.vocab);
+  f.s.prefix_tokens = 40;
+  f.s.suffix_tokens = 18;
+  f.s.jump_prefix_tokens = 12;  // a third of it, 4 tokens, of suffix
+  f.init();
+  std::string text;
+  for (int i = 0; i < 80; ++i) text.append("L").append(std::to_string(i)).append("xy\n");  // 6 tokens a line from 10 on
+  qf::index::recent_chunks ring;
+  ring.touch("file:///proj/src/io.py", "def load(path):\n    return path\n", 1);
+  layout_input in{text, 20, 0, k_uri, {}};
+  in.ctx.recent = &ring;
+  layout st;
+  std::vector<layout> parked;
+  f.pb->build(in, st, false, &parked);
+  EXPECT_FALSE(st.quick);  // the first layout of a document is whole
+  const layout first = st;
+  ASSERT_GT(first.shared_len, 1);  // BOS and the recent chunk of io.py
+  // Another place was visited meanwhile: a whole layout now would hold a different context block.
+  ring.touch("file:///proj/src/db.py", "def save(row):\n    return row\n", 1);
+  in.cursor_line = 60;
+  const prompt jump = f.pb->build(in, st, false, &parked);
+  EXPECT_TRUE(jump.relayout);
+  EXPECT_TRUE(st.quick);
+  EXPECT_EQ(st.anchor_line, 60);
+  EXPECT_EQ(st.window_first_line, 58);  // 12 tokens: two lines
+  EXPECT_EQ(st.suffix_text, "");        // 4 tokens hold no whole line
+  // The context the cache holds, token for token.
+  ASSERT_EQ(st.shared_len, first.shared_len);
+  EXPECT_TRUE(std::equal(first.head.begin(), first.head.begin() + first.shared_len, jump.tokens.begin()));
+  EXPECT_EQ(jump.tokens.size(), static_cast<size_t>(first.shared_len) + 1 + 12 + 1 + 1);  // <PRE> prefix <SUF> <MID>
+  // Typing there appends as usual.
+  text.insert(offset_of(text, 60, 0), "q");
+  in.text = text;
+  in.cursor_col = 1;
+  const prompt typed = f.pb->build(in, st, false, &parked);
+  EXPECT_FALSE(typed.relayout);
+  EXPECT_TRUE(st.quick);
+  // The full layout that follows (the background rebase, a forced relayout) is
+  // whole: the window of the full budget (3/4 of 40 = 5 lines) and the context gathered again.
+  layout full = st;
+  const prompt rebased = f.pb->build(in, full, true);
+  EXPECT_FALSE(full.quick);
+  EXPECT_EQ(full.window_first_line, 55);
+  EXPECT_NE(full.shared_len, first.shared_len);  // db.py's chunk is in the block now
+  EXPECT_GT(rebased.tokens.size(), typed.tokens.size());
+  // A move within the window's reach is no jump: a whole layout.
+  st = full;
+  in.cursor_line = 62;
+  in.cursor_col = 0;
+  f.pb->build(in, st, false, &parked);
+  EXPECT_FALSE(st.quick);
+  // Without jumpPrefixTokens a jump gets the whole layout at once.
+  fixture g;
+  no_repo(g.vocab);
+  g.s.prefix_tokens = 40;
+  g.s.suffix_tokens = 18;
+  g.s.jump_prefix_tokens = 0;
+  g.init();
+  layout st2;
+  std::vector<layout> parked2;
+  in.cursor_line = 20;
+  g.pb->build(in, st2, false, &parked2);
+  in.cursor_line = 60;
+  g.pb->build(in, st2, false, &parked2);
+  EXPECT_FALSE(st2.quick);
+  EXPECT_EQ(st2.window_first_line, 55);
 }
