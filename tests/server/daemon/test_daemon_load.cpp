@@ -18,7 +18,10 @@
 // * 16 sessions at once are all answered and their KV sequences together
 //   stay within completion.cacheMiB; end to end, 16 bridges on one daemon are
 //   all answered.
-// * A request's prompt rows go before background work in every step.
+// * A request's prompt rows go before background work in every step, and
+//   each call's evaluations carry its kind as their priority (an automatic
+//   completion a keystroke, an invoked one an explicit request, background
+//   work background).
 // The engine is the scripted model of the pipeline tests behind the real
 // engine_pool, step loop and pipelines (scripted_engine.h: "BLOCK" holds an
 // eval until it is cancelled); the end-to-end tests run the real quickfill
@@ -366,6 +369,37 @@ TEST(DaemonLoad, a_requests_prompt_rows_go_before_background_work_in_every_step)
   EXPECT_TRUE(std::any_of(steps.begin() + static_cast<std::ptrdiff_t>(last_b), steps.end(), [](const step& s) {
     return std::any_of(s.begin(), s.end(), [](const step_trace_entry& e) { return e.owner == 1; });
   }));
+}
+
+TEST(DaemonLoad, each_calls_evaluations_carry_its_kind_as_their_priority) {
+  traced_engine eng(0us, 0);
+  auto s = eng.session(1);
+  auto priorities_since = [&](std::size_t mark) {
+    std::vector<step_priority> seen;
+    const auto steps = eng.trace.snapshot();
+    for (std::size_t k = mark; k < steps.size(); ++k)
+      for (const step_trace_entry& e : steps[k])
+        if (std::find(seen.begin(), seen.end(), e.priority) == seen.end()) seen.push_back(e.priority);
+    return seen;
+  };
+  // An automatic completion: a keystroke.
+  std::size_t mark = eng.trace.snapshot().size();
+  completion_request automatic = keystroke("file:///w/a.py", "a", "x");
+  automatic.explicit_trigger = false;
+  s->complete(automatic, {});
+  EXPECT_EQ(priorities_since(mark), std::vector<step_priority>{step_priority::keystroke});
+  // An invoked one: an explicit request; cancelled before its prompt, it leaves the prompt to background work.
+  mark = eng.trace.snapshot().size();
+  EXPECT_FALSE(s->complete(keystroke("file:///w/b.py", "b", "x"), {}).items.empty());
+  EXPECT_EQ(priorities_since(mark), std::vector<step_priority>{step_priority::explicit_request});
+  cancel_source gone;
+  gone.cancel(cancel_reason::content_modified);
+  s->complete(keystroke("file:///w/c.py", "c", "x"), gone.token());
+  ASSERT_GT(eng.pipes[0]->pending_background(), 0u);
+  mark = eng.trace.snapshot().size();
+  while (s->background_step({})) {
+  }
+  EXPECT_EQ(priorities_since(mark), std::vector<step_priority>{step_priority::background});
 }
 
 // End to end: the real daemon and bridges.
