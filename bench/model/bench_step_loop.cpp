@@ -1,12 +1,14 @@
 // Continuous batching: summed tokens/s of B sequences, each decoded greedily
 // on its own thread through a view of one step_loop (step_loop.h: the evals
 // that meet make one engine batch per step), against B = 1 through the same
-// loop and one sequence decoding alone on the engine (no loop). Each sequence
+// loop, one sequence decoding alone on the engine (no loop), and the same B
+// sequences stepped by one thread as one engine eval_batch per step (the
+// loop's ceiling: what it costs is the difference). Each sequence
 // first evaluates its own prompt (--prompt tokens, a different one per
 // sequence, not timed); then --tokens greedy steps on every thread, timed from
 // a common start to the last thread's end. Repeated --reps times, interleaved
-// by B; the median per B is printed with its ratio to B = 1, and the loop's
-// steps with their mean entries.
+// by B; the median per B is printed with its ratio to B = 1, the loop's
+// steps with their mean entries, and the one-thread batch's tokens/s.
 //
 //   bench_step_loop FILE.gguf [--threads 2] [--device cpu] [--batch 1,2,4,8]
 //                   [--prompt 64] [--tokens 32] [--reps 3]
@@ -63,6 +65,29 @@ result run_alone(lm_backend& be, int64_t prompt, int tokens) {
   s->eval(prompt_of(prompt, be.vocab().n_vocab(), 7u), lm_logits::last, {}, lm_output::best);
   const double t0 = now_s();
   greedy(*s, tokens);
+  return {now_s() - t0, tokens};
+}
+
+// B sequences of the engine, one thread, one eval_batch per step.
+result run_batch(lm_backend& be, int B, int64_t prompt, int tokens) {
+  std::vector<std::unique_ptr<lm_sequence>> seqs;
+  for (int i = 0; i < B; ++i) {
+    seqs.push_back(be.new_sequence(prompt + tokens + 8));
+    seqs.back()->eval(prompt_of(prompt, be.vocab().n_vocab(), 7u + static_cast<uint32_t>(i)), lm_logits::last, {},
+                      lm_output::best);
+  }
+  std::vector<int32_t> next(static_cast<size_t>(B));
+  std::vector<lm_batch_entry> es(static_cast<size_t>(B));
+  const double t0 = now_s();
+  for (int k = 0; k < tokens; ++k) {
+    for (size_t i = 0; i < es.size(); ++i) {
+      next[i] = seqs[i]->best_token(0);
+      es[i].seq = seqs[i].get();
+      es[i].toks = std::span<const int32_t>(&next[i], 1);
+      es[i].mode = lm_logits::last;
+    }
+    be.eval_batch(es, lm_output::best);
+  }
   return {now_s() - t0, tokens};
 }
 
@@ -143,23 +168,31 @@ int main(int argc, char** argv) {
   run_alone(*be, 16, 2);  // warm-up
   std::vector<double> alone;
   std::vector<std::vector<result>> runs(Bs.size());
+  std::vector<std::vector<double>> batched(Bs.size());
   for (int r = 0; r < reps; ++r) {
     alone.push_back(run_alone(*be, prompt, tokens).seconds);
-    for (size_t b = 0; b < Bs.size(); ++b) runs[b].push_back(run_loop(be, Bs[b], prompt, tokens));
+    for (size_t b = 0; b < Bs.size(); ++b) {
+      runs[b].push_back(run_loop(be, Bs[b], prompt, tokens));
+      batched[b].push_back(run_batch(*be, Bs[b], prompt, tokens).seconds);
+    }
   }
   std::sort(alone.begin(), alone.end());
   const double alone_tps = tokens / alone[alone.size() / 2];
   std::printf("alone on the engine (no loop): %.1f ms/token, %.1f tok/s\n", 1000.0 / alone_tps, alone_tps);
-  std::printf("%4s %10s %14s %10s %8s %14s\n", "B", "ms/step", "sum tok/s", "vs B=1", "steps", "entries/step");
+  std::printf("%4s %10s %14s %10s %8s %14s %16s %12s\n", "B", "ms/step", "sum tok/s", "vs B=1", "steps", "entries/step",
+              "1-thread batch", "loop/batch");
   double base = 0;
   for (size_t b = 0; b < Bs.size(); ++b) {
     std::sort(runs[b].begin(), runs[b].end(), [](const result& x, const result& y) { return x.seconds < y.seconds; });
     const result& med = runs[b][runs[b].size() / 2];
     const double tps = static_cast<double>(Bs[b]) * tokens / med.seconds;
     if (Bs[b] == 1) base = tps;
-    std::printf("%4d %10.1f %14.1f %9.2fx %8lld %14.2f\n", Bs[b], 1000 * med.seconds / static_cast<double>(med.steps),
-                tps, base > 0 ? tps / base : 0.0, static_cast<long long>(med.steps),
-                static_cast<double>(Bs[b]) * tokens / static_cast<double>(med.steps));
+    std::sort(batched[b].begin(), batched[b].end());
+    const double batch_tps = static_cast<double>(Bs[b]) * tokens / batched[b][batched[b].size() / 2];
+    std::printf("%4d %10.1f %14.1f %9.2fx %8lld %14.2f %16.1f %11.2fx\n", Bs[b],
+                1000 * med.seconds / static_cast<double>(med.steps), tps, base > 0 ? tps / base : 0.0,
+                static_cast<long long>(med.steps), static_cast<double>(Bs[b]) * tokens / static_cast<double>(med.steps),
+                batch_tps, tps / batch_tps);
   }
   return 0;
 }
