@@ -4,9 +4,13 @@
 
 #include <algorithm>
 #include <atomic>
+#include <span>
+#include <vector>
 #include <set>
 
 #include <spdlog/spdlog.h>
+
+#include "server/completion/decode/engine_backend.h"
 
 namespace qf::server::daemon {
 
@@ -22,6 +26,18 @@ struct engine_pool::engine {
   // Set once, under load_mu; the loop goes before the backend it runs.
   std::shared_ptr<completion::lm_backend> backend;
   std::unique_ptr<step_loop> loop;
+  // Draft models by path, alive while a session's pipeline holds a view (draft_view below).
+  std::mutex draft_load_mu;  // held while a draft model loads (not draft_mu: calls go on meanwhile)
+  std::mutex draft_mu;
+  std::map<std::string, std::weak_ptr<step_loop>> drafts;  // under draft_mu
+
+  // Calls fn on every draft loop alive, under draft_mu.
+  template <class F>
+  void each_draft(F&& fn) {
+    std::lock_guard<std::mutex> lock(draft_mu);
+    for (auto& [path, w] : drafts)
+      if (std::shared_ptr<step_loop> l = w.lock()) fn(*l);
+  }
 };
 
 std::string engine_key(const provider_options& o) {
@@ -37,10 +53,40 @@ engine_loaders model_loaders() {
   l.make_provider = [](std::unique_ptr<completion::lm_backend> view, const provider_options& o, std::string* err) {
     return make_pipeline_provider(std::move(view), o, err);
   };
+  l.load_draft = [](const std::string& path, const provider_options& o,
+                    std::string* err) -> std::shared_ptr<completion::lm_backend> {
+    return completion::load_engine_backend(path, o.engine, err);
+  };
   return l;
 }
 
 namespace {
+// A session's view of a shared draft model: keeps the draft's step loop
+// (and so its engine) alive while the session's pipeline uses it.
+class draft_backend final : public completion::lm_backend {
+ public:
+  draft_backend(std::shared_ptr<step_loop> loop, std::uint64_t session)
+      : loop_(std::move(loop)), view_(loop_->view(session)) {}
+  const completion::lm_vocab& vocab() const override { return view_->vocab(); }
+  std::unique_ptr<completion::lm_sequence> new_sequence(int64_t n_ctx) override { return view_->new_sequence(n_ctx); }
+  size_t kv_bytes_per_token() const override { return view_->kv_bytes_per_token(); }
+  size_t sequence_bytes(int64_t n_ctx) const override { return view_->sequence_bytes(n_ctx); }
+  std::vector<std::unique_ptr<completion::lm_sequence>> fork(completion::lm_sequence& parent, int64_t n, int count,
+                                                             int64_t more) override {
+    return view_->fork(parent, n, count, more);
+  }
+  int64_t n_ctx_train() const override { return view_->n_ctx_train(); }
+  std::string describe() const override { return view_->describe(); }
+  void eval_batch(std::span<completion::lm_batch_entry> entries, completion::lm_output out) override {
+    view_->eval_batch(entries, out);
+  }
+  completion::lm_load load() const override { return view_->load(); }
+
+ private:
+  std::shared_ptr<step_loop> loop_;  // declared first: the view goes before it
+  std::unique_ptr<completion::lm_backend> view_;
+};
+
 // Distinct sessions holding an engine (a session may hold several providers); under the pool's mutex.
 int distinct_sessions(const std::multiset<std::uint64_t>& sessions) {
   int n = 0;
@@ -92,6 +138,7 @@ class session_provider final : public completion_provider {
   // Before a call: its evals' priority, and the sessions sharing the budget.
   void prepare(step_priority p) {
     e_->loop->set_priority(session_, p);
+    e_->each_draft([&](step_loop& l) { l.set_priority(session_, p); });
     const int n = std::max(1, e_->distinct.load());
     if (n != told_) {
       inner_->sessions_changed(n);
@@ -163,7 +210,11 @@ std::unique_ptr<completion_provider> engine_pool::acquire(std::uint64_t session,
   std::unique_ptr<completion_provider> inner;
   if (loaded) {
     try {
-      inner = loaders_.make_provider ? loaders_.make_provider(e->loop->view(session), opts, &err) : nullptr;
+      provider_options o = opts;
+      o.load_draft = [this, e, session, opts](const std::string& path, std::string* error) {
+        return draft_view(e, session, path, opts, error);
+      };
+      inner = loaders_.make_provider ? loaders_.make_provider(e->loop->view(session), o, &err) : nullptr;
     } catch (const std::exception& ex) {
       err = ex.what();
     }
@@ -180,6 +231,40 @@ std::unique_ptr<completion_provider> engine_pool::acquire(std::uint64_t session,
   return std::make_unique<session_provider>(this, e, session, std::move(inner));
 }
 
+std::unique_ptr<completion::lm_backend> engine_pool::draft_view(const std::shared_ptr<engine>& e,
+                                                                 std::uint64_t session, const std::string& path,
+                                                                 const provider_options& opts, std::string* error) {
+  std::shared_ptr<step_loop> loop;
+  {
+    std::lock_guard<std::mutex> loading(e->draft_load_mu);
+    {
+      std::lock_guard<std::mutex> lock(e->draft_mu);
+      loop = e->drafts[path].lock();
+    }
+    if (!loop) {
+      std::string err;
+      std::shared_ptr<completion::lm_backend> b;
+      try {
+        if (loaders_.load_draft) b = loaders_.load_draft(path, opts, &err);
+        else err = "this build loads no draft models";
+      } catch (const std::exception& ex) {
+        err = ex.what();
+      }
+      if (!b) {
+        if (error) *error = err.empty() ? "the draft model could not be loaded" : err;
+        return nullptr;
+      }
+      loop = std::make_shared<step_loop>(std::move(b), steps_);
+      std::lock_guard<std::mutex> lock(e->draft_mu);
+      e->drafts[path] = loop;
+      spdlog::info("daemon: draft model {} loaded (session {})", path, session);
+    } else {
+      spdlog::info("daemon: session {} shares the loaded draft model {}", session, path);
+    }
+  }
+  return std::make_unique<draft_backend>(std::move(loop), session);
+}
+
 void engine_pool::release(const std::shared_ptr<engine>& e, std::uint64_t session) {
   bool last = false, session_left = false;
   {
@@ -194,8 +279,11 @@ void engine_pool::release(const std::shared_ptr<engine>& e, std::uint64_t sessio
     }
   }
   if (session_left) {
-    std::lock_guard<std::mutex> load(e->load_mu);
-    if (e->loop) e->loop->forget(session);
+    {
+      std::lock_guard<std::mutex> load(e->load_mu);
+      if (e->loop) e->loop->forget(session);
+    }
+    e->each_draft([&](step_loop& l) { l.forget(session); });
   }
   // The model goes with the last handle on the engine (the caller's).
   if (last) spdlog::info("daemon: engine freed ({})", e->key.substr(0, e->key.find('\n')));

@@ -24,7 +24,9 @@
 // The backend is loaded by the injected load_backend (load_model_backend in
 // the binary) by the first session that asks for it, under the engine's load
 // mutex; sessions asking for an engine that is loading wait for that load.
-// A session's end forgets its owner in the step loop.
+// A session's end forgets its owner in the step loop. A draft model
+// (completion.draftModel) is shared the same way: one engine and step loop
+// per engine and draft path, for as long as a session's pipeline uses it.
 #pragma once
 
 #include <cstdint>
@@ -48,8 +50,14 @@ struct engine_loaders {
   std::function<std::unique_ptr<completion_provider>(std::unique_ptr<completion::lm_backend> view,
                                                      const provider_options&, std::string* error)>
       make_provider;
+  // A draft model (completion.draftModel, an absolute path): loaded once per
+  // engine and path, while any session's pipeline uses it, and run by a step
+  // loop of its own; each session's pipeline gets a view of it.
+  std::function<std::shared_ptr<completion::lm_backend>(const std::string& path, const provider_options&,
+                                                        std::string* error)>
+      load_draft;
 };
-// The model's: load_model_backend and make_pipeline_provider.
+// The model's: load_model_backend, make_pipeline_provider, load_engine_backend.
 engine_loaders model_loaders();
 
 class engine_pool {
@@ -74,6 +82,11 @@ class engine_pool {
  private:
   friend class session_provider;
   void release(const std::shared_ptr<engine>& e, std::uint64_t session);
+  // `session`'s view of the draft model at `path` on `e` (loaded when no
+  // session uses it); nullptr with *error when it cannot be loaded.
+  std::unique_ptr<completion::lm_backend> draft_view(const std::shared_ptr<engine>& e, std::uint64_t session,
+                                                     const std::string& path, const provider_options& opts,
+                                                     std::string* error);
 
   engine_loaders loaders_;
   completion::step_loop_options steps_;

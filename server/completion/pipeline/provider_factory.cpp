@@ -73,14 +73,14 @@ std::unique_ptr<completion_provider> make_pipeline_provider(std::unique_ptr<comp
     std::string gate_why;
     p->set_calibrated_gate(completion::read_gate_file(opts.model_path, &gate_why));
     if (!gate_why.empty()) spdlog::warn("completion: calibrated gate not used: {}", gate_why);
-    p->set_draft_loader([engine = opts.engine, resolve = opts.resolve_model](const std::string& arg, std::string* err)
-                            -> std::unique_ptr<completion::lm_backend> {
+    p->set_draft_loader([engine = opts.engine, resolve = opts.resolve_model, load = opts.load_draft](
+                            const std::string& arg, std::string* err) -> std::unique_ptr<completion::lm_backend> {
       const std::string path = resolve ? resolve(arg) : arg;
       if (path.empty() || path[0] != '/') {
         *err = "'" + arg + "' is neither a model in the models folder nor an absolute path";
         return nullptr;
       }
-      return completion::load_engine_backend(path, engine, err);
+      return load ? load(path, err) : completion::load_engine_backend(path, engine, err);
     });
     if (!opts.completion.draft_model.empty()) {
       progress(opts, 90, "loading the draft model " + opts.completion.draft_model);

@@ -31,6 +31,10 @@ struct provider_options {
   // absolute path ("" refuses); unset, only an absolute path is loaded,
   // never a name or a path relative to the working directory.
   std::function<std::string(const std::string&)> resolve_model;
+  // Loads a draft model's file (an absolute path, resolved as above); unset:
+  // load_engine_backend with `engine`. The daemon gives each session's
+  // pipeline a view of one draft engine shared by the sessions.
+  std::function<std::unique_ptr<completion::lm_backend>(const std::string& path, std::string* error)> load_draft;
   // Progress while loading (0..100 and a message), for $/progress.
   std::function<void(int percent, const std::string& message)> on_progress;
   // One message for the user about the load (the device self-check fell back

@@ -5,8 +5,9 @@
 // however many windows type at once; two windows holding the same URI with
 // different contents do not meet; the windows' KV slots together stay within
 // completion.cacheMiB; one window's long prompt does not hold another's
-// keystroke until it is done (their evals share steps); and a request whose
-// deadline passes while its evals wait is answered then (empty, incomplete).
+// keystroke until it is done (their evals share steps); a request whose
+// deadline passes while its evals wait is answered then (empty, incomplete);
+// and sessions with a draft model configured share one copy of it.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -224,4 +225,38 @@ TEST(engine_pool_sessions, a_request_past_its_deadline_while_waiting_is_answered
   EXPECT_TRUE(r.incomplete);
   EXPECT_TRUE(r.items.empty());
   EXPECT_FALSE(first.get().items.empty());  // A itself is answered as usual
+}
+
+TEST(engine_pool_sessions, sessions_share_one_draft_model_while_they_use_it) {
+  // The daemon's own provider maker (make_pipeline_provider) on the scripted
+  // model; the draft model is the scripted model too (the same vocabulary).
+  auto model = std::make_shared<scripted_engine>();
+  std::atomic<int> draft_loads{0};
+  daemon::engine_loaders l = daemon::model_loaders();
+  l.load_backend = [&](const provider_options&, std::string*) -> std::shared_ptr<completion::lm_backend> {
+    return model;
+  };
+  l.load_draft = [&](const std::string& path, const provider_options&,
+                     std::string*) -> std::shared_ptr<completion::lm_backend> {
+    EXPECT_EQ(path, "/models/draft.gguf");
+    ++draft_loads;
+    return std::make_shared<scripted_engine>();
+  };
+  engine_pool pool(l);
+  completion::completion_settings s = settings();
+  s.draft_model = "/models/draft.gguf";
+  auto a = acquire_session(pool, 1, s), b = acquire_session(pool, 2, s);
+  EXPECT_EQ(draft_loads.load(), 1);
+  int64_t drafted = 0;
+  for (auto* p : {a.get(), b.get()}) {
+    completion_result r = p->complete(keystroke("file:///w/d.py", "d", "x"), {});
+    EXPECT_FALSE(r.items.empty());
+    drafted += r.metrics.tokens_drafted;
+  }
+  EXPECT_GT(drafted, 0);  // the shared draft model drafted for them
+  // It goes with the last session using it, and is loaded again for the next.
+  a.reset();
+  b.reset();
+  auto c = acquire_session(pool, 3, s);
+  EXPECT_EQ(draft_loads.load(), 2);
 }
