@@ -142,6 +142,18 @@ class lm_backend {
   }
   // How busy the engine is now, seen from a caller of this backend (lm_load).
   virtual lm_load load() const { return {}; }
+  // Makes dst (one of this backend's sequences) hold the longest prefix of
+  // `prompt` cached in any other sequence of this engine, when it is longer
+  // than what dst already shares with `prompt` and at least min_tokens: the
+  // cells are copied (copy_prefix), not evaluated, and anything of dst after
+  // what it shares with that sequence goes. Returns the prompt tokens dst
+  // now holds; 0 when nothing was adopted (dst unchanged). An engine shared
+  // by several owners (step_loop.h: the daemon's sessions, each with its own
+  // KV slots) looks in every owner's sequences; the default adopts nothing.
+  virtual int64_t adopt_prefix(lm_sequence& dst, std::span<const int32_t> prompt, int64_t min_tokens) {
+    (void)dst, (void)prompt, (void)min_tokens;
+    return 0;
+  }
 };
 
 }  // namespace qf::server::completion

@@ -75,11 +75,19 @@ auto step_loop::between_steps(F&& fn) -> decltype(fn()) {
 class step_loop::view_sequence final : public lm_sequence {
  public:
   view_sequence(step_loop& loop, std::uint64_t owner, std::unique_ptr<lm_sequence> inner)
-      : loop_(loop), owner_(owner), inner_(std::move(inner)) {}
+      : loop_(loop), owner_(owner), inner_(std::move(inner)) {
+    std::lock_guard<std::mutex> lock(loop_.mu_);
+    loop_.live_.insert(inner_.get());
+  }
   // The engine's sequence goes between steps: forks of one pool give their
-  // cells back into it, which a step may be drawing from.
+  // cells back into it, which a step may be drawing from; and another
+  // owner's adopt_prefix may be reading it (it leaves the live set first).
   ~view_sequence() override {
     loop_.between_steps([&] {
+      {
+        std::lock_guard<std::mutex> lock(loop_.mu_);
+        loop_.live_.erase(inner_.get());
+      }
       inner_.reset();
       return 0;
     });
@@ -163,6 +171,11 @@ class step_loop::view_backend final : public lm_backend {
     for (size_t i = 0; i < entries.size(); ++i) entries[i].result = inner[i].result;
   }
   lm_load load() const override { return loop_.load(owner_); }
+  int64_t adopt_prefix(lm_sequence& dst, std::span<const int32_t> prompt, int64_t min_tokens) override {
+    auto* v = dynamic_cast<view_sequence*>(&dst);
+    if (!v || &v->loop() != &loop_) return 0;  // not a sequence of this loop
+    return loop_.adopt_prefix(v->inner(), prompt, min_tokens);
+  }
 
  private:
   step_loop& loop_;
@@ -212,6 +225,37 @@ lm_load step_loop::load(std::uint64_t owner) const {
   l.ms_per_step = ms_per_step_;
   l.ms_per_row = ms_per_row_;
   return l;
+}
+
+int64_t step_loop::adopt_prefix(lm_sequence& dst, std::span<const int32_t> prompt, int64_t min_tokens) {
+  auto shared = [&](const lm_sequence& s) {
+    const std::vector<int32_t>& t = s.tokens();
+    size_t n = 0;
+    while (n < t.size() && n < prompt.size() && t[n] == prompt[n]) ++n;
+    return static_cast<int64_t>(n);
+  };
+  return between_steps([&]() -> int64_t {
+    // No step runs and no other engine call: every live sequence's tokens
+    // and cells hold still, and none of them goes before this returns (a
+    // view sequence leaves the live set between steps).
+    std::vector<const lm_sequence*> others;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      others.reserve(live_.size());
+      for (const lm_sequence* s : live_)
+        if (s != &dst) others.push_back(s);
+    }
+    const lm_sequence* from = nullptr;
+    int64_t best = std::max(shared(dst), min_tokens - 1);
+    for (const lm_sequence* s : others)
+      if (const int64_t n = shared(*s); n > best) {
+        from = s;
+        best = n;
+      }
+    if (!from) return 0;
+    dst.copy_prefix(*from, best);
+    return best;
+  });
 }
 
 lm_eval_result step_loop::submit(std::uint64_t owner, lm_sequence& seq, std::span<const int32_t> toks, lm_logits mode,

@@ -33,7 +33,18 @@
 // chunks committed); one cancelled during its step is taken out by the engine
 // batch, the others go on unchanged (lm_backend::eval_batch). Every other
 // engine call of a view's sequences (keep_first, move_range, copy_prefix,
-// new_sequence, fork) runs between steps, under the loop's lock.
+// new_sequence, fork, adopt_prefix) runs between steps, under the loop's lock.
+//
+// Prefixes shared across owners: the loop knows every live sequence of its
+// views (each registered when made, unregistered between steps as it goes).
+// A view's adopt_prefix (lm_backend) looks, between steps, for the sequence
+// of any owner holding the longest prefix of a prompt, and copies those
+// cells into the caller's sequence (the engine's copy_prefix): a second
+// window on a file, or a second document with the same head, evaluates only
+// what follows the head another session computed. No step runs then, and
+// every change of a sequence's tokens is made in a step or between steps, so
+// the other owners' tokens and cells hold still while they are read; a
+// sequence being destroyed waits for the copy to end.
 //
 // Observation: an optional observer is told, after each step, which entries
 // it ran (owner, priority, rows, whether the entry finished or was
@@ -48,6 +59,8 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
+#include <span>
 #include <vector>
 
 #include "server/completion/api/lm.h"
@@ -114,6 +127,9 @@ class step_loop {
   // eval_batch: they join the queue at once) and waits for all of them; the
   // entries' seq pointers are the engine's sequences.
   void submit_all(std::uint64_t owner, std::span<lm_batch_entry> entries, lm_output out);
+  // lm_backend::adopt_prefix for dst, an engine sequence of a view of this
+  // loop, from the other live sequences (between steps).
+  int64_t adopt_prefix(lm_sequence& dst, std::span<const int32_t> prompt, int64_t min_tokens);
   // Runs engine calls other than eval between steps.
   template <class F>
   auto between_steps(F&& fn) -> decltype(fn());
@@ -128,6 +144,9 @@ class step_loop {
   std::deque<entry*> waiting_;
   std::map<std::uint64_t, step_priority> priority_;
   std::map<std::uint64_t, std::uint64_t> last_served_;  // owner -> step counter when last served
+  // The engine sequences of every live view sequence, all owners' (added as
+  // a view sequence is made, removed between steps as it goes).
+  std::set<const lm_sequence*> live_;
   bool stepping_ = false;    // a step (or another engine call) holds the engine
   int between_waiting_ = 0;  // engine calls waiting to run between steps (they go before the next step)
   std::uint64_t arrivals_ = 0;  // entries submitted so far (ties of the order go to the earlier)
