@@ -163,8 +163,10 @@ void pipeline::document_closed(const std::string& key) {
 void pipeline::sessions_changed(int sessions) {
   sessions_ = std::max(1, sessions);
   pool_->set_sessions(sessions_);
-  for (auto& [key, ds] : docs_)
-    if (ds.live_slot >= pool_->n_slots()) ds.live_slot = -1;  // its slot was dropped
+  for (auto& [key, ds] : docs_) {  // slots dropped by a smaller share
+    if (ds.live_slot >= pool_->n_slots()) ds.live_slot = -1;
+    if (ds.pending_slot >= pool_->n_slots()) ds.pending_slot = -1;  // a pending layout adopted is evaluated again
+  }
 }
 
 void pipeline::queue(task t) {
