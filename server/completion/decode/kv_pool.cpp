@@ -162,6 +162,21 @@ slot_choice kv_pool::acquire(const std::string& uri, std::span<const int32_t> pr
     out.copied = n - lcp;
     lcp = n;
   }
+  if (limit >= lcp + k_min_copy_tokens) {
+    // Another pool's sequence on the same engine (the daemon: another
+    // window's) may hold more of it than this slot would keep, its shifted
+    // chunk included: its cells are copied too (nothing in process).
+    int64_t keeps = lcp;
+    if (static_cast<int64_t>(seq.tokens().size()) > lcp && s_.reuse_shifted_chunks) {
+      const int64_t run = longest_shifted_run(seq.tokens(), prompt, lcp, limit).second;
+      if (run >= s_.min_chunk_tokens) keeps += run;
+    }
+    const int64_t n = backend_.adopt_prefix(seq, prompt.first(static_cast<size_t>(limit)), keeps + k_min_copy_tokens);
+    if (n > lcp) {
+      out.copied += n - lcp;
+      lcp = n;
+    }
+  }
   if (static_cast<int64_t>(seq.tokens().size()) > lcp && s_.reuse_shifted_chunks && lcp < limit) {
     // The longest cached run, right of lcp, equal to the prompt at lcp.
     const auto [best_src, best_len] = longest_shifted_run(seq.tokens(), prompt, lcp, limit);

@@ -25,7 +25,10 @@
 // longer prefix is copied from that slot (lm_sequence::copy_prefix: the KV
 // cells, not recomputed): a second document with the same head, or a second
 // window on the same file, evaluates only what differs. Each slot still holds
-// its own copy of the shared cells.
+// its own copy of the shared cells. The same holds across the daemon's
+// sessions on one engine (each with a pool of its own): a slot that keeps
+// less of the prompt than another session's sequence holds takes that
+// longer prefix (lm_backend::adopt_prefix); both count as `copied`.
 //
 // After an edit in the middle of the prompt (e.g. lines deleted, or the prefix
 // window sliding forward) the tokens after the edit are still in the cache,
@@ -51,7 +54,7 @@ struct slot_choice {
   int slot = -1;
   int64_t reused = 0;         // prompt tokens now in the cache (prefix + shifted chunk)
   int64_t shifted = 0;        // of which moved by move_range
-  int64_t copied = 0;         // of which copied from another slot's cache
+  int64_t copied = 0;         // of which copied from another slot's cache (or another session's)
   bool new_slot = false;
 };
 

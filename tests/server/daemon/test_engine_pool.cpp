@@ -130,6 +130,44 @@ TEST(engine_pool_sessions, the_same_uri_with_different_contents_in_two_windows_a
   EXPECT_EQ(ex->text.find("mine"), std::string::npos);
 }
 
+TEST(engine_pool_sessions, a_second_window_on_a_file_evaluates_only_what_follows_the_head_another_computed) {
+  const std::string uri = "file:///w/shared.py";
+  // The third window's request in an engine of its own: its whole prompt.
+  int64_t whole = 0;
+  {
+    shared_engine alone;
+    auto w = alone.session(1, settings());
+    completion_result r = w->complete(keystroke(uri, "same", "total += 1"), {});
+    EXPECT_EQ(r.metrics.tokens_reused, 0);
+    whole = r.metrics.tokens_evaluated;
+  }
+  ASSERT_GT(whole, 100);
+  shared_engine eng;
+  auto a = eng.session(1, settings());
+  auto b = eng.session(2, settings());
+  auto c = eng.session(3, settings());
+  completion_result ra = a->complete(keystroke(uri, "same", ""), {});
+  EXPECT_GT(ra.metrics.tokens_evaluated, 100);
+  EXPECT_EQ(ra.metrics.tokens_reused, 0);
+  // The same file, the same cursor, in another window: its slots hold
+  // nothing, and every prompt token but the last is copied from a's.
+  const int64_t copies = eng.model->model().stats->copies;
+  completion_result rb = b->complete(keystroke(uri, "same", ""), {});
+  EXPECT_EQ(rb.metrics.tokens_evaluated, 1);
+  EXPECT_EQ(rb.metrics.tokens_reused, ra.metrics.tokens_evaluated - 1);
+  EXPECT_GT(eng.model->model().stats->copies, copies);
+  // A third window typing on the cursor line: the head up to it is copied,
+  // only the rest of its prompt is evaluated.
+  completion_result rc = c->complete(keystroke(uri, "same", "total += 1"), {});
+  EXPECT_EQ(rc.metrics.tokens_reused + rc.metrics.tokens_evaluated, whole);
+  EXPECT_GT(rc.metrics.tokens_reused, 100);
+  EXPECT_LT(rc.metrics.tokens_evaluated, 40);
+  // Each keeps its own copy: a window gone, the others' caches stay warm.
+  a.reset();
+  EXPECT_LE(b->complete(keystroke(uri, "same", "t"), {}).metrics.tokens_evaluated, 4);
+  EXPECT_LE(c->complete(keystroke(uri, "same", "total += 12"), {}).metrics.tokens_evaluated, 4);
+}
+
 TEST(engine_pool_sessions, sixteen_windows_share_the_memory_budget) {
   // 4 KiB a token, 1024-token slots: 4 MiB a slot; cacheMiB 96 holds 24
   // slots, fewer than 16 windows x 3 (cacheSlots) but one each.
