@@ -5,9 +5,12 @@
 // the keystroke latency (didChange + completion, client side) of 1, 2, 4, ...
 // up to N clients typing at once through one daemon, each in its own file
 // (with --files, client i opens file i mod count, then types at its end).
+// With --same-uri the clients are windows on one file (one URI; give one
+// file or none); the first completion of each window says how many of its
+// prompt tokens were evaluated, the others' copied from the windows before.
 //
-//   daemon_bench [--model PATH] [--clients N] [--keys K] [--files A,B,...] [--settings JSON] [--explicit]
-//                [--quickfill BIN]
+//   daemon_bench [--model PATH] [--clients N] [--keys K] [--files A,B,...] [--same-uri] [--settings JSON]
+//                [--explicit] [--quickfill BIN]
 //
 // --settings merges a JSON object of quickfill settings into every client's
 // initializationOptions (e.g. '{"completion": {"cacheMiB": 72}}'). --explicit
@@ -50,6 +53,7 @@ struct options {
   std::vector<std::string> files;  // each client's document (empty: a short built-in one)
   json::object settings{{"completion", json::object{{"autoDeadlineMs", 400}}}};
   bool explicit_trigger = false;
+  bool same_uri = false;
 };
 
 std::string read_file(const std::string& path) {
@@ -168,6 +172,7 @@ int main(int argc, char** argv) {
     else if (args.is("--clients")) o.clients = args.int_value();
     else if (args.is("--keys")) o.keys = args.int_value();
     else if (args.is("--quickfill")) o.quickfill = args.value();
+    else if (args.is("--same-uri")) o.same_uri = true;
     else if (args.is("--explicit")) {
       o.explicit_trigger = true;
       o.settings["completion"].as_object()["candidatesExplicit"] = 1;
@@ -186,8 +191,8 @@ int main(int argc, char** argv) {
       for (std::string& f : args.list_value()) o.files.push_back(std::move(f));
     } else {
       std::fprintf(stderr,
-                   "usage: daemon_bench [--model PATH] [--clients N] [--keys K] [--files A,B,...] [--settings JSON] "
-                   "[--explicit] [--quickfill BIN]\n");
+                   "usage: daemon_bench [--model PATH] [--clients N] [--keys K] [--files A,B,...] [--same-uri] "
+                   "[--settings JSON] [--explicit] [--quickfill BIN]\n");
       return args.usage_status();
     }
   }
@@ -217,7 +222,7 @@ int main(int argc, char** argv) {
     std::vector<std::unique_ptr<session>> s;
     for (int i = 0; i < o.clients; ++i) {
       s.push_back(std::make_unique<session>());
-      s.back()->set_uri("file:///bench" + std::to_string(i) + ".py");
+      s.back()->set_uri(o.same_uri ? "file:///bench.py" : "file:///bench" + std::to_string(i) + ".py");
       std::string text = k_text;
       if (!o.files.empty()) {
         text = read_file(o.files[i % o.files.size()]);
@@ -227,6 +232,14 @@ int main(int argc, char** argv) {
       if (!s.back()->start(o, {"--socket-dir", dir, "--idle-timeout", "5"}, dir + "/bridge.log", text)) return 1;
       s.back()->keystroke(' ', false);
     }
+    // The first completion of each window, one window after another.
+    std::string first;
+    for (auto& x : s) {
+      const std::vector<double> e = x->evaluated(1);
+      first += (first.empty() ? "" : ", ") + (e.empty() ? std::string("-") : std::to_string(static_cast<long>(e[0])));
+    }
+    std::printf("first completion of each window (%s): prompt tokens evaluated %s\n",
+                o.same_uri ? "one file" : "own files", first.c_str());
     long bridges = 0;
     for (auto& x : s) bridges += pss_kib(x->pid());
     const long daemon = pss_kib(read_pid(dir + "/daemon.pid"));
