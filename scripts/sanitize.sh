@@ -4,8 +4,8 @@
 # errors (the presets' QUICKFILL_WERROR), through ccache:
 #   asan  build-asan: the whole suite under AddressSanitizer + UBSan, and each
 #         libFuzzer target of tests/fuzz for QUICKFILL_FUZZ_SECONDS (default 60)
-#   tsan  build-tsan: the server, scheduler and LSP transcript tests under
-#         ThreadSanitizer
+#   tsan  build-tsan: the server, scheduler, daemon, step loop and LSP
+#         transcript tests under ThreadSanitizer
 # Usage: scripts/sanitize.sh [asan] [tsan]   (both when none is given)
 # Tests left out, and why:
 #   editors.*  drive Neovim, Emacs and Node against the server; they test the
@@ -52,8 +52,10 @@ for stage in "${stages[@]}"; do
     tsan)
       echo "sanitize: TSan build (build-tsan)"
       cmake --preset tsan "${LAUNCHER[@]}"
-      cmake --build build-tsan -j "$JOBS" --target server_tests server_routing_tests quickfill quickfill_test_server lsp_transcript_runner
-      ctest --test-dir build-tsan --output-on-failure -j "$JOBS" -L '^(server|transcript)$'
+      cmake --build build-tsan -j "$JOBS" --target server_tests server_routing_tests quickfill quickfill_test_server \
+        lsp_transcript_runner server_daemon_tests quickfill_test_daemon server_completion_engine_tests
+      ctest --test-dir build-tsan --output-on-failure -j "$JOBS" -L '^(server|transcript|daemon)$'
+      ctest --test-dir build-tsan --output-on-failure -j "$JOBS" -R '^step_loop\.'
       ;;
     *)
       echo "sanitize: unknown stage '$stage' (asan, tsan)" >&2

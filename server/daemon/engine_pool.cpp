@@ -125,6 +125,9 @@ class session_provider final : public completion_provider {
   std::optional<prompt_explanation> explain(const completion_request& req) override {
     return inner_->explain(req);  // no evaluation
   }
+  std::optional<load_explanation> load_plan(const completion_request& req) override {
+    return inner_->load_plan(req);  // an estimate from the shared engine's load (no evaluation)
+  }
   next_edit_result next_edit(const next_edit_request& req, const cancel_token& cancel) override {
     prepare(step_priority::next_edit);
     return inner_->next_edit(req, cancel);

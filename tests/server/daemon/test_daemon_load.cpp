@@ -402,6 +402,22 @@ TEST(DaemonLoad, each_calls_evaluations_carry_its_kind_as_their_priority) {
   EXPECT_EQ(priorities_since(mark), std::vector<step_priority>{step_priority::background});
 }
 
+TEST(DaemonLoad, a_sessions_load_plan_is_its_pipelines_estimate_on_the_shared_engine) {
+  // What explainCompletion and routes.underLoad read: the session's own
+  // pipeline plans on the shared engine (a session that did not pass it on
+  // would plan nothing, and rerouting under load would never happen).
+  traced_engine eng(0us, 0);
+  auto s = eng.session(1);
+  completion_request r = keystroke("file:///w/a.py", "a", "x");
+  r.explicit_trigger = false;
+  r.deadline = qf::server::clock::now() + 10s;
+  const std::optional<qf::server::load_explanation> plan = s->load_plan(r);
+  ASSERT_TRUE(plan.has_value());
+  EXPECT_EQ(plan->trigger, "automatic");
+  EXPECT_GT(plan->prompt_rows, 0);
+  EXPECT_FALSE(plan->over_budget);
+}
+
 // End to end: the real daemon and bridges.
 
 TEST_F(Daemon, AKilledWindowLeavesTheDaemonServingTheOthersAndNewOnes) {
