@@ -44,14 +44,15 @@ row_window prompt_builder::window(const layout_input& in) const {
 
 bool prompt_builder::still_valid(const layout_input& in, const layout& st) const { return still_valid(window(in), st); }
 
-bool prompt_builder::still_valid(const row_window& w, const layout& st) const {
-  if (!st.valid || w.cursor_row < st.anchor_line) return false;
+bool prompt_builder::still_valid(const row_window& w, const layout& st, int64_t shift) const {
+  const int64_t first = st.window_first_line + shift, anchor_row = st.anchor_line + shift;
+  if (!st.valid || first < 0 || w.cursor_row < anchor_row) return false;
   // A prefix window starting outside the row window cannot be valid with a
   // middle below its limit (see window()).
-  if (!w.contains(st.window_first_line) || st.anchor_line < st.window_first_line) return false;
+  if (!w.contains(first) || anchor_row < first) return false;
   // The prefix window: rows [window_first_line, anchor_line) must read as before.
-  const size_t win_begin = w.offset_of_row(st.window_first_line);
-  const size_t anchor = w.offset_of_row(st.anchor_line);
+  const size_t win_begin = w.offset_of_row(first);
+  const size_t anchor = w.offset_of_row(anchor_row);
   if (w.text.substr(win_begin, anchor - win_begin) != st.prefix_text) return false;
   std::string_view after = w.text.substr(w.cursor);
   for (size_t k = 0; k <= k_max_inserted_after_cursor && k <= after.size(); ++k) {
@@ -59,6 +60,18 @@ bool prompt_builder::still_valid(const row_window& w, const layout& st) const {
     if (k < after.size() && text::is_line_break_char(after[k])) break;
   }
   return false;
+}
+
+std::optional<int64_t> prompt_builder::parked_shift(const row_window& w, const layout& l) const {
+  if (still_valid(w, l)) return 0;
+  // Its rows moved: the cursor is on the anchor row or up to a few rows of
+  // typed middle below it.
+  constexpr int64_t k_middle_rows = 16;
+  for (int64_t j = 0; j <= k_middle_rows && w.cursor_row - j >= 0; ++j) {
+    const int64_t shift = w.cursor_row - j - l.anchor_line;
+    if (shift != 0 && still_valid(w, l, shift)) return shift;
+  }
+  return std::nullopt;
 }
 
 // The head being made, with its parts.
@@ -414,33 +427,46 @@ prompt prompt_builder::build(const layout_input& in, layout& st, bool force_rela
       return l.anchor_line >= st.window_first_line && l.anchor_line <= st.anchor_line;
     });
   };
-  if (force_relayout || !still_valid(rows, st)) {
-    auto back = parked && !force_relayout
-                    ? std::find_if(parked->rbegin(), parked->rend(), [&](const layout& l) { return still_valid(rows, l); })
-                    : std::vector<layout>::reverse_iterator();
-    if (parked && !force_relayout && back != parked->rend()) {
-      layout again = std::move(*back);
-      parked->erase(std::next(back).base());
-      park();
-      st = std::move(again);
-      p.restored = true;
-    } else {
-      // A jump gets a quick layout first (see the header), never a forced relayout.
-      const bool quick = !force_relayout && parked && s_.jump_prefix_tokens > 0 && s_.rebase_when_idle &&
-                         fmt_.has_fim && is_jump(rows, st);
-      park();
-      make_layout(in, rows, st, quick);
-      drop_replaced();
-      p.relayout = true;
-    }
+  // Takes a parked layout valid at the cursor again, if there is one (with
+  // `nearer`, only one anchored below the current layout's anchor).
+  auto restore = [&](bool nearer) {
+    if (!parked || force_relayout) return false;
+    std::optional<int64_t> shift;
+    auto back = std::find_if(parked->rbegin(), parked->rend(), [&](const layout& l) {
+      shift = parked_shift(rows, l);
+      return shift.has_value() && (!nearer || l.anchor_line + *shift > st.anchor_line);
+    });
+    if (back == parked->rend()) return false;
+    layout again = std::move(*back);
+    parked->erase(std::next(back).base());
+    park();
+    st = std::move(again);
+    st.window_first_line += *shift;
+    st.anchor_line += *shift;
+    p.restored = true;
+    return true;
+  };
+  if ((force_relayout || !still_valid(rows, st)) && !restore(false)) {
+    // A jump gets a quick layout first (see the header), never a forced relayout.
+    const bool quick = !force_relayout && parked && s_.jump_prefix_tokens > 0 && s_.rebase_when_idle &&
+                       fmt_.has_fim && is_jump(rows, st);
+    park();
+    make_layout(in, rows, st, quick);
+    drop_replaced();
+    p.relayout = true;
   }
   std::vector<int32_t> mid = middle_tokens(rows, st.anchor_line, &p.middle_text);
   if (!p.relayout && st.anchor_line < rows.cursor_row && static_cast<int64_t>(mid.size()) > s_.middle_max_tokens) {
-    park();  // a jump down whose suffix happens to read as before: kept; typing on: dropped just below
-    make_layout(in, rows, st);
-    drop_replaced();
-    p.relayout = true;
-    p.restored = false;
+    // Past the middle's limit: a parked layout of this place (a jump down
+    // whose suffix read as before), else a new layout here.
+    const bool restored = !p.restored && restore(true);
+    if (!restored) {
+      park();  // typing on: dropped just below
+      make_layout(in, rows, st);
+      drop_replaced();
+      p.relayout = true;
+      p.restored = false;
+    }
     p.middle_text.clear();
     mid = middle_tokens(rows, st.anchor_line, &p.middle_text);
   }

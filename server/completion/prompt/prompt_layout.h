@@ -18,7 +18,8 @@
 // A jump: when the cursor leaves the layout's region, the layout is parked
 // (kept per document, as many as the cache has slots, cacheSlots) and a new
 // one is made; when the cursor comes back to a region whose parked layout is
-// still valid there, that layout is taken again, so the prompt's head -- and
+// still valid there (its rows moved as a whole by lines added or removed
+// above it count), that layout is taken again, so the prompt's head -- and
 // the KV slot that holds it (kv_pool.h) -- are reused as they were. A new
 // layout drops the parked ones anchored inside its own rows (it replaces them).
 //
@@ -42,6 +43,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -126,7 +128,11 @@ class prompt_builder {
 
  private:
   row_window window(const layout_input& in) const;
-  bool still_valid(const row_window& rows, const layout& state) const;
+  // `shift`: as if the layout's rows were that many further down (lines added above it).
+  bool still_valid(const row_window& rows, const layout& state, int64_t shift = 0) const;
+  // The row shift that makes a parked layout valid at the cursor: none, or
+  // lines added or removed above it (nullopt: it is not valid anywhere near).
+  std::optional<int64_t> parked_shift(const row_window& rows, const layout& parked) const;
   void make_layout(const layout_input& in, const row_window& rows, layout& state, bool quick = false);
   // The first row of the prefix window a layout at the cursor would take.
   int64_t window_start(const row_window& rows, const layout& state, int64_t budget, bool quick) const;

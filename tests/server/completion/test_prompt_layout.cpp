@@ -324,3 +324,35 @@ TEST(prompt_layout, a_jump_first_gets_a_quick_layout_that_keeps_the_cached_conte
   EXPECT_FALSE(st2.quick);
   EXPECT_EQ(st2.window_first_line, 55);
 }
+
+TEST(prompt_layout, a_parked_layout_is_found_again_after_lines_were_added_above_it) {
+  fixture f;
+  no_repo(f.vocab);
+  f.s.prefix_tokens = 24;
+  f.s.suffix_tokens = 14;
+  f.init();
+  std::string text;
+  for (int i = 0; i < 80; ++i) text.append("L").append(std::to_string(i)).append("xy\n");
+  layout st;
+  std::vector<layout> parked;
+  const prompt a = f.pb->build({text, 50, 0, k_uri, {}}, st, false, &parked);
+  // Up to the top: two lines added there (say imports).
+  text.insert(offset_of(text, 1, 0), "import os\nimport re\n");
+  f.pb->build({text, 1, 0, k_uri, {}}, st, false, &parked);
+  ASSERT_EQ(parked.size(), 1u);
+  // Back to the first place, now two lines further down: the parked layout, moved.
+  const prompt back = f.pb->build({text, 52, 0, k_uri, {}}, st, false, &parked);
+  EXPECT_TRUE(back.restored);
+  EXPECT_EQ(st.anchor_line, 52);
+  EXPECT_EQ(back.tokens, a.tokens);
+  // Typing there keeps it (the layout left at the top, parked, is not taken back).
+  text.insert(offset_of(text, 52, 0), "q");
+  const prompt typed = f.pb->build({text, 52, 1, k_uri, {}}, st, false, &parked);
+  EXPECT_FALSE(typed.restored);
+  EXPECT_FALSE(typed.relayout);
+  EXPECT_EQ(st.anchor_line, 52);
+  // A parked place whose own text changed is still not taken.
+  text.insert(offset_of(text, 51, 0), "z");
+  f.pb->build({text, 10, 0, k_uri, {}}, st, false, &parked);
+  EXPECT_FALSE(f.pb->build({text, 52, 0, k_uri, {}}, st, false, &parked).restored);
+}
