@@ -5,7 +5,8 @@
 // leader reads its step's entries under the lock, runs the engine without
 // it (stepping_ keeps every other engine call out), and writes the results
 // back under it. A sequence's host state (tokens, outputs) is read without
-// the lock by its own thread only, which is not in a step at the time.
+// the lock by its own thread only, which is not in a step at the time, and
+// by adopt_prefix, between steps (when nothing can change it).
 #include "server/completion/decode/step_loop.h"
 
 #include <algorithm>
