@@ -36,6 +36,7 @@
 
 #include "bench/bench_stats.h"
 #include "bench/bench_args.h"
+#include "bench/bench_settings.h"
 #include "lsp/client/lsp_client.h"
 
 namespace json = boost::json;
@@ -178,15 +179,8 @@ int main(int argc, char** argv) {
       o.settings["completion"].as_object()["candidatesExplicit"] = 1;
       o.settings["completion"].as_object()["maxTokensExplicit"] = 16;
     } else if (args.is("--settings")) {
-      boost::system::error_code ec;
-      json::value v = json::parse(args.value(), ec);
-      if (ec || !v.is_object()) return std::fprintf(stderr, "--settings: not a JSON object\n"), 2;
-      for (auto& [k, x] : v.as_object()) {
-        if (x.is_object() && o.settings.contains(k) && o.settings[k].is_object())
-          for (auto& [k2, x2] : x.as_object()) o.settings[k].as_object()[k2] = x2;
-        else
-          o.settings[k] = x;
-      }
+      if (!qf::bench::merge_settings(o.settings, args.value()))
+        return std::fprintf(stderr, "--settings: not a JSON object\n"), 2;
     } else if (args.is("--files")) {
       for (std::string& f : args.list_value()) o.files.push_back(std::move(f));
     } else {
