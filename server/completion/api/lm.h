@@ -105,10 +105,14 @@ struct lm_batch_entry {
 // an eval to wait for; an engine that serves one sequence at a time reports
 // zeros (nothing but the caller's own work).
 struct lm_load {
-  int sequences = 0;         // other sequences with an eval waiting or running now
-  int64_t rows_waiting = 0;  // their rows (prompt and decode tokens) not yet run
+  int sequences = 0;  // other sequences with an eval waiting or running now
+  // The rows an eval of the caller would wait for: the others' queued prompt
+  // rows that go before it (a shared engine's step loop counts those at the
+  // caller's priority or higher, not decode tokens, which share its step).
+  int64_t rows_waiting = 0;
   double ms_per_step = 0;    // recent time of one step (moving average); 0: unknown
   double ms_per_row = 0;     // recent engine time per prompt row in steps with prefill; 0: unknown
+  int foreground = 0;        // of `sequences`, those running requests (not background work)
 };
 
 class lm_backend {

@@ -13,7 +13,10 @@
 // whose evals finished in the last step are given `rejoin_ms` to queue their
 // next eval before another step starts without them (so B decoders stay in
 // one step, and a prompt's chunks never run twice in a row without the
-// others' decode tokens); an owner that does not come back costs it once.
+// others' decode tokens). Not waited for: an owner with an eval still queued
+// (its thread is waiting, not coming back), and one that did not come back
+// within its last window, until it once does (so a slow owner costs the wait
+// once, not every step).
 //
 // What a step takes, in order:
 //  1. every waiting decode entry (an eval of at most `decode_rows` tokens),
@@ -45,6 +48,13 @@
 // every change of a sequence's tokens is made in a step or between steps, so
 // the other owners' tokens and cells hold still while they are read; a
 // sequence being destroyed waits for the copy to end.
+//
+// Errors: what the engine throws reaches the callers of the entries it failed.
+// When a step's batch of several entries throws, those that committed nothing
+// run again, each alone, so one owner's faulty eval (a token out of range, its
+// fork pool full) fails only its own caller; one that committed some of its
+// tokens before the throw gets the error. A failure of the loop itself (an
+// allocation) fails that step's entries, and the loop goes on.
 //
 // Observation: an optional observer is told, after each step, which entries
 // it ran (owner, priority, rows, whether the entry finished or was
@@ -112,8 +122,12 @@ class step_loop {
   void set_observer(step_observer o) { observer_ = std::move(o); }
 
   int64_t steps() const;
-  // The load an eval of `owner` would meet now (lm_load: the other owners'
-  // waiting entries and the recent step times).
+  // The load an eval of `owner` would meet now (lm_load): the other owners'
+  // entries waiting or running; the rows its next eval would wait for, that
+  // is their queued prompt rows (not those running, nor decode entries, which
+  // ride in its step) at the same or a higher priority than `owner`'s
+  // current one (lower ones it overtakes); their foreground (not background)
+  // entries; and the recent step times.
   lm_load load(std::uint64_t owner) const;
   lm_backend& engine() { return *engine_; }
 
@@ -152,6 +166,10 @@ class step_loop {
   std::uint64_t arrivals_ = 0;  // entries submitted so far (ties of the order go to the earlier)
   std::map<std::uint64_t, int> rejoining_;  // owner -> its evals finished in the last step, not yet followed
   std::chrono::steady_clock::time_point rejoin_until_{};
+  // Owners that did not come back within a window -> the end of their latest
+  // window (time_point::max while it is being set); not waited for until
+  // they queue an eval before it ends.
+  std::map<std::uint64_t, std::chrono::steady_clock::time_point> late_;
   int64_t steps_ = 0;
   double ms_per_step_ = 0, ms_per_row_ = 0;
   step_observer observer_;

@@ -49,8 +49,11 @@ struct load_decision {
   std::string reason;      // one line for people
 };
 
-// Whether other sequences' work runs on the engine now: background work waits.
+// Whether other sequences' work runs on the engine now (its shared rates apply).
 inline bool engine_busy(const lm_load& l) { return l.sequences > 0 || l.rows_waiting > 0; }
+// Background work waits while others' requests use the engine (not while
+// their background work does: two idle sessions would pause each other's).
+inline bool foreground_busy(const lm_load& l) { return l.foreground > 0; }
 
 load_decision plan_load(const load_request& req, const load_rates& own, const lm_load& load, const load_policy& policy);
 

@@ -493,7 +493,7 @@ bool pipeline::background_step(const cancel_token& cancel) {
   // Under load: background work and prefetch wait while other sequences'
   // (foreground) work runs on the shared engine; the queue is kept and the
   // next idle turn after a request tries again.
-  if (s_.degrade && !tasks_.empty() && engine_busy(backend_->load())) {
+  if (s_.degrade && !tasks_.empty() && foreground_busy(backend_->load())) {
     ++background_paused_;
     return false;
   }

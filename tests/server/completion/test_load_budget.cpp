@@ -114,7 +114,7 @@ completion_request request(bool explicit_trigger, std::chrono::milliseconds budg
 
 // Others' work on a shared engine: 3 sequences with 5000 rows waiting at
 // 1 ms a row (5 s of wait), 10 ms a step.
-constexpr lm_load k_busy{.sequences = 3, .rows_waiting = 5000, .ms_per_step = 10, .ms_per_row = 1};
+constexpr lm_load k_busy{.sequences = 3, .rows_waiting = 5000, .ms_per_step = 10, .ms_per_row = 1, .foreground = 3};
 
 struct fixture {
   std::unique_ptr<pipeline> p;
@@ -192,6 +192,19 @@ TEST(pipeline_under_load, background_work_waits_while_others_work_runs_and_is_co
   EXPECT_EQ(next.metrics.degraded.background_paused, 2);
   // The engine free again: the background work runs.
   f.be->scripted_load = {};
+  f.p->background_step({});
+  EXPECT_GT(f.be->stats->evaluated, evaluated);
+  EXPECT_EQ(f.p->complete(request(false, 10s), {}).metrics.degraded.background_paused, 0);
+}
+
+TEST(pipeline_under_load, others_background_work_does_not_pause_background_work) {
+  fixture f(completion_settings{.prefetch = true});
+  const completion_result first = f.p->complete(request(false, 10s), {});
+  ASSERT_FALSE(first.items.empty());
+  ASSERT_GT(f.p->pending_background(), 0u) << "the prefetch is queued";
+  const int64_t evaluated = f.be->stats->evaluated;
+  // Other sequences run, all of them background work: this one's runs beside them.
+  f.be->scripted_load = lm_load{.sequences = 2, .rows_waiting = 0, .ms_per_step = 10, .ms_per_row = 1, .foreground = 0};
   f.p->background_step({});
   EXPECT_GT(f.be->stats->evaluated, evaluated);
   EXPECT_EQ(f.p->complete(request(false, 10s), {}).metrics.degraded.background_paused, 0);

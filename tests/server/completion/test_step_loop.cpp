@@ -522,11 +522,20 @@ TEST(step_loop, steps_take_entries_by_priority_then_the_owner_served_least_recen
     const int n = static_cast<int>(i) + 1;
     ASSERT_TRUE(eventually([&] { return loop.load(0).sequences == n; }));  // queued in this order
   }
-  // What an eval of owner 1 would meet: the other owners' waiting entries and rows.
+  // What an eval of owner 1 (background) would meet: the other owners' 5 waiting entries, all
+  // of them requests; it waits for their queued prompt rows (not owner 4's decode entry, which
+  // shares its step).
   const lm_load l = loop.load(1);
   EXPECT_EQ(l.sequences, 5);
-  EXPECT_EQ(l.rows_waiting, 4 * 8 + 1);
+  EXPECT_EQ(l.foreground, 5);
+  EXPECT_EQ(l.rows_waiting, 4 * 8);
   EXPECT_EQ(views[1]->load().sequences, 5);  // a view of owner 1
+  // Owner 3 (next-edit) waits for the keystrokes' prompts (9, 5, 2), not background 1's; owner 2
+  // (keystroke) for the other keystrokes' (9, 5); owner 5's own rows never count.
+  EXPECT_EQ(loop.load(3).rows_waiting, 3 * 8);
+  EXPECT_EQ(loop.load(2).rows_waiting, 2 * 8);
+  EXPECT_EQ(loop.load(5).rows_waiting, 2 * 8);
+  EXPECT_EQ(loop.load(2).foreground, 4);  // 9, 3, 5 and 4 (not background 1)
   EXPECT_GT(l.ms_per_step, 0.0);             // step 1 ran
   rec.release();
   first.join();
@@ -724,7 +733,8 @@ TEST(step_loop, an_engine_error_reaches_the_callers_of_its_step_and_the_loop_goe
       }
     });
   };
-  // Step 2 holds owner 1's failing eval and owner 2's: both get the error.
+  // Step 2 holds owner 1's failing eval and owner 2's: the batch fails, owner 2's eval (which
+  // committed nothing) runs again alone, and only owner 1 gets the error.
   rec.hold_step(1);
   std::atomic<int> e9{0}, e1{0}, e2{0}, e3{0}, e4{0};
   std::thread lead = eval_on(s9.get(), fine, e9);
@@ -743,18 +753,51 @@ TEST(step_loop, an_engine_error_reaches_the_callers_of_its_step_and_the_loop_goe
   for (std::thread* t : {&lead, &t1, &t2, &t3, &t4}) t->join();
   EXPECT_EQ(e9.load(), 0);
   EXPECT_EQ(e1.load(), 1);
-  EXPECT_EQ(e2.load(), 1);
+  EXPECT_EQ(e2.load(), 0);
   EXPECT_EQ(e3.load(), 0);
   EXPECT_EQ(e4.load(), 1);
   EXPECT_EQ(s3->tokens(), fine);
+  EXPECT_EQ(s2->tokens(), fine);  // as alone
+  EXPECT_EQ(s2->best_token(0), s3->best_token(0));
+  EXPECT_EQ(s1->tokens(), std::vector<int32_t>{});
   const auto steps = rec.steps();
   ASSERT_GE(steps.size(), 3u);
   EXPECT_EQ(steps[1].size(), 2u);
   EXPECT_EQ(steps[2].size(), 2u);
-  // The loop goes on: the failed owners evaluate again.
-  EXPECT_EQ(s2->eval(fine, lm_logits::last, {}, lm_output::best).n_evaluated, 3);
+  // The loop goes on: the failed owner evaluates again.
   EXPECT_EQ(s1->eval(fine, lm_logits::last, {}, lm_output::best).n_evaluated, 3);
-  EXPECT_EQ(s2->best_token(0), s3->best_token(0));
+  EXPECT_EQ(s1->best_token(0), s3->best_token(0));
+}
+
+TEST(step_loop, an_owner_with_an_eval_still_queued_is_not_waited_for) {
+  auto fake = std::make_shared<fake_backend>();
+  // Each step would wait (as long as it takes) for the owners whose evals it finished: not for one
+  // whose thread still waits for another eval of its own.
+  step_loop loop(fake, step_loop_options{2, 16, 600'000.0});
+  auto view = loop.view(1);
+  auto a = view->new_sequence(4096), b = view->new_sequence(4096);
+  std::string text;
+  for (int i = 0; i < 100; ++i) text += static_cast<char>('a' + (i * 5) % 26);
+  const std::vector<int32_t> prompt = letters(text), one = letters("x");
+  lm_batch_entry batch[2];
+  batch[0].seq = a.get();
+  batch[0].toks = one;
+  batch[1].seq = b.get();
+  batch[1].toks = prompt;
+  std::atomic<bool> done{false};
+  // The decode entry finishes in the first step, the prompt's chunks run in the next ones.
+  std::thread t([&] {
+    view->eval_batch(batch, lm_output::best);
+    done = true;
+  });
+  const bool returned = eventually([&] { return done.load(); });
+  loop.forget(1);  // (were it waited for: the wait ends here)
+  t.join();
+  EXPECT_TRUE(returned) << "a step waited for the owner whose prompt was still queued";
+  EXPECT_EQ(batch[0].result.n_evaluated, 1);
+  EXPECT_EQ(batch[1].result.n_evaluated, 100);
+  EXPECT_EQ(b->tokens(), prompt);
+  EXPECT_GE(loop.steps(), 7);  // 6 chunks of 16 and one of 4
 }
 
 }  // namespace
