@@ -60,7 +60,7 @@ std::optional<load_explanation> pipeline::load_plan(const completion_request& re
   e.candidates = d.candidates;
   e.shortened = d.shortened;
   e.candidates_dropped = d.candidates_dropped;
-  e.background_paused = s_.degrade && engine_busy(backend_->load());
+  e.background_paused = s_.degrade && foreground_busy(backend_->load());
   e.reason = d.reason;
   return e;
 }
