@@ -229,13 +229,10 @@ std::optional<prompt_explanation> router::explain(const completion_request& req)
         // route (a source that cannot plan keeps what its explanation said).
         std::vector<load_explanation> plans;
         for (bool expl : {false, true}) {
-          completion_request r = req;
-          r.explicit_trigger = expl;
-          const clock::duration budget = expl ? req.deadline - req.received : req.automatic_budget;
-          if (budget <= clock::duration::zero()) continue;
-          r.deadline = clock::now() + budget;
+          const std::optional<completion_request> r = as_trigger_now(req, expl, clock::now());
+          if (!r) continue;
           const std::string trigger = expl ? "explicit" : "automatic";
-          if (auto l = load_plan(r)) {
+          if (auto l = load_plan(*r)) {
             plans.push_back(std::move(*l));
           } else {
             for (const load_explanation& own : e->load)

@@ -84,6 +84,19 @@ struct completion_request {
   clock::duration automatic_budget{0};
 };
 
+// quickfill/explainCompletion's view of `req` as one trigger kind would ask
+// it now: that trigger, its budget (explicit: the request's own, automatic:
+// automatic_budget) counted from `now`; nullopt when that trigger has none.
+inline std::optional<completion_request> as_trigger_now(const completion_request& req, bool explicit_trigger,
+                                                        clock::time_point now) {
+  const clock::duration budget = explicit_trigger ? req.deadline - req.received : req.automatic_budget;
+  if (budget <= clock::duration::zero()) return std::nullopt;
+  completion_request r = req;
+  r.explicit_trigger = explicit_trigger;
+  r.deadline = now + budget;
+  return r;
+}
+
 struct completion_candidate {
   std::string insert_text;  // text to insert at the cursor (document's line endings)
   text_pos replace_begin;   // range the insertion replaces (usually the cursor itself)

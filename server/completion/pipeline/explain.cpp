@@ -85,14 +85,9 @@ std::optional<prompt_explanation> pipeline::explain(const completion_request& re
     ex.gates.push_back({expl ? "explicit" : "automatic", g.threshold, g.origin});
   }
   // The load plan of each trigger kind, with its budget from now.
-  for (bool expl : {false, true}) {
-    completion_request r = req;
-    r.explicit_trigger = expl;
-    const clock::duration budget = expl ? req.deadline - req.received : req.automatic_budget;
-    if (budget <= clock::duration::zero()) continue;
-    r.deadline = clock::now() + budget;
-    if (std::optional<load_explanation> l = load_plan(r)) ex.load.push_back(std::move(*l));
-  }
+  for (bool expl : {false, true})
+    if (std::optional<completion_request> r = as_trigger_now(req, expl, clock::now()))
+      if (std::optional<load_explanation> l = load_plan(*r)) ex.load.push_back(std::move(*l));
   return ex;
 }
 
