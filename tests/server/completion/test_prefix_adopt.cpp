@@ -13,54 +13,19 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
-#include <filesystem>
 #include <string>
 #include <thread>
-#include <unistd.h>
 #include <vector>
 
-#include "inference/convert/llama2c.h"
 #include "server/completion/decode/engine_backend.h"
 #include "server/completion/decode/step_loop.h"
 #include "tests/server/completion/fake_lm.h"
-#include "tests/shared_test_data.h"
+#include "tests/server/completion/stories_engine.h"
 
-namespace fs = std::filesystem;
 using namespace qf::server::completion;
 using qf::test::fake_backend;
 
 namespace {
-
-fs::path scratch() {
-  static const fs::path d = [] {
-    fs::path p = fs::temp_directory_path() / ("qf_prefix_adopt_test_" + std::to_string(::getpid()));
-    fs::create_directories(p);
-    return p;
-  }();
-  return d;
-}
-
-class cleanup : public ::testing::Environment {
- public:
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(scratch(), ec);
-  }
-};
-const auto* const k_env = ::testing::AddGlobalTestEnvironment(new cleanup);
-
-// stories260K converted to GGUF (F32) once; empty when the shared data is absent.
-const std::string& stories_model() {
-  static const std::string path = []() -> std::string {
-    const fs::path data = fs::path(qf::test::shared_test_data(QUICKFILL_TEST_DATA_DIR)) / "stories260K";
-    if (!fs::exists(data / "stories260K.bin")) return "";
-    const std::string p = (scratch() / "stories260K-f32.gguf").string();
-    qf::infer::convert::convert_llama2c((data / "stories260K.bin").string(), (data / "tok512.bin").string(), p,
-                                        qf::infer::ggml_type::f32);
-    return p;
-  }();
-  return path;
-}
 
 std::vector<int32_t> encoded(const lm_backend& be, const std::string& text) {
   std::vector<int32_t> t = {be.vocab().specials().bos};
@@ -73,12 +38,12 @@ std::vector<int32_t> letters(const std::string& s) { return std::vector<int32_t>
 }  // namespace
 
 TEST(step_loop, adopt_prefix_copies_another_owners_head_which_continues_as_the_whole_prompt_alone) {
-  if (stories_model().empty()) GTEST_SKIP() << "stories260K not found (set QUICKFILL_TEST_DATA to the shared data)";
+  if (qf::test::stories_model().empty()) GTEST_SKIP() << "stories260K not found (set QUICKFILL_TEST_DATA to the shared data)";
   engine_options eo;
   eo.threads = 1;
   eo.device = "cpu";
   std::string err;
-  std::shared_ptr<lm_backend> be = load_engine_backend(stories_model(), eo, &err);
+  std::shared_ptr<lm_backend> be = load_engine_backend(qf::test::stories_model(), eo, &err);
   ASSERT_TRUE(be) << err;
   const std::string head = "Once upon a time, there was a little girl named Lily. She loved to play outside in the sun";
   const std::vector<int32_t> first = encoded(*be, head + " with her dog Max.");

@@ -13,21 +13,17 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <filesystem>
 #include <mutex>
 #include <set>
 #include <stdexcept>
 #include <thread>
-#include <unistd.h>
 
-#include "inference/convert/llama2c.h"
 #include "server/completion/decode/candidates.h"
 #include "server/completion/decode/engine_backend.h"
 #include "server/completion/decode/step_loop.h"
 #include "tests/server/completion/fake_lm.h"
-#include "tests/shared_test_data.h"
+#include "tests/server/completion/stories_engine.h"
 
-namespace fs = std::filesystem;
 using namespace qf::server::completion;
 using qf::cancel_reason;
 using qf::cancel_source;
@@ -218,47 +214,6 @@ std::thread on_thread(std::function<void()> fn) { return std::thread(std::move(f
 
 // ---- the real engine ------------------------------------------------------------
 
-fs::path scratch() {
-  static const fs::path d = [] {
-    fs::path p = fs::temp_directory_path() / ("qf_step_loop_test_" + std::to_string(::getpid()));
-    fs::create_directories(p);
-    return p;
-  }();
-  return d;
-}
-
-class cleanup : public ::testing::Environment {
- public:
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(scratch(), ec);
-  }
-};
-const auto* const k_env = ::testing::AddGlobalTestEnvironment(new cleanup);
-
-// stories260K converted to GGUF (F32) once; empty when the shared data is absent.
-const std::string& stories_model() {
-  static const std::string path = []() -> std::string {
-    const fs::path data = fs::path(qf::test::shared_test_data(QUICKFILL_TEST_DATA_DIR)) / "stories260K";
-    if (!fs::exists(data / "stories260K.bin")) return "";
-    const std::string p = (scratch() / "stories260K-f32.gguf").string();
-    qf::infer::convert::convert_llama2c((data / "stories260K.bin").string(), (data / "tok512.bin").string(), p,
-                                        qf::infer::ggml_type::f32);
-    return p;
-  }();
-  return path;
-}
-
-std::shared_ptr<lm_backend> load_stories() {
-  engine_options eo;
-  eo.threads = 1;
-  eo.device = "cpu";
-  std::string err;
-  std::shared_ptr<lm_backend> be = load_engine_backend(stories_model(), eo, &err);
-  EXPECT_TRUE(be) << err;
-  return be;
-}
-
 const char* const k_texts[] = {
     "Once upon a time",
     "The little dog ran to the park and saw a big red ball. He wanted to play with it",
@@ -272,8 +227,8 @@ const char* const k_texts[] = {
 };
 
 TEST(step_loop, sequences_on_their_own_threads_decode_as_alone_on_the_real_engine) {
-  if (stories_model().empty()) GTEST_SKIP() << "stories260K not found (set QUICKFILL_TEST_DATA to the shared data)";
-  std::shared_ptr<lm_backend> be = load_stories();
+  if (qf::test::stories_model().empty()) GTEST_SKIP() << "stories260K not found (set QUICKFILL_TEST_DATA to the shared data)";
+  std::shared_ptr<lm_backend> be = qf::test::load_stories_engine();
   ASSERT_TRUE(be);
   constexpr int k_new = 16;
   std::vector<std::vector<int32_t>> prompts;
@@ -343,8 +298,8 @@ TEST(step_loop, sequences_on_their_own_threads_decode_as_alone_on_the_real_engin
 }
 
 TEST(step_loop, candidates_forked_and_decoded_together_through_a_view_equal_those_on_the_engine) {
-  if (stories_model().empty()) GTEST_SKIP() << "stories260K not found (set QUICKFILL_TEST_DATA to the shared data)";
-  std::shared_ptr<lm_backend> be = load_stories();
+  if (qf::test::stories_model().empty()) GTEST_SKIP() << "stories260K not found (set QUICKFILL_TEST_DATA to the shared data)";
+  std::shared_ptr<lm_backend> be = qf::test::load_stories_engine();
   ASSERT_TRUE(be);
   std::vector<int32_t> prompt = {be->vocab().specials().bos};
   for (int32_t id : be->vocab().encode("Once upon a time, there was a little girl named")) prompt.push_back(id);
@@ -388,8 +343,8 @@ TEST(step_loop, candidates_forked_and_decoded_together_through_a_view_equal_thos
 }
 
 TEST(step_loop, forks_and_copies_of_view_sequences_continue_as_alone_on_the_real_engine) {
-  if (stories_model().empty()) GTEST_SKIP() << "stories260K not found (set QUICKFILL_TEST_DATA to the shared data)";
-  std::shared_ptr<lm_backend> be = load_stories();
+  if (qf::test::stories_model().empty()) GTEST_SKIP() << "stories260K not found (set QUICKFILL_TEST_DATA to the shared data)";
+  std::shared_ptr<lm_backend> be = qf::test::load_stories_engine();
   ASSERT_TRUE(be);
   std::vector<int32_t> prompt = {be->vocab().specials().bos};
   for (int32_t id : be->vocab().encode("The little dog ran to the park and")) prompt.push_back(id);
