@@ -11,6 +11,7 @@
 // (append, cancellable between layers/ubatches).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -43,6 +44,14 @@ class lm_vocab {
   // Id of the token whose text is exactly `text` (control tokens included), or -1.
   virtual int32_t find_token(std::string_view text) const = 0;
 };
+
+// How many tokens `a` and `b` share at their start.
+inline int64_t common_prefix(std::span<const int32_t> a, std::span<const int32_t> b) {
+  const size_t n = std::min(a.size(), b.size());
+  size_t i = 0;
+  while (i < n && a[i] == b[i]) ++i;
+  return static_cast<int64_t>(i);
+}
 
 enum class lm_logits { none, last, all };
 // What the rows of an eval give: each row's best token and its
@@ -81,12 +90,11 @@ class lm_sequence {
   // where the engine can (one sequence forked into several), else evaluated.
   virtual void copy_prefix(const lm_sequence& src, int64_t n) {
     const std::vector<int32_t>& want = src.tokens();
-    size_t same = 0;
-    while (same < tokens().size() && same < static_cast<size_t>(n) && tokens()[same] == want[same]) ++same;
-    keep_first(static_cast<int64_t>(same));
-    if (same < static_cast<size_t>(n))
-      eval(std::span<const int32_t>(want).subspan(same, static_cast<size_t>(n) - same), lm_logits::none, {},
-           lm_output::best);
+    const int64_t same = std::min(common_prefix(tokens(), want), n);
+    keep_first(same);
+    if (same < n)
+      eval(std::span<const int32_t>(want).subspan(static_cast<size_t>(same), static_cast<size_t>(n - same)),
+           lm_logits::none, {}, lm_output::best);
   }
 };
 

@@ -6,13 +6,6 @@
 
 namespace qf::server::completion {
 
-int64_t common_prefix(std::span<const int32_t> a, std::span<const int32_t> b) {
-  size_t n = std::min(a.size(), b.size());
-  size_t i = 0;
-  while (i < n && a[i] == b[i]) ++i;
-  return static_cast<int64_t>(i);
-}
-
 namespace {
 // Fewer shared tokens than this are evaluated again rather than copied (a
 // copy costs a pass over every layer's cells; a few tokens cost about as much).

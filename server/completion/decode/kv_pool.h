@@ -99,6 +99,4 @@ class kv_pool {
   uint64_t tick_ = 0;
 };
 
-int64_t common_prefix(std::span<const int32_t> a, std::span<const int32_t> b);
-
 }  // namespace qf::server::completion

@@ -246,12 +246,7 @@ lm_load step_loop::load(std::uint64_t owner) const {
 }
 
 int64_t step_loop::adopt_prefix(lm_sequence& dst, std::span<const int32_t> prompt, int64_t min_tokens) {
-  auto shared = [&](const lm_sequence& s) {
-    const std::vector<int32_t>& t = s.tokens();
-    size_t n = 0;
-    while (n < t.size() && n < prompt.size() && t[n] == prompt[n]) ++n;
-    return static_cast<int64_t>(n);
-  };
+  auto shared = [&](const lm_sequence& s) { return common_prefix(s.tokens(), prompt); };
   return between_steps([&]() -> int64_t {
     // No step runs and no other engine call: every live sequence's tokens
     // and cells hold still, and none of them goes before this returns (a
